@@ -1,0 +1,343 @@
+//! Per-worker I/O generators: which direction, file, offset and length the
+//! next I/O has. [`IoGen::next`] is on the engine's hot path: it allocates
+//! nothing, divides only where a block size is not a power of two, and
+//! draws from a fast PRNG ([`rng`]).
+//!
+//! Semantics (fio's, checked against fio 3.33 with `write_iolog`):
+//!
+//! - **Regions and passes.** The engine gives each file's region
+//!   ([`FileRegion`]: the job's `offset`, and `size` split equally among
+//!   the files, or the rest of the file). Each region is rounded *down* to
+//!   a multiple of the grain — the greatest common divisor of the block
+//!   sizes in use, i.e. `bs` for a fixed size, the minimum for `bsrange` —
+//!   as fio rounds `size=10k bs=4k` down to 8 KiB. One pass moves exactly
+//!   [`IoGen::bytes_per_pass`] bytes (the sum of the rounded regions); a
+//!   size-based job makes `loops` passes and then [`IoGen::next`] returns
+//!   `None`; a `time_based` job starts pass after pass, never `None`.
+//! - **Files** are served round-robin, one I/O each (fio's default
+//!   `file_service_type=roundrobin`); a file whose share of the pass is
+//!   done leaves the rotation until the next pass.
+//! - **Lengths** ([`bs`]) never cross a region's end: a drawn size that
+//!   does not fit in what is left is cut to what is left (for `bssplit`,
+//!   the largest listed size that fits).
+//! - **Offsets** ([`offset`]): sequential per direction; random with a
+//!   random map (every block exactly once per pass, by a keyed permutation
+//!   for a fixed size, plus a bitmap when sizes vary); `norandommap`
+//!   (independent uniform offsets aligned to `blockalign`); or a
+//!   `random_distribution` ([`dist`]), which like fio implies no map.
+//! - **Direction**: read with probability `rwmixread` %, drawn per I/O.
+//! - **Seeds** ([`rng`]): `randrepeat=1` gives every run the same stream
+//!   per worker, from `randseed` and the worker's index.
+
+mod bitmap;
+mod bs;
+mod dist;
+mod offset;
+mod perm;
+mod rng;
+
+use rand::RngCore;
+
+use self::bs::BsGen;
+use self::dist::Dist;
+use self::offset::{Align, FileState, TakeCtx, Walk};
+use self::perm::BlockPerm;
+use self::rng::{DirPicker, WorkerRng};
+use crate::error::JobError;
+use crate::job::{IoDir, Pattern, PreparedJob, RandomDistribution};
+
+pub use self::rng::{mix64, rng_for, worker_seed};
+
+/// The byte range of one file this worker may touch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileRegion {
+    pub start: u64,
+    pub len: u64,
+}
+
+/// One I/O to do: `len` bytes at byte `offset` of file number `file`
+/// (index into the regions given to [`IoGen::new`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoUnit {
+    pub dir: IoDir,
+    pub file: u32,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// Stream of the offset/size/direction generator (see [`rng_for`]).
+pub const STREAM_GEN: u64 = 1;
+/// Stream the rate limiter of a worker should use (see [`rng_for`]).
+pub const STREAM_RATE: u64 = 2;
+
+/// The I/O generator of one worker.
+#[derive(Debug)]
+pub struct IoGen {
+    rng: WorkerRng,
+    picker: DirPicker,
+    bs: [BsGen; 2],
+    ctx: [TakeCtx; 2],
+    files: Vec<FileState>,
+    /// Files with bytes left in this pass, in rotation order.
+    active: Vec<u32>,
+    cursor: usize,
+    passes_started: u64,
+    loops: u64,
+    time_based: bool,
+    bytes_per_pass: u64,
+    seed: u64,
+}
+
+impl IoGen {
+    /// The generator of worker `worker` (0-based clone index) of `job` over
+    /// `regions` (one per file). Errors name the option that cannot work.
+    pub fn new(
+        job: &PreparedJob,
+        worker: u32,
+        regions: Vec<FileRegion>,
+    ) -> Result<IoGen, JobError> {
+        let seed = worker_seed(job, worker);
+        let (bs, grain) = block_sizes(job)?;
+        let ctx = take_contexts(job, &bs, grain);
+        let files = file_states(job, &regions, &bs, &ctx, grain)?;
+        if !job.time_based && job.loops == 0 {
+            return Err(JobError::InvalidValue {
+                option: "loops".into(),
+                value: "0".into(),
+                reason: "a size-based job needs at least one pass; use loops=1 or more".into(),
+            });
+        }
+        Ok(IoGen {
+            rng: rng_for(seed, STREAM_GEN),
+            picker: DirPicker::new(job.rw.read_pct),
+            bs,
+            ctx,
+            bytes_per_pass: files.iter().map(|f| f.len).sum(),
+            active: Vec::with_capacity(files.len()),
+            files,
+            cursor: 0,
+            passes_started: 0,
+            loops: u64::from(job.loops),
+            time_based: job.time_based,
+            seed,
+        })
+    }
+
+    fn start_pass(&mut self) -> bool {
+        if !self.time_based && self.passes_started >= self.loops {
+            return false;
+        }
+        self.passes_started += 1;
+        self.active.clear();
+        for (i, f) in self.files.iter_mut().enumerate() {
+            f.restart(self.rng.next_u64());
+            if f.len > 0 {
+                self.active.push(i as u32);
+            }
+        }
+        self.cursor = 0;
+        true
+    }
+
+    /// Bytes of one pass: the sum of the regions after rounding.
+    pub fn bytes_per_pass(&self) -> u64 {
+        self.bytes_per_pass
+    }
+
+    /// Bytes the whole job moves (`loops` passes); `None` when time based.
+    pub fn total_bytes(&self) -> Option<u64> {
+        (!self.time_based).then(|| self.bytes_per_pass * self.loops)
+    }
+
+    /// Passes begun so far (1 during the first pass).
+    pub fn passes_started(&self) -> u64 {
+        self.passes_started
+    }
+
+    /// The worker's seed: record it to repeat a `randrepeat=0` run, and
+    /// give it to the worker's [`crate::rate::RateLimiter`].
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+}
+
+/// `IoGen` is an iterator of I/Os: [`IoGen::next`] is the engine's call.
+impl Iterator for IoGen {
+    type Item = IoUnit;
+
+    /// The next I/O; `None` once a size-based job has made its passes.
+    #[inline]
+    fn next(&mut self) -> Option<IoUnit> {
+        if self.active.is_empty() && !self.start_pass() {
+            return None;
+        }
+        let dir = self.picker.pick(&mut self.rng);
+        let d = dir as usize;
+        let slot = self.cursor;
+        let fi = self.active[slot] as usize;
+        let bs = &self.bs[d];
+        let drawn = bs.draw(&mut self.rng);
+        let file = &mut self.files[fi];
+        let (off, len) = file.take(d, drawn, bs, &self.ctx[d], &mut self.rng);
+        let unit = IoUnit {
+            dir,
+            file: fi as u32,
+            offset: file.start + off,
+            len,
+        };
+        if file.remaining == 0 {
+            self.active.remove(slot);
+            if slot == self.active.len() {
+                self.cursor = 0;
+            }
+        } else {
+            self.cursor = if slot + 1 == self.active.len() {
+                0
+            } else {
+                slot + 1
+            };
+        }
+        Some(unit)
+    }
+}
+
+fn uses(job: &PreparedJob) -> impl Iterator<Item = IoDir> + '_ {
+    IoDir::ALL.into_iter().filter(|d| job.rw.does(*d))
+}
+
+/// Block-size generators per direction and the grain (gcd of all sizes in use).
+fn block_sizes(job: &PreparedJob) -> Result<([BsGen; 2], u64), JobError> {
+    let mut gens: [Option<BsGen>; 2] = [None, None];
+    for d in uses(job) {
+        gens[d as usize] = Some(BsGen::new(&job.bs[d as usize], d)?);
+    }
+    let any = gens
+        .iter()
+        .flatten()
+        .next()
+        .cloned()
+        .expect("rw does at least one direction");
+    let grain = gens.iter().flatten().fold(0, |g, b| bs::gcd(g, b.gcd()));
+    let [r, w] = gens;
+    Ok(([r.unwrap_or_else(|| any.clone()), w.unwrap_or(any)], grain))
+}
+
+fn take_contexts(job: &PreparedJob, bs: &[BsGen; 2], grain: u64) -> [TakeCtx; 2] {
+    // blockalign 0 means "not given": the random map's block where the map
+    // places offsets, else fio's default, the direction's minimum size.
+    let map = job.rw.pattern == Pattern::Random
+        && !job.norandommap
+        && job.random_distribution == RandomDistribution::Uniform;
+    let align = |d: usize| match job.blockalign[d] {
+        0 if map => grain,
+        0 => bs[d].min_max().0,
+        a => a,
+    };
+    let unit = uses(job).map(|d| align(d as usize)).min().unwrap_or(grain);
+    let ctx = |d: usize| TakeCtx {
+        grain: Align::new(grain),
+        align: Align::new(align(d)),
+        unit: Align::new(unit),
+    };
+    [ctx(0), ctx(1)]
+}
+
+fn conflict(msg: String) -> JobError {
+    JobError::Conflict(msg)
+}
+
+/// Per-file state, one walk per file, after checking the offset options.
+fn file_states(
+    job: &PreparedJob,
+    regions: &[FileRegion],
+    bs: &[BsGen; 2],
+    ctx: &[TakeCtx; 2],
+    grain: u64,
+) -> Result<Vec<FileState>, JobError> {
+    if regions.is_empty() {
+        return Err(conflict(format!(
+            "job '{}': no file region to do I/O in",
+            job.name
+        )));
+    }
+    check_offset_options(job, ctx, grain)?;
+    let scatter_key = mix64(job.randseed ^ 0x5ca7_7e12);
+    let mut files = Vec::with_capacity(regions.len());
+    for (i, r) in regions.iter().enumerate() {
+        let len = r.len / grain * grain;
+        let walk = walk_for(job, bs, ctx, grain, len, scatter_key ^ mix64(i as u64))?;
+        files.push(FileState {
+            start: r.start,
+            len,
+            remaining: 0,
+            walk,
+        });
+    }
+    if files.iter().all(|f| f.len == 0) {
+        let largest = regions.iter().map(|r| r.len).max().unwrap_or(0);
+        return Err(JobError::InvalidValue {
+            option: "size".into(),
+            value: format!("{largest} bytes per file"),
+            reason: format!(
+                "no file region holds one block of {grain} bytes; use a larger size or smaller bs"
+            ),
+        });
+    }
+    Ok(files)
+}
+
+fn check_offset_options(job: &PreparedJob, ctx: &[TakeCtx; 2], grain: u64) -> Result<(), JobError> {
+    let random = job.rw.pattern == Pattern::Random;
+    if !random && job.random_distribution != RandomDistribution::Uniform {
+        return Err(conflict(format!(
+            "random_distribution={} applies to random I/O only; use rw=randread, randwrite or randrw, \
+             or drop random_distribution",
+            dist::fio_name(&job.random_distribution)
+        )));
+    }
+    if random && !job.norandommap && job.random_distribution == RandomDistribution::Uniform {
+        for d in uses(job) {
+            let align = ctx[d as usize].align.bytes;
+            if !grain.is_multiple_of(align) {
+                return Err(conflict(format!(
+                    "blockalign={align} ({dir}) with the random map: every {grain}-byte block is done \
+                     once per pass, so offsets are multiples of {grain}, which blockalign must divide; \
+                     set norandommap=1 to align to blockalign instead",
+                    dir = d.name(),
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn walk_for(
+    job: &PreparedJob,
+    bs: &[BsGen; 2],
+    ctx: &[TakeCtx; 2],
+    grain: u64,
+    len: u64,
+    key: u64,
+) -> Result<Walk, JobError> {
+    if job.rw.pattern == Pattern::Sequential {
+        return Ok(Walk::Seq { pos: [0, 0] });
+    }
+    let unit = ctx[0].unit.bytes;
+    if let Some(dist) = Dist::new(&job.random_distribution, (len / unit).max(1), key)? {
+        return Ok(Walk::Dist(dist));
+    }
+    if job.norandommap {
+        return Ok(Walk::Uniform);
+    }
+    let nblocks = len / grain;
+    let fixed = uses(job).all(|d| matches!(bs[d as usize], BsGen::Fixed(b) if b == grain));
+    let perm = BlockPerm::new(nblocks.max(1), key);
+    Ok(if fixed {
+        Walk::MapFixed(perm)
+    } else {
+        Walk::MapVar {
+            perm,
+            done: bitmap::Bitmap::new(nblocks),
+        }
+    })
+}

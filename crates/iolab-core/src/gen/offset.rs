@@ -1,0 +1,181 @@
+//! Where the next I/O of one file goes: the per-file state of a pass.
+//!
+//! Every file of a worker has a region (`start`, `len`) and, within a
+//! pass, `remaining` bytes still to move. The [`Walk`] decides offsets:
+//!
+//! - [`Walk::Seq`]: from the region's start upward by each I/O's length,
+//!   one position per direction (fio keeps `last_pos` per direction, so
+//!   `rw=rw` reads and writes each start at the beginning). The pass ends
+//!   when the two positions together have covered the region.
+//! - [`Walk::MapFixed`]: one size for every I/O; a keyed permutation of the
+//!   blocks ([`super::perm`]) gives each block exactly once per pass.
+//! - [`Walk::MapVar`]: sizes vary; a permutation of grain-sized blocks
+//!   picks where an I/O starts, a bitmap skips blocks already done, and an
+//!   I/O is cut short where done blocks begin (as fio's random map does).
+//!   Every grain block is still moved exactly once per pass.
+//! - [`Walk::Uniform`] (`norandommap`): independent uniform offsets,
+//!   aligned to `blockalign`, such that the I/O fits in the region.
+//! - [`Walk::Dist`]: a non-uniform [`Dist`]; the offset is moved back as
+//!   needed to keep the I/O inside the region.
+
+use super::bitmap::Bitmap;
+use super::bs::BsGen;
+use super::dist::Dist;
+use super::perm::BlockPerm;
+use super::rng::{below, WorkerRng};
+
+#[derive(Debug, Clone)]
+pub enum Walk {
+    Seq { pos: [u64; 2] },
+    MapFixed(BlockPerm),
+    MapVar { perm: BlockPerm, done: Bitmap },
+    Uniform,
+    Dist(Dist),
+}
+
+/// Alignment by a power of two (mask and shift) or any other value.
+#[derive(Debug, Clone, Copy)]
+pub struct Align {
+    pub bytes: u64,
+    shift: Option<u32>,
+}
+
+impl Align {
+    pub fn new(bytes: u64) -> Align {
+        Align {
+            bytes,
+            shift: bytes.is_power_of_two().then(|| bytes.trailing_zeros()),
+        }
+    }
+    #[inline]
+    pub fn div(self, x: u64) -> u64 {
+        match self.shift {
+            Some(s) => x >> s,
+            None => x / self.bytes,
+        }
+    }
+    #[inline]
+    pub fn down(self, x: u64) -> u64 {
+        self.div(x) * self.bytes
+    }
+}
+
+/// What [`FileState::take`] needs besides the file.
+#[derive(Debug, Clone, Copy)]
+pub struct TakeCtx {
+    /// Block of the random map; every length is a multiple of it.
+    pub grain: Align,
+    /// Offset alignment of the I/O's direction (`blockalign`).
+    pub align: Align,
+    /// Block of a [`Dist`]'s indices (the smallest `blockalign` in use).
+    pub unit: Align,
+}
+
+#[derive(Debug, Clone)]
+pub struct FileState {
+    pub start: u64,
+    /// Region length, a multiple of the grain.
+    pub len: u64,
+    pub remaining: u64,
+    pub walk: Walk,
+}
+
+impl FileState {
+    /// Begin a pass; `key` orders the blocks of a random-map pass.
+    pub fn restart(&mut self, key: u64) {
+        self.remaining = self.len;
+        match &mut self.walk {
+            Walk::Seq { pos } => *pos = [0, 0],
+            Walk::MapFixed(perm) => perm.restart(key),
+            Walk::MapVar { perm, done } => {
+                perm.restart(key);
+                done.clear();
+            }
+            Walk::Uniform | Walk::Dist(_) => {}
+        }
+    }
+
+    /// Offset (relative to the region) and length of the next I/O of
+    /// direction `dir` (index) that drew size `drawn` from `bs` (which cuts
+    /// a size to the room left). Only called while `remaining > 0`.
+    #[inline]
+    pub fn take(
+        &mut self,
+        dir: usize,
+        drawn: u64,
+        bs: &BsGen,
+        ctx: &TakeCtx,
+        rng: &mut WorkerRng,
+    ) -> (u64, u64) {
+        // The two commonest walks stay inline; the others are calls, which
+        // keeps this function (and the caller's frame) small.
+        let (off, len) = match &mut self.walk {
+            Walk::Seq { pos } => {
+                let len = bs.fit(drawn, self.remaining);
+                let off = pos[dir];
+                pos[dir] += len;
+                (off, len)
+            }
+            Walk::MapFixed(perm) => {
+                let block = perm
+                    .next_block()
+                    .expect("remaining bytes imply blocks left in the pass");
+                (block * ctx.grain.bytes, ctx.grain.bytes)
+            }
+            _ => self.take_other(drawn, bs, ctx, rng),
+        };
+        self.remaining -= len;
+        (off, len)
+    }
+
+    #[inline(never)]
+    fn take_other(
+        &mut self,
+        drawn: u64,
+        bs: &BsGen,
+        ctx: &TakeCtx,
+        rng: &mut WorkerRng,
+    ) -> (u64, u64) {
+        let room = self.remaining.min(self.len);
+        match &mut self.walk {
+            Walk::MapVar { perm, done } => take_var(perm, done, drawn, bs, ctx.grain, self.len),
+            Walk::Uniform => {
+                let len = bs.fit(drawn, room);
+                let slots = ctx.align.div(self.len - len) + 1;
+                (below(rng, slots) * ctx.align.bytes, len)
+            }
+            Walk::Dist(dist) => {
+                let len = bs.fit(drawn, room);
+                let want = dist.sample(rng) * ctx.unit.bytes;
+                (ctx.align.down(want.min(self.len - len)), len)
+            }
+            Walk::Seq { .. } | Walk::MapFixed(_) => unreachable!("handled inline by take"),
+        }
+    }
+}
+
+/// Next I/O of a variable-size random-map pass: the next block of the
+/// permutation not yet done, extended over free blocks up to the drawn size.
+fn take_var(
+    perm: &mut BlockPerm,
+    done: &mut Bitmap,
+    drawn: u64,
+    bs: &BsGen,
+    grain: Align,
+    region_len: u64,
+) -> (u64, u64) {
+    let nblocks = grain.div(region_len);
+    loop {
+        let b = perm
+            .next_block()
+            .expect("remaining bytes imply free blocks left in the pass");
+        if done.first_set(b, b + 1) == b {
+            continue;
+        }
+        let want_end = (b + grain.div(drawn).max(1)).min(nblocks);
+        let free_end = done.first_set(b, want_end);
+        let len = bs.fit(drawn, (free_end - b) * grain.bytes);
+        done.set_range(b, b + grain.div(len));
+        return (b * grain.bytes, len);
+    }
+}

@@ -1,0 +1,283 @@
+//! The job model.
+//!
+//! A [`JobSpec`] is what the user wrote: a name and an ordered list of
+//! fio-style `(option, value)` pairs (a job file section after `[global]`
+//! was applied, or command-line `--opt=value` flags, or the Python API).
+//! [`JobSpec::prepare`] validates it against the option table
+//! ([`crate::options`]) into a [`PreparedJob`]: typed, with units resolved,
+//! every value range-checked. Unknown or unsupported options are errors
+//! that name the option — nothing is ignored.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::JobError;
+
+/// Direction of one I/O. Index into per-direction arrays with `as usize`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoDir {
+    Read = 0,
+    Write = 1,
+}
+
+impl IoDir {
+    pub const ALL: [IoDir; 2] = [IoDir::Read, IoDir::Write];
+    pub fn name(self) -> &'static str {
+        match self {
+            IoDir::Read => "read",
+            IoDir::Write => "write",
+        }
+    }
+}
+
+/// Offset pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    Sequential,
+    Random,
+}
+
+/// `rw=` resolved: pattern plus the read share in percent (100 = read only,
+/// 0 = write only). `rw=rw`/`readwrite`/`randrw` take it from `rwmixread`
+/// (default 50) or `rwmixwrite`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RwMix {
+    pub pattern: Pattern,
+    pub read_pct: u32,
+}
+
+impl RwMix {
+    pub fn does(&self, dir: IoDir) -> bool {
+        match dir {
+            IoDir::Read => self.read_pct > 0,
+            IoDir::Write => self.read_pct < 100,
+        }
+    }
+}
+
+/// Block sizes of one direction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BsSpec {
+    /// `bs=4k`.
+    Fixed(u64),
+    /// `bsrange=4k-64k`: uniform over multiples of the minimum (fio's rule),
+    /// aligned to `blockalign`.
+    Range { min: u64, max: u64 },
+    /// `bssplit=4k/50:64k/50`: (size in bytes, share in percent); shares sum to 100.
+    Split(Vec<(u64, u32)>),
+}
+
+impl BsSpec {
+    pub fn min(&self) -> u64 {
+        match self {
+            BsSpec::Fixed(b) => *b,
+            BsSpec::Range { min, .. } => *min,
+            BsSpec::Split(v) => v.iter().map(|(b, _)| *b).min().unwrap_or(0),
+        }
+    }
+    pub fn max(&self) -> u64 {
+        match self {
+            BsSpec::Fixed(b) => *b,
+            BsSpec::Range { max, .. } => *max,
+            BsSpec::Split(v) => v.iter().map(|(b, _)| *b).max().unwrap_or(0),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IoEngine {
+    IoUring,
+    Psync,
+    Null,
+}
+
+impl IoEngine {
+    pub fn name(self) -> &'static str {
+        match self {
+            IoEngine::IoUring => "io_uring",
+            IoEngine::Psync => "psync",
+            IoEngine::Null => "null",
+        }
+    }
+}
+
+/// `sync=`: open flags for synchronous writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncMode {
+    None,
+    /// O_SYNC (`sync=1` or `sync=sync`).
+    Sync,
+    /// O_DSYNC (`sync=dsync`, or the `dsync=1` option).
+    Dsync,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RateProcess {
+    Linear,
+    Poisson,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RandomDistribution {
+    /// `random`: uniform.
+    Uniform,
+    /// `zipf:theta` (theta > 0, != 1 as in fio).
+    Zipf(f64),
+    /// `pareto:h` (0 < h < 1).
+    Pareto(f64),
+    /// `normal:dev` — Gaussian around the middle, `dev` percent of the
+    /// region as standard deviation.
+    Normal(f64),
+    /// `zoned:a1/s1:a2/s2...` — `access_pct` of I/Os go to the next
+    /// `size_pct` of the region, zones in order.
+    Zoned(Vec<Zone>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Zone {
+    pub access_pct: f64,
+    pub size_pct: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CpusAllowedPolicy {
+    /// All workers of the job share the whole set.
+    Shared,
+    /// Worker i is pinned to the i-th CPU of the set (wrapping).
+    Split,
+}
+
+/// What the user wrote for one job.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobSpec {
+    pub name: String,
+    /// Ordered `(option, value)`; `value` is `None` for bare flags (`time_based`).
+    /// Later entries override earlier ones, so `[global]` entries go first.
+    pub options: Vec<(String, Option<String>)>,
+}
+
+/// A validated job. Sizes in bytes, times in nanoseconds, rates in units/s.
+/// Per-direction arrays are indexed by [`IoDir`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PreparedJob {
+    pub name: String,
+    /// Files this job's workers use. If the user gave `filename`, every
+    /// worker (numjobs clone) shares these files; otherwise each worker i
+    /// gets `directory/name.i.0` (fio's naming) — see [`PreparedJob::files_for_worker`].
+    pub filenames: Vec<PathBuf>,
+    /// True when `filename` was given (files shared by all clones).
+    pub shared_files: bool,
+    pub directory: Option<PathBuf>,
+    /// Bytes of I/O per worker per pass (split equally among the files);
+    /// `None` = the whole existing file/device from `offset` on.
+    pub size: Option<u64>,
+    /// Start offset within each file, in bytes.
+    pub offset: u64,
+    pub rw: RwMix,
+    pub bs: [BsSpec; 2],
+    /// Offset alignment of random I/O, bytes; 0 = not given (the random
+    /// map's block, or the direction's minimum block size as in fio).
+    pub blockalign: [u64; 2],
+    pub iodepth: u32,
+    pub iodepth_batch_submit: u32,
+    pub iodepth_batch_complete_min: u32,
+    pub iodepth_batch_complete_max: u32,
+    pub numjobs: u32,
+    pub runtime_ns: Option<u64>,
+    pub time_based: bool,
+    pub ramp_time_ns: u64,
+    pub startdelay_ns: u64,
+    pub loops: u32,
+    pub direct: bool,
+    pub sync: SyncMode,
+    /// fsync after every N writes (0 = never).
+    pub fsync: u32,
+    /// fdatasync after every N writes (0 = never).
+    pub fdatasync: u32,
+    pub end_fsync: bool,
+    pub ioengine: IoEngine,
+    pub rate_bytes_per_s: [Option<u64>; 2],
+    pub rate_iops: [Option<u64>; 2],
+    pub rate_process: RateProcess,
+    pub thinktime_ns: u64,
+    pub cpus_allowed: Option<Vec<usize>>,
+    pub cpus_allowed_policy: CpusAllowedPolicy,
+    pub randseed: u64,
+    pub randrepeat: bool,
+    pub norandommap: bool,
+    pub random_distribution: RandomDistribution,
+    /// Percentiles to report, in percent (e.g. 99.9).
+    pub percentile_list: Vec<f64>,
+    pub group_reporting: bool,
+    pub stonewall: bool,
+    /// How the options were taken where it may surprise: settings that have
+    /// no effect (rwmixread with rw=read), values adjusted as fio adjusts
+    /// them (iodepth with a synchronous engine). One sentence each, for the
+    /// CLI to print and the result to keep.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// The options as written, for the result's record of its configuration.
+    pub spec: JobSpec,
+}
+
+/// Percentiles reported when `percentile_list` is not given.
+pub const DEFAULT_PERCENTILES: [f64; 16] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99,
+];
+
+impl PreparedJob {
+    /// Total workers (threads) of this job.
+    pub fn workers(&self) -> u32 {
+        self.numjobs
+    }
+
+    /// Files worker `i` (0-based clone index) works on.
+    pub fn files_for_worker(&self, i: u32) -> Vec<PathBuf> {
+        if self.shared_files {
+            return self.filenames.clone();
+        }
+        let dir = self.directory.clone().unwrap_or_else(|| PathBuf::from("."));
+        vec![dir.join(format!("{}.{}.0", self.name, i))]
+    }
+
+    /// True if the job is rate limited in either direction.
+    pub fn rate_limited(&self) -> bool {
+        self.rate_bytes_per_s.iter().any(Option::is_some)
+            || self.rate_iops.iter().any(Option::is_some)
+    }
+
+    /// Whether this job may write (needs safety checks on its files).
+    pub fn writes(&self) -> bool {
+        self.rw.does(IoDir::Write)
+    }
+}
+
+impl JobSpec {
+    pub fn new(name: impl Into<String>) -> Self {
+        JobSpec {
+            name: name.into(),
+            options: Vec::new(),
+        }
+    }
+
+    /// Append an option (builder style).
+    pub fn opt(mut self, name: &str, value: Option<&str>) -> Self {
+        self.options
+            .push((name.to_string(), value.map(str::to_string)));
+        self
+    }
+
+    /// Validate into a [`PreparedJob`]. See [`crate::options`] for the table.
+    pub fn prepare(&self) -> Result<PreparedJob, JobError> {
+        crate::options::prepare(self)
+    }
+}

@@ -1,0 +1,352 @@
+//! From a draft to a [`PreparedJob`]: the checks that involve more than one
+//! option, the values fio derives from others (blockalign, batch sizes,
+//! the seed), and warnings for settings that have no effect.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::path::PathBuf;
+
+use super::draft::Draft;
+use super::values::{self, RwDirs};
+use super::DEFAULT_RANDSEED;
+use crate::error::JobError;
+use crate::job::{
+    BsSpec, CpusAllowedPolicy, IoDir, IoEngine, JobSpec, Pattern, PreparedJob, RandomDistribution,
+    RwMix, SyncMode,
+};
+
+/// O_DIRECT needs at least this alignment of sizes and offsets; the device
+/// may need more (4096), which only the engine can see.
+const DIRECT_ALIGN_BYTES: u64 = 512;
+
+/// Queue settings after fio's adjustments.
+struct Depth {
+    iodepth: u32,
+    submit: u32,
+    complete_min: u32,
+    complete_max: u32,
+}
+
+pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobError> {
+    let (filenames, directory) = files(&d)?;
+    let shared_files = d.filename.is_some();
+    let rw = rw_mix(&mut d);
+    check_size(&d, rw, filenames.len().max(1))?;
+    let blockalign = blockalign(&mut d, rw);
+    check_direct(&d, rw, &blockalign)?;
+    let depth = queueing(&mut d)?;
+    check_time_and_cpus(&d)?;
+    let (rate_bytes_per_s, rate_iops) = rates(&d)?;
+    let randseed = seed(&d);
+    note_no_effect(&mut d, rw);
+    d.warnings.dedup();
+    Ok(PreparedJob {
+        name: d.name,
+        filenames,
+        shared_files,
+        directory,
+        size: d.size,
+        offset: d.offset,
+        rw,
+        bs: d.bs,
+        blockalign,
+        iodepth: depth.iodepth,
+        iodepth_batch_submit: depth.submit,
+        iodepth_batch_complete_min: depth.complete_min,
+        iodepth_batch_complete_max: depth.complete_max,
+        numjobs: d.numjobs,
+        runtime_ns: (d.runtime_ns > 0).then_some(d.runtime_ns),
+        time_based: d.time_based,
+        ramp_time_ns: d.ramp_time_ns,
+        startdelay_ns: d.startdelay_ns,
+        loops: d.loops,
+        direct: d.direct,
+        sync: d.sync,
+        fsync: d.fsync,
+        fdatasync: d.fdatasync,
+        end_fsync: d.end_fsync,
+        ioengine: d.ioengine,
+        rate_bytes_per_s,
+        rate_iops,
+        rate_process: d.rate_process,
+        thinktime_ns: d.thinktime_ns,
+        cpus_allowed: d.cpus_allowed,
+        cpus_allowed_policy: d.cpus_policy,
+        randseed,
+        randrepeat: d.randrepeat || d.explicit.contains("randseed"),
+        norandommap: d.norandommap,
+        random_distribution: d.distribution,
+        percentile_list: d.percentiles,
+        group_reporting: d.group_reporting,
+        stonewall: d.stonewall,
+        warnings: d.warnings,
+        spec: spec.clone(),
+    })
+}
+
+fn invalid(option: &str, value: &str, reason: String) -> JobError {
+    JobError::InvalidValue {
+        option: option.into(),
+        value: value.into(),
+        reason,
+    }
+}
+
+fn files(d: &Draft) -> Result<(Vec<PathBuf>, Option<PathBuf>), JobError> {
+    let directory = match &d.directory {
+        Some(text) => {
+            Some(values::parse_directory(text).map_err(|e| invalid("directory", text, e))?)
+        }
+        None => None,
+    };
+    if d.name.trim().is_empty() {
+        return Err(JobError::BadForm {
+            option: "name".into(),
+            reason: "must not be empty".into(),
+        });
+    }
+    let Some(text) = &d.filename else {
+        // Files will be called name.N.0, so the name must be one path component.
+        if d.name.contains('/') {
+            return Err(invalid(
+                "name",
+                &d.name,
+                "names the generated files (name.N.0) and \
+                must not contain '/'; give filename= or directory= instead"
+                    .into(),
+            ));
+        }
+        return Ok((Vec::new(), directory));
+    };
+    let names = values::parse_filenames(text, directory.as_ref())
+        .map_err(|e| invalid("filename", text, e))?;
+    Ok((names, directory))
+}
+
+fn rw_mix(d: &mut Draft) -> RwMix {
+    let read_pct = match d.dirs {
+        RwDirs::Read => 100,
+        RwDirs::Write => 0,
+        RwDirs::Mixed => d.read_pct,
+    };
+    if d.dirs != RwDirs::Mixed {
+        if let Some((_, written)) = &d.rwmix_written {
+            d.warnings.push(format!(
+                "{written} has no effect: rw is not a mix (use rw, readwrite or randrw)"
+            ));
+        }
+    }
+    RwMix {
+        pattern: d.pattern,
+        read_pct,
+    }
+}
+
+/// The directions the job does, for checks that only concern those.
+fn done_dirs(rw: RwMix) -> impl Iterator<Item = IoDir> {
+    IoDir::ALL.into_iter().filter(move |dir| rw.does(*dir))
+}
+
+fn check_size(d: &Draft, rw: RwMix, nfiles: usize) -> Result<(), JobError> {
+    let Some(size) = d.size else {
+        if d.filename.is_none() {
+            return Err(JobError::BadForm {
+                option: "size".into(),
+                reason: "is required when iolab creates the files (no filename given); give \
+                         size=, or filename= of an existing file or device"
+                    .into(),
+            });
+        }
+        return Ok(());
+    };
+    let per_file = size / nfiles as u64;
+    let largest = done_dirs(rw)
+        .map(|dir| d.bs[dir as usize].max())
+        .max()
+        .unwrap_or(0);
+    if per_file < largest {
+        return Err(JobError::Conflict(format!(
+            "size={size} gives {per_file} bytes per file, less than the largest block size \
+             ({largest} bytes)"
+        )));
+    }
+    Ok(())
+}
+
+/// fio's rule: offsets of random I/O align to `blockalign` (default: the
+/// smallest block size); sequential I/O always aligns to the smallest block
+/// size; any other alignment turns off the random map.
+fn blockalign(d: &mut Draft, rw: RwMix) -> [u64; 2] {
+    let mut out = [0; 2];
+    for dir in IoDir::ALL {
+        let min_bs = d.bs[dir as usize].min();
+        let asked = d.blockalign[dir as usize];
+        let used = match rw.pattern {
+            Pattern::Random => asked.unwrap_or(min_bs),
+            Pattern::Sequential => min_bs,
+        };
+        out[dir as usize] = used;
+        if !rw.does(dir) || asked.is_none_or(|a| a == min_bs) {
+            continue;
+        }
+        if rw.pattern == Pattern::Sequential {
+            d.warnings
+                .push("blockalign has no effect on sequential I/O".into());
+        } else if !d.norandommap {
+            d.norandommap = true;
+            d.warnings.push(format!(
+                "blockalign={used} differs from the smallest {} block size ({min_bs}), so the \
+                 random map is off (as in fio): blocks may repeat or be skipped",
+                dir.name()
+            ));
+        }
+    }
+    out
+}
+
+fn block_sizes(bs: &BsSpec) -> Vec<u64> {
+    match bs {
+        BsSpec::Fixed(b) => vec![*b],
+        // Range sizes are multiples of the minimum, so the minimum decides.
+        BsSpec::Range { min, .. } => vec![*min],
+        BsSpec::Split(v) => v.iter().map(|(b, _)| *b).collect(),
+    }
+}
+
+fn check_direct(d: &Draft, rw: RwMix, blockalign: &[u64; 2]) -> Result<(), JobError> {
+    if !d.direct {
+        return Ok(());
+    }
+    let misaligned = |what: String, bytes: u64| {
+        JobError::Conflict(format!(
+            "direct=1 needs sizes and offsets in multiples of {DIRECT_ALIGN_BYTES} bytes, \
+             but {what} is {bytes} bytes"
+        ))
+    };
+    for dir in done_dirs(rw) {
+        let i = dir as usize;
+        if let Some(b) = block_sizes(&d.bs[i])
+            .into_iter()
+            .find(|b| !b.is_multiple_of(DIRECT_ALIGN_BYTES))
+        {
+            return Err(misaligned(format!("the {} block size", dir.name()), b));
+        }
+        if !blockalign[i].is_multiple_of(DIRECT_ALIGN_BYTES) {
+            return Err(misaligned(
+                format!("the {} blockalign", dir.name()),
+                blockalign[i],
+            ));
+        }
+    }
+    if !d.offset.is_multiple_of(DIRECT_ALIGN_BYTES) {
+        return Err(misaligned("offset".into(), d.offset));
+    }
+    Ok(())
+}
+
+fn queueing(d: &mut Draft) -> Result<Depth, JobError> {
+    let mut iodepth = d.iodepth;
+    if d.ioengine == IoEngine::Psync && iodepth > 1 {
+        d.warnings.push(format!(
+            "ioengine=psync is synchronous: iodepth={iodepth} has no effect and each worker \
+             keeps 1 I/O in flight (as fio does); use ioengine=io_uring for queue depth"
+        ));
+        iodepth = 1;
+    }
+    let submit = match d.batch_submit {
+        0 => iodepth,
+        n => n.min(iodepth),
+    };
+    let complete_min = d.batch_complete_min.min(iodepth);
+    let complete_max = match d.batch_complete_max {
+        None => complete_min.max(1),
+        Some(max) if max < d.batch_complete_min => {
+            return Err(JobError::Conflict(format!(
+                "iodepth_batch_complete_max={max} is less than iodepth_batch_complete_min={}",
+                d.batch_complete_min
+            )))
+        }
+        Some(max) => max.min(iodepth),
+    };
+    Ok(Depth {
+        iodepth,
+        submit,
+        complete_min,
+        complete_max,
+    })
+}
+
+fn check_time_and_cpus(d: &Draft) -> Result<(), JobError> {
+    if d.time_based && d.runtime_ns == 0 {
+        return Err(JobError::Conflict(
+            "time_based needs runtime (how long to keep running), e.g. runtime=60".into(),
+        ));
+    }
+    if d.cpus_policy == CpusAllowedPolicy::Split && d.cpus_allowed.is_none() {
+        return Err(JobError::Conflict(
+            "cpus_allowed_policy=split needs cpus_allowed (the CPUs to split), e.g. \
+             cpus_allowed=0-3"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+type PerDir = [Option<u64>; 2];
+
+fn rates(d: &Draft) -> Result<(PerDir, PerDir), JobError> {
+    let some = |v: [u64; 2]| v.map(|r| (r > 0).then_some(r));
+    let (bytes, iops) = (some(d.rate), some(d.rate_iops));
+    if bytes.iter().any(Option::is_some) && iops.iter().any(Option::is_some) {
+        return Err(JobError::Conflict(
+            "rate and rate_iops are mutually exclusive (as in fio); give one".into(),
+        ));
+    }
+    Ok((bytes, iops))
+}
+
+/// An explicit randseed always wins (as in fio); otherwise randrepeat picks
+/// the fixed default or a fresh seed. A fresh one comes from std's
+/// `RandomState` (OS-seeded) mixed with the clock — no extra crate — and is
+/// recorded in the prepared job, so the run can still be repeated.
+fn seed(d: &Draft) -> u64 {
+    match (d.randseed, d.randrepeat) {
+        (Some(seed), _) => seed,
+        (None, true) => DEFAULT_RANDSEED,
+        (None, false) => {
+            let mut h = RandomState::new().build_hasher();
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+            h.write_u128(now.map(|t| t.as_nanos()).unwrap_or_default());
+            h.finish()
+        }
+    }
+}
+
+/// Non-uniform distributions never use the random map (fio's rule); settings
+/// that cannot act on this job are reported rather than dropped silently.
+fn note_no_effect(d: &mut Draft, rw: RwMix) {
+    if d.distribution != RandomDistribution::Uniform {
+        if rw.pattern == Pattern::Sequential {
+            d.warnings
+                .push("random_distribution has no effect on sequential I/O".into());
+        } else {
+            d.norandommap = true;
+        }
+    }
+    if rw.does(IoDir::Write) {
+        return;
+    }
+    // Defaults of these are all "off", so a set one was given by the user.
+    let write_only = [
+        ("fsync", d.fsync > 0),
+        ("fdatasync", d.fdatasync > 0),
+        ("end_fsync", d.end_fsync),
+        ("sync", d.sync != SyncMode::None),
+    ];
+    for (name, set) in write_only {
+        if set {
+            d.warnings
+                .push(format!("{name} has no effect on a job that does not write"));
+        }
+    }
+}

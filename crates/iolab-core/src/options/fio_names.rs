@@ -1,0 +1,349 @@
+//! Names of fio options iolab does not accept, and the "unknown option"
+//! error with its hint: advice for well-known fio options, "did you mean"
+//! for misspellings of iolab's own (Damerau-Levenshtein distance, via
+//! `strsim`).
+//!
+//! [`FIO_ONLY`] was taken from fio 3.33 (`fio --cmdhelp=all` plus the
+//! `.. option::` entries of its HOWTO), minus the options iolab knows.
+
+use super::OPTIONS;
+use crate::error::JobError;
+
+/// fio options (3.33) that iolab does not support (yet).
+pub(super) static FIO_ONLY: &[&str] = &[
+    "allow_file_create",
+    "allow_mounted_write",
+    "allrandrepeat",
+    "atomic",
+    "bindname",
+    "block_error_percentiles",
+    "blocksize_unaligned",
+    "bs_is_seq_rand",
+    "bs_unaligned",
+    "buffer_compress_chunk",
+    "buffer_compress_percentage",
+    "buffer_pattern",
+    "busy_poll",
+    "busy_wait_polling",
+    "bwavgtime",
+    "cgroup",
+    "cgroup_nodelete",
+    "cgroup_weight",
+    "chunk_size",
+    "clat_percentiles",
+    "clientname",
+    "clocksource",
+    "clustername",
+    "cmd_type",
+    "cmdprio",
+    "cmdprio_bssplit",
+    "cmdprio_class",
+    "cmdprio_percentage",
+    "cont",
+    "continue_on_error",
+    "cpuchunks",
+    "cpuload",
+    "cpumask",
+    "cpumode",
+    "create_fsync",
+    "create_on_open",
+    "create_only",
+    "create_serialize",
+    "cuda_io",
+    "dedupe_global",
+    "dedupe_mode",
+    "dedupe_percentage",
+    "dedupe_working_set_percentage",
+    "direct_write_to_pmem",
+    "disable_bw",
+    "disable_bw_measurement",
+    "disable_clat",
+    "disable_lat",
+    "disable_slat",
+    "disk_util",
+    "do_verify",
+    "donorname",
+    "error_dump",
+    "exec_postrun",
+    "exec_prerun",
+    "exit_on_io_done",
+    "exit_what",
+    "exitall",
+    "exitall_on_error",
+    "experimental_verify",
+    "fadvise_hint",
+    "fallocate",
+    "file_append",
+    "file_service_type",
+    "filename_format",
+    "filesize",
+    "fill_device",
+    "fill_fs",
+    "fixedbufs",
+    "flow",
+    "flow_id",
+    "flow_sleep",
+    "force_async",
+    "fsync_on_close",
+    "gid",
+    "gpu_dev_ids",
+    "grace_time",
+    "gtod_cpu",
+    "gtod_reduce",
+    "hdfsdirectory",
+    "hipri",
+    "hipri_percentage",
+    "hostname",
+    "http_host",
+    "http_mode",
+    "http_pass",
+    "http_s3_key",
+    "http_s3_keyid",
+    "http_s3_region",
+    "http_s3_sse_customer_algorithm",
+    "http_s3_sse_customer_key",
+    "http_s3_storage_class",
+    "http_swift_auth_token",
+    "http_user",
+    "http_verbose",
+    "https",
+    "ignore_error",
+    "ignore_zone_limits",
+    "inplace",
+    "interface",
+    "invalidate",
+    "io_limit",
+    "io_size",
+    "io_submit_mode",
+    "iodepth_low",
+    "iomem",
+    "iomem_align",
+    "iopsavgtime",
+    "ioscheduler",
+    "job_max_open_zones",
+    "lat_percentiles",
+    "latency_percentile",
+    "latency_run",
+    "latency_target",
+    "latency_window",
+    "listen",
+    "lockfile",
+    "lockmem",
+    "log_alternate_epoch",
+    "log_alternate_epoch_clock_id",
+    "log_avg_msec",
+    "log_compression",
+    "log_compression_cpus",
+    "log_entries",
+    "log_hist_coarseness",
+    "log_hist_msec",
+    "log_max_value",
+    "log_offset",
+    "log_prio",
+    "log_store_compressed",
+    "log_unix_epoch",
+    "max_latency",
+    "max_open_zones",
+    "mem",
+    "mem_align",
+    "merge_blktrace_file",
+    "merge_blktrace_iters",
+    "merge_blktrace_scalars",
+    "mss",
+    "namenode",
+    "new_group",
+    "nfs_url",
+    "nice",
+    "nodelay",
+    "nonvectored",
+    "nowait",
+    "nrfiles",
+    "numa_cpu_nodes",
+    "numa_mem_policy",
+    "number_ios",
+    "numruns",
+    "object_class",
+    "offset_align",
+    "offset_increment",
+    "opendir",
+    "openfiles",
+    "overwrite",
+    "per_job_logs",
+    "percentage_random",
+    "pingpong",
+    "pool",
+    "port",
+    "pre_read",
+    "prep",
+    "prio",
+    "prioclass",
+    "profile",
+    "program",
+    "proto",
+    "protocol",
+    "random_generator",
+    "rate_cycle",
+    "rate_ignore_thinktime",
+    "rate_iops_min",
+    "rate_min",
+    "rbdname",
+    "read_beyond_wp",
+    "read_iolog",
+    "read_iolog_chunked",
+    "readfua",
+    "refill_buffers",
+    "registerfiles",
+    "replay_align",
+    "replay_no_stall",
+    "replay_redirect",
+    "replay_scale",
+    "replay_skip",
+    "replay_time_scale",
+    "rw_sequencer",
+    "scramble_buffers",
+    "serialize_overlap",
+    "serverip",
+    "sg_write_mode",
+    "significant_figures",
+    "skip_bad",
+    "slat_percentiles",
+    "softrandommap",
+    "sqthread_poll",
+    "sqthread_poll_cpu",
+    "ss",
+    "ss_dur",
+    "ss_ramp",
+    "stat_type",
+    "stats",
+    "std_redirect",
+    "steadystate",
+    "steadystate_duration",
+    "steadystate_ramp_time",
+    "stream_id",
+    "sync_file_range",
+    "thinktime_blocks",
+    "thinktime_blocks_type",
+    "thinktime_iotime",
+    "thinktime_spin",
+    "thread",
+    "threads",
+    "touch_objects",
+    "trim_backlog",
+    "trim_backlog_batch",
+    "trim_percentage",
+    "trim_verify_zero",
+    "ttl",
+    "uid",
+    "unified_rw_reporting",
+    "unique_filename",
+    "unit_base",
+    "unlink",
+    "unlink_each_loop",
+    "uri",
+    "userspace_reap",
+    "verb",
+    "verify",
+    "verify_async",
+    "verify_async_cpus",
+    "verify_backlog",
+    "verify_backlog_batch",
+    "verify_dump",
+    "verify_fatal",
+    "verify_interval",
+    "verify_offset",
+    "verify_only",
+    "verify_pattern",
+    "verify_state_load",
+    "verify_state_save",
+    "wait_for",
+    "window_size",
+    "write_barrier",
+    "write_bw_log",
+    "write_hint",
+    "write_hist_log",
+    "write_iolog",
+    "write_iops_log",
+    "write_lat_log",
+    "writefua",
+    "xnvme_admin",
+    "xnvme_async",
+    "xnvme_dev_nsid",
+    "xnvme_iovec",
+    "xnvme_sync",
+    "zero_buffers",
+    "zone_reset_frequency",
+    "zone_reset_threshold",
+    "zonecapacity",
+    "zonemode",
+    "zonerange",
+    "zonesize",
+    "zoneskip",
+];
+
+/// Specific advice for fio options people often carry over.
+fn advice(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "nrfiles" | "filesize" | "openfiles" | "file_service_type" | "filename_format"
+        | "opendir" => "name the files with filename=a:b",
+        "io_size" | "io_limit" | "number_ios" => "limit the work with size, loops or runtime",
+        "cpumask" | "numa_cpu_nodes" => "pin workers with cpus_allowed",
+        "rate_min" | "rate_iops_min" | "rate_cycle" => {
+            "iolab caps rates (rate, rate_iops) but does not enforce minimums"
+        }
+        "thread" => "iolab always runs workers as threads; drop it",
+        "uri" => "NBD targets are not supported yet",
+        "clat_percentiles" | "lat_percentiles" | "slat_percentiles" => {
+            "iolab always records submission, completion and total latency"
+        }
+        n if n.starts_with("verify") || n == "do_verify" => {
+            "data verification is not supported yet"
+        }
+        _ => return None,
+    })
+}
+
+/// The error for an option name iolab does not know.
+pub(super) fn unknown_option(name: &str) -> JobError {
+    let hint = if let Some(a) = advice(name) {
+        format!(": fio option not supported by iolab yet ({a})")
+    } else if FIO_ONLY.contains(&name) {
+        ": fio option not supported by iolab yet".to_string()
+    } else if let Some(close) = closest(name) {
+        format!(": did you mean '{close}'?")
+    } else {
+        ": see `iolab run --help-options` for the options iolab knows".to_string()
+    };
+    JobError::UnknownOption {
+        name: name.to_string(),
+        hint,
+    }
+}
+
+/// The known option name closest to `name`, if it is close enough to be a
+/// slip (leading dashes and case are forgiven: `--BS` suggests `bs`).
+fn closest(name: &str) -> Option<&'static str> {
+    let wanted = name.trim_start_matches('-').to_ascii_lowercase();
+    let limit = if wanted.len() <= 4 { 1 } else { 2 };
+    OPTIONS
+        .iter()
+        .flat_map(|o| std::iter::once(&o.name).chain(o.aliases.iter()))
+        .map(|known| (strsim::damerau_levenshtein(&wanted, known), *known))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, known)| known)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fio_only_names_are_not_iolab_options() {
+        for name in FIO_ONLY {
+            assert!(
+                super::super::lookup(name).is_none(),
+                "'{name}' is in the table and in FIO_ONLY"
+            );
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! Parsers for values that are specific to one option: `rw`, `ioengine`,
+//! `sync`, `random_distribution`, `filename`/`directory` lists. Like
+//! [`crate::units`], each returns `Err(reason)` for the caller to wrap.
+
+use std::path::PathBuf;
+
+use crate::job::{IoEngine, Pattern, RandomDistribution, SyncMode, Zone};
+use crate::units::parse_float;
+
+/// Which directions an `rw=` value does; the mix share comes from `rwmixread`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RwDirs {
+    Read,
+    Write,
+    Mixed,
+}
+
+/// Parses `rw=`.
+pub(super) fn parse_rw(text: &str) -> Result<(Pattern, RwDirs), String> {
+    let text = text.trim();
+    if let Some((kind, modifier)) = text.split_once(':') {
+        return Err(format!(
+            "offset modifiers ('{kind}:{modifier}') are not supported yet; write rw={kind}"
+        ));
+    }
+    Ok(match text {
+        "read" => (Pattern::Sequential, RwDirs::Read),
+        "write" => (Pattern::Sequential, RwDirs::Write),
+        "randread" => (Pattern::Random, RwDirs::Read),
+        "randwrite" => (Pattern::Random, RwDirs::Write),
+        "rw" | "readwrite" => (Pattern::Sequential, RwDirs::Mixed),
+        "randrw" => (Pattern::Random, RwDirs::Mixed),
+        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+            return Err(
+                "iolab does not issue trims yet; use read, write, randread, randwrite, \
+                        rw, readwrite or randrw"
+                    .into(),
+            )
+        }
+        _ => {
+            return Err("expected read, write, randread, randwrite, rw, readwrite or randrw".into())
+        }
+    })
+}
+
+/// Parses `ioengine=`. Only engines iolab implements are accepted; fio's
+/// other synchronous engines are refused rather than mapped to psync,
+/// because they issue different system calls (and so cost different CPU).
+pub(super) fn parse_ioengine(text: &str) -> Result<IoEngine, String> {
+    match text.trim() {
+        "io_uring" => Ok(IoEngine::IoUring),
+        "psync" => Ok(IoEngine::Psync),
+        "null" => Ok(IoEngine::Null),
+        e @ ("sync" | "vsync" | "pvsync" | "pvsync2") => Err(format!(
+            "iolab has no '{e}' engine (it would issue other system calls than pread/pwrite); \
+             use ioengine=psync, or io_uring for queue depth"
+        )),
+        "iouring" | "uring" => Err("did you mean io_uring?".into()),
+        _ => Err("not supported by iolab; supported engines: io_uring, psync, null".into()),
+    }
+}
+
+/// Parses `sync=`.
+pub(super) fn parse_sync(text: &str) -> Result<SyncMode, String> {
+    match text.trim() {
+        "none" | "0" => Ok(SyncMode::None),
+        "sync" | "1" => Ok(SyncMode::Sync),
+        "dsync" => Ok(SyncMode::Dsync),
+        _ => Err("expected none (or 0), sync (or 1) or dsync".into()),
+    }
+}
+
+/// Parses `random_distribution=`.
+pub(super) fn parse_distribution(text: &str) -> Result<RandomDistribution, String> {
+    let text = text.trim();
+    if text.contains(',') {
+        return Err("per-direction distributions are not supported yet; give one for both".into());
+    }
+    let (kind, args) = text.split_once(':').unwrap_or((text, ""));
+    match kind {
+        "random" if args.is_empty() => Ok(RandomDistribution::Uniform),
+        "random" => Err("random takes no argument".into()),
+        "zipf" => single_arg(kind, args, "zipf:1.2")
+            .and_then(check_zipf)
+            .map(RandomDistribution::Zipf),
+        "pareto" => single_arg(kind, args, "pareto:0.9")
+            .and_then(check_pareto)
+            .map(RandomDistribution::Pareto),
+        "normal" => single_arg(kind, args, "normal:10")
+            .and_then(check_normal)
+            .map(RandomDistribution::Normal),
+        "zoned" => parse_zones(args).map(RandomDistribution::Zoned),
+        "zoned_abs" => Err("zoned_abs is not supported yet; use zoned with percentages".into()),
+        _ => Err("expected random, zipf:θ, pareto:h, normal:dev or zoned:a/s:…".into()),
+    }
+}
+
+fn single_arg(kind: &str, args: &str, example: &str) -> Result<f64, String> {
+    if args.is_empty() {
+        return Err(format!("{kind} needs a parameter, e.g. {example}"));
+    }
+    if args.contains(':') {
+        return Err(format!(
+            "the second parameter of {kind} (the centre) is not supported yet; give one, e.g. {example}"
+        ));
+    }
+    parse_float(args)
+}
+
+fn check_zipf(theta: f64) -> Result<f64, String> {
+    if theta <= 0.0 || theta == 1.0 {
+        return Err("zipf theta must be greater than 0 and not 1".into());
+    }
+    Ok(theta)
+}
+
+fn check_pareto(h: f64) -> Result<f64, String> {
+    if !(h > 0.0 && h < 1.0) {
+        return Err("pareto h must be between 0 and 1 (exclusive)".into());
+    }
+    Ok(h)
+}
+
+fn check_normal(dev: f64) -> Result<f64, String> {
+    if !(dev > 0.0 && dev <= 100.0) {
+        return Err("normal deviation must be in (0, 100] percent of the region".into());
+    }
+    Ok(dev)
+}
+
+/// `zoned:60/10:30/20:10/70` — access share / size share, each adding up to 100.
+fn parse_zones(args: &str) -> Result<Vec<Zone>, String> {
+    if args.is_empty() {
+        return Err("zoned needs zones, e.g. zoned:60/10:30/20:10/70".into());
+    }
+    let mut zones = Vec::new();
+    for item in args.split(':') {
+        let Some((access, size)) = item.split_once('/') else {
+            return Err(format!("zone '{item}' is not access%/size% (e.g. 60/10)"));
+        };
+        let zone = Zone {
+            access_pct: parse_float(access)?,
+            size_pct: parse_float(size)?,
+        };
+        if zone.size_pct <= 0.0 {
+            return Err(format!("zone '{item}' has no size"));
+        }
+        zones.push(zone);
+    }
+    check_sum(zones.iter().map(|z| z.access_pct).sum(), "access")?;
+    check_sum(zones.iter().map(|z| z.size_pct).sum(), "size")?;
+    Ok(zones)
+}
+
+fn check_sum(total: f64, what: &str) -> Result<(), String> {
+    // Shares are written with at most a few decimals; allow float rounding only.
+    if (total - 100.0).abs() > 1e-6 {
+        return Err(format!(
+            "{what} shares add up to {total}; they must add up to 100"
+        ));
+    }
+    Ok(())
+}
+
+/// Splits a `:`-separated path list; `\:` is a literal colon (fio's escape).
+pub(super) fn split_paths(text: &str) -> Result<Vec<String>, String> {
+    let mut out = vec![String::new()];
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                chars.next();
+                out.last_mut().expect("never empty").push(':');
+            }
+            ':' => out.push(String::new()),
+            c => out.last_mut().expect("never empty").push(c),
+        }
+    }
+    if out.iter().any(|p| p.trim().is_empty()) {
+        return Err("empty entry in the ':'-separated list".into());
+    }
+    Ok(out)
+}
+
+/// Parses `filename=` (relative entries are placed under `directory`).
+pub(super) fn parse_filenames(text: &str, dir: Option<&PathBuf>) -> Result<Vec<PathBuf>, String> {
+    let names = split_paths(text)?;
+    if names.iter().any(|n| n == "-") {
+        return Err("'-' (stdin/stdout) is not supported; name a file or device".into());
+    }
+    Ok(names
+        .into_iter()
+        .map(|n| match dir {
+            Some(d) if !n.starts_with('/') => d.join(n),
+            _ => PathBuf::from(n),
+        })
+        .collect())
+}
+
+/// Parses `directory=` (one directory; fio's list form is not supported).
+pub(super) fn parse_directory(text: &str) -> Result<PathBuf, String> {
+    match split_paths(text)?.as_slice() {
+        [one] => Ok(PathBuf::from(one)),
+        _ => Err(
+            "one directory only (fio's dir1:dir2 form is not supported yet; write \
+                  '\\:' for a colon in the name)"
+                .into(),
+        ),
+    }
+}

@@ -1,0 +1,213 @@
+//! Measured statistics and results.
+//!
+//! - [`DirStats`]: one direction's totals over the measured window (after
+//!   `ramp_time`): I/O count, bytes, and slat/clat/lat histograms, plus
+//!   latency from the *intended* issue time for rate-limited jobs.
+//! - [`IntervalSample`]: one interval of the time series (default 1 s).
+//! - [`WorkerResult`] → [`JobResult`] → [`RunResult`]: the full, lossless
+//!   result. Histograms serialise as HdrHistogram V2 (base64), so a result
+//!   read back is identical and two results merge exactly
+//!   ([`RunResult::merge`]) — the fleet gathers results from many hosts.
+//! - The summary (what people read: IOPS, bytes/s, latency statistics and
+//!   percentiles) is computed from these in [`crate::summary`].
+//!
+//! Units are in every field name: `_ns`, `_bytes`, `_per_s`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::cpu::CpuUsage;
+use crate::hist::{LatHist, PackedHist};
+use crate::job::{IoDir, PreparedJob};
+
+/// Version of the result schema (docs/results-schema.md). Bump on any
+/// incompatible change.
+pub const SCHEMA: &str = "iolab.result/1";
+
+/// Totals of one direction over the measured window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirStats {
+    pub ios: u64,
+    pub bytes: u64,
+    /// I/Os that completed with an error (not counted in `ios`).
+    pub errors: u64,
+    /// Submission latency: I/O prepared → handed to the kernel (submit returned).
+    pub slat_ns: LatHist,
+    /// Completion latency: submitted → completion seen.
+    pub clat_ns: LatHist,
+    /// Total latency: prepared → completion seen (slat + clat).
+    pub lat_ns: LatHist,
+    /// Rate-limited jobs only: intended issue time → completion seen. This
+    /// includes time the I/O waited behind earlier ones (coordinated omission).
+    pub lat_intended_ns: Option<LatHist>,
+}
+
+impl DirStats {
+    /// Exact merge: counts add, histograms merge bucket by bucket.
+    pub fn merge(&mut self, o: &DirStats) {
+        self.ios += o.ios;
+        self.bytes += o.bytes;
+        self.errors += o.errors;
+        self.slat_ns.merge(&o.slat_ns);
+        self.clat_ns.merge(&o.clat_ns);
+        self.lat_ns.merge(&o.lat_ns);
+        match (&mut self.lat_intended_ns, &o.lat_intended_ns) {
+            (Some(a), Some(b)) => a.merge(b),
+            (None, Some(b)) => self.lat_intended_ns = Some(b.clone()),
+            _ => {}
+        }
+    }
+}
+
+/// One direction within one interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirInterval {
+    pub ios: u64,
+    pub bytes: u64,
+    /// Total latency of I/Os completed in this interval (packed: a series
+    /// keeps one per interval, see [`PackedHist`]).
+    pub lat_ns: PackedHist,
+}
+
+/// One interval of the time series. Times are relative to the start of the
+/// measured window (negative during ramp is not recorded).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalSample {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Indexed by [`IoDir`].
+    pub dirs: [DirInterval; 2],
+}
+
+impl IntervalSample {
+    /// Merge another worker's sample of the same interval.
+    pub fn merge(&mut self, o: &IntervalSample) {
+        self.start_ns = self.start_ns.min(o.start_ns);
+        self.end_ns = self.end_ns.max(o.end_ns);
+        for d in 0..2 {
+            self.dirs[d].ios += o.dirs[d].ios;
+            self.dirs[d].bytes += o.dirs[d].bytes;
+            self.dirs[d].lat_ns.merge(&o.dirs[d].lat_ns);
+        }
+    }
+}
+
+/// One worker (thread): one numjobs clone of a job.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkerResult {
+    /// Clone index within the job (0-based).
+    pub worker: u32,
+    /// Host that ran it (for fleet runs).
+    pub host: String,
+    /// Length of the measured window (after ramp), ns.
+    pub runtime_ns: u64,
+    /// Indexed by [`IoDir`].
+    pub dirs: [DirStats; 2],
+    /// fsync/fdatasync calls issued and their latency.
+    pub syncs: u64,
+    pub sync_lat_ns: LatHist,
+    /// CPU time of this thread over the measured window (getrusage RUSAGE_THREAD).
+    pub usr_cpu_ns: u64,
+    pub sys_cpu_ns: u64,
+    /// Voluntary + involuntary context switches of the thread over the window.
+    pub ctx_switches: u64,
+    pub series: Vec<IntervalSample>,
+}
+
+/// One job and all its workers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobResult {
+    pub name: String,
+    /// Stonewall group (0-based): groups run one after another.
+    pub group: u32,
+    pub job: PreparedJob,
+    pub workers: Vec<WorkerResult>,
+}
+
+/// Host facts recorded with every result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostInfo {
+    pub hostname: String,
+    pub kernel: String,
+    pub cpu_model: String,
+    pub ncpus: u32,
+    pub mem_bytes: u64,
+}
+
+/// A whole run: every job, the CPU accounting of each stonewall group, and
+/// what was done to prepare the files.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema: String,
+    pub tool_version: String,
+    /// Wall-clock time the measured window of the first group began (Unix ns).
+    pub start_unix_ns: u64,
+    pub interval_ns: u64,
+    pub hosts: Vec<HostInfo>,
+    pub jobs: Vec<JobResult>,
+    /// One per stonewall group, over that group's measured window.
+    pub cpu: Vec<CpuUsage>,
+    /// What layout did (e.g. "created testfile, 1073741824 bytes, filled
+    /// with incompressible data").
+    pub layout_notes: Vec<String>,
+}
+
+impl RunResult {
+    /// Exact merge of another host's result of the same plan: workers of
+    /// jobs with the same name are appended (with their host), host facts
+    /// and CPU accounting are appended.
+    pub fn merge(&mut self, other: &RunResult) {
+        for oj in &other.jobs {
+            match self
+                .jobs
+                .iter_mut()
+                .find(|j| j.name == oj.name && j.group == oj.group)
+            {
+                Some(j) => j.workers.extend(oj.workers.iter().cloned()),
+                None => self.jobs.push(oj.clone()),
+            }
+        }
+        self.hosts.extend(other.hosts.iter().cloned());
+        self.cpu.extend(other.cpu.iter().cloned());
+        self.start_unix_ns = self.start_unix_ns.min(other.start_unix_ns);
+        self.layout_notes.extend(other.layout_notes.iter().cloned());
+    }
+}
+
+impl JobResult {
+    /// All workers merged into one (exact).
+    pub fn merged(&self) -> WorkerResult {
+        let mut m = WorkerResult {
+            host: String::new(),
+            ..Default::default()
+        };
+        for w in &self.workers {
+            merge_worker(&mut m, w);
+        }
+        m
+    }
+}
+
+/// Merge `w` into `m`. Runtime is the longest; series are merged interval by
+/// interval (by index).
+pub fn merge_worker(m: &mut WorkerResult, w: &WorkerResult) {
+    m.runtime_ns = m.runtime_ns.max(w.runtime_ns);
+    for d in IoDir::ALL {
+        m.dirs[d as usize].merge(&w.dirs[d as usize]);
+    }
+    m.syncs += w.syncs;
+    m.sync_lat_ns.merge(&w.sync_lat_ns);
+    m.usr_cpu_ns += w.usr_cpu_ns;
+    m.sys_cpu_ns += w.sys_cpu_ns;
+    m.ctx_switches += w.ctx_switches;
+    for (i, s) in w.series.iter().enumerate() {
+        if i < m.series.len() {
+            m.series[i].merge(s);
+        } else {
+            m.series.push(s.clone());
+        }
+    }
+}
+
+// The summary types (what is printed and put in the JSON's "summary") live
+// in [`crate::summary`]; re-exported here for code written against stats.
+pub use crate::summary::{DirSummary, LatSummary, Summary};

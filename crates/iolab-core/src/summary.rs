@@ -1,0 +1,330 @@
+//! The summary: a [`RunResult`] turned into what people and tools read.
+//!
+//! [`summarize`] computes, from the lossless result, a [`RunSummary`]:
+//! - per job ([`JobSummary`]): its configuration in display form, what each
+//!   latency means, the job merged over its workers and each worker alone
+//!   ([`Summary`]: per direction IOPS, bytes/s, slat/clat/lat statistics and
+//!   percentiles, interval statistics; sync latency; thread CPU), and the
+//!   merged time series ([`IntervalSummary`]);
+//! - per stonewall group ([`GroupSummary`]): aggregate bandwidth, the
+//!   min/max over the reported entries (fio's "Run status group" line) and
+//!   CPU accounting per host ([`CpuSummary`]).
+//!
+//! Every figure comes from the histograms and counters, never from averaged
+//! percentiles: workers are merged exactly (bucket by bucket) first.
+//! Units are in every field name (`_ns`, `_bytes`, `_per_s`, `_pct`, `_hz`).
+//! docs/results-schema.md documents every field.
+
+mod config;
+mod cpu;
+mod dist;
+mod series;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::CoreError;
+use crate::hist::LatHist;
+use crate::job::IoDir;
+use crate::stats::{merge_worker, DirStats, JobResult, RunResult, WorkerResult};
+
+pub use config::{BsRange, JobConfigSummary, LatencyDefinitions};
+pub use cpu::CpuSummary;
+pub use dist::{LatBucket, CLAT_DIST_BOUNDS_NS};
+pub use series::{DirIntervalSummary, IntervalStats, IntervalSummary};
+
+/// Version of the summary layout (the `summary` part of `iolab.result/1`).
+pub const SUMMARY_SCHEMA: &str = "iolab.summary/1";
+
+/// One percentile of a latency histogram.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PercentileValue {
+    /// In percent (99.9 = the 99.9th percentile).
+    pub percentile: f64,
+    /// Highest value equivalent (within 0.1%) to the sample at that rank.
+    pub value_ns: u64,
+}
+
+/// Statistics of one latency histogram, ns. All zero when `count` is 0.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatSummary {
+    pub count: u64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    pub mean_ns: f64,
+    /// Population standard deviation over the histogram's values.
+    pub stdev_ns: f64,
+    /// In the job's `percentile_list` order.
+    pub percentiles: Vec<PercentileValue>,
+}
+
+impl LatSummary {
+    pub fn of(h: &LatHist, percentiles: &[f64]) -> LatSummary {
+        let empty = h.is_empty();
+        LatSummary {
+            count: h.count(),
+            min_ns: h.min(),
+            max_ns: h.max(),
+            // hdrhistogram returns 0 for an empty histogram; guard anyway so
+            // an empty direction never prints NaN.
+            mean_ns: if empty { 0.0 } else { h.mean() },
+            stdev_ns: if empty { 0.0 } else { h.stdev() },
+            percentiles: percentiles
+                .iter()
+                .map(|&p| PercentileValue {
+                    percentile: p,
+                    value_ns: h.percentile(p),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// One direction of a worker or merged job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DirSummary {
+    /// Completed I/Os (without errors).
+    pub ios: u64,
+    pub bytes: u64,
+    /// I/Os that completed with an error.
+    pub errors: u64,
+    /// `ios` / runtime.
+    pub iops: f64,
+    /// `bytes` / runtime.
+    pub bw_bytes_per_s: f64,
+    pub slat: LatSummary,
+    pub clat: LatSummary,
+    pub lat: LatSummary,
+    /// Rate-limited jobs only: latency from the intended issue time.
+    pub lat_intended: Option<LatSummary>,
+    /// IOPS and bandwidth over the time-series intervals.
+    pub intervals: IntervalStats,
+}
+
+impl DirSummary {
+    fn of(d: &DirStats, runtime_ns: u64, intervals: IntervalStats, pcts: &[f64]) -> DirSummary {
+        DirSummary {
+            ios: d.ios,
+            bytes: d.bytes,
+            errors: d.errors,
+            iops: per_s(d.ios, runtime_ns),
+            bw_bytes_per_s: per_s(d.bytes, runtime_ns),
+            slat: LatSummary::of(&d.slat_ns, pcts),
+            clat: LatSummary::of(&d.clat_ns, pcts),
+            lat: LatSummary::of(&d.lat_ns, pcts),
+            lat_intended: d.lat_intended_ns.as_ref().map(|h| LatSummary::of(h, pcts)),
+            intervals,
+        }
+    }
+}
+
+/// fsync/fdatasync calls.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SyncSummary {
+    pub count: u64,
+    pub lat: LatSummary,
+}
+
+/// A worker, or a job merged over its workers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Measured window: the longest of the merged workers'.
+    pub runtime_ns: u64,
+    /// Sum of the workers' measured windows (fio's `job_runtime`).
+    pub thread_runtime_ns: u64,
+    pub read: DirSummary,
+    pub write: DirSummary,
+    /// Total latency (`lat`) of every I/O, both directions merged exactly.
+    pub lat_all: LatSummary,
+    pub sync: SyncSummary,
+    /// Thread CPU time summed over the workers.
+    pub usr_cpu_ns: u64,
+    pub sys_cpu_ns: u64,
+    /// CPU time / `thread_runtime_ns` × 100: the average share of one CPU
+    /// each worker thread used (fio's `usr_cpu`/`sys_cpu`).
+    pub usr_cpu_pct: f64,
+    pub sys_cpu_pct: f64,
+    pub ctx_switches: u64,
+    /// fio's latency distribution of completion latency, both directions.
+    pub clat_dist: Vec<LatBucket>,
+}
+
+impl Summary {
+    /// One worker.
+    pub fn of(w: &WorkerResult, percentiles: &[f64]) -> Summary {
+        Summary::of_workers(std::slice::from_ref(w), percentiles)
+    }
+
+    /// Workers merged exactly (histograms bucket by bucket, series interval
+    /// by interval), then summarised.
+    pub fn of_workers(workers: &[WorkerResult], percentiles: &[f64]) -> Summary {
+        let thread_runtime_ns = workers.iter().map(|w| w.runtime_ns).sum();
+        Summary::of_merged(&merge_all(workers), thread_runtime_ns, percentiles)
+    }
+
+    fn of_merged(m: &WorkerResult, thread_runtime_ns: u64, percentiles: &[f64]) -> Summary {
+        let mut clat_all = m.dirs[0].clat_ns.clone();
+        clat_all.merge(&m.dirs[1].clat_ns);
+        let mut lat_all = m.dirs[0].lat_ns.clone();
+        lat_all.merge(&m.dirs[1].lat_ns);
+        let dir = |d: IoDir| {
+            let stats = series::interval_stats(&m.series, d);
+            DirSummary::of(&m.dirs[d as usize], m.runtime_ns, stats, percentiles)
+        };
+        Summary {
+            runtime_ns: m.runtime_ns,
+            thread_runtime_ns,
+            read: dir(IoDir::Read),
+            write: dir(IoDir::Write),
+            lat_all: LatSummary::of(&lat_all, percentiles),
+            sync: SyncSummary {
+                count: m.syncs,
+                lat: LatSummary::of(&m.sync_lat_ns, percentiles),
+            },
+            usr_cpu_ns: m.usr_cpu_ns,
+            sys_cpu_ns: m.sys_cpu_ns,
+            usr_cpu_pct: pct(m.usr_cpu_ns as f64, thread_runtime_ns as f64),
+            sys_cpu_pct: pct(m.sys_cpu_ns as f64, thread_runtime_ns as f64),
+            ctx_switches: m.ctx_switches,
+            clat_dist: dist::clat_dist(&clat_all),
+        }
+    }
+
+    /// The direction `d`.
+    pub fn dir(&self, d: IoDir) -> &DirSummary {
+        match d {
+            IoDir::Read => &self.read,
+            IoDir::Write => &self.write,
+        }
+    }
+}
+
+/// One worker (numjobs clone) alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkerSummary {
+    pub worker: u32,
+    pub host: String,
+    pub stats: Summary,
+}
+
+/// One job: merged over its workers, and each worker alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobSummary {
+    pub name: String,
+    /// Stonewall group (0-based).
+    pub group: u32,
+    pub config: JobConfigSummary,
+    pub latency_definitions: LatencyDefinitions,
+    /// All workers merged exactly.
+    pub merged: Summary,
+    pub workers: Vec<WorkerSummary>,
+    /// The job's time series, workers merged interval by interval.
+    pub series: Vec<IntervalSummary>,
+}
+
+impl JobSummary {
+    pub fn of(j: &JobResult) -> JobSummary {
+        let pcts = &j.job.percentile_list;
+        let m = merge_all(&j.workers);
+        let thread_runtime_ns = j.workers.iter().map(|w| w.runtime_ns).sum();
+        let workers = j.workers.iter().map(|w| WorkerSummary {
+            worker: w.worker,
+            host: w.host.clone(),
+            stats: Summary::of(w, pcts),
+        });
+        JobSummary {
+            name: j.name.clone(),
+            group: j.group,
+            config: JobConfigSummary::of(&j.job),
+            latency_definitions: LatencyDefinitions::of(&j.job),
+            merged: Summary::of_merged(&m, thread_runtime_ns, pcts),
+            workers: workers.collect(),
+            series: m.series.iter().map(IntervalSummary::of).collect(),
+        }
+    }
+}
+
+/// Every worker merged into one (exact); see [`merge_worker`].
+fn merge_all(workers: &[WorkerResult]) -> WorkerResult {
+    let mut m = WorkerResult::default();
+    for w in workers {
+        merge_worker(&mut m, w);
+    }
+    m
+}
+
+/// One direction of a stonewall group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupDirSummary {
+    pub ios: u64,
+    pub bytes: u64,
+    /// `bytes` / the longest runtime in the group.
+    pub bw_bytes_per_s: f64,
+    /// Over the reported entries (jobs with group_reporting, else workers)
+    /// that did this direction.
+    pub entry_bw_min_bytes_per_s: f64,
+    pub entry_bw_max_bytes_per_s: f64,
+    pub runtime_min_ns: u64,
+    pub runtime_max_ns: u64,
+}
+
+/// One stonewall group: aggregate figures and CPU accounting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupSummary {
+    pub group: u32,
+    pub jobs: Vec<String>,
+    pub read: GroupDirSummary,
+    pub write: GroupDirSummary,
+    /// One per host that ran the group (one entry on a single host).
+    pub cpu: Vec<CpuSummary>,
+}
+
+/// The whole run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub schema: String,
+    pub tool_version: String,
+    pub start_unix_ns: u64,
+    pub interval_ns: u64,
+    pub jobs: Vec<JobSummary>,
+    pub groups: Vec<GroupSummary>,
+}
+
+/// Summarise a whole run.
+pub fn summarize(run: &RunResult) -> RunSummary {
+    let jobs: Vec<JobSummary> = run.jobs.iter().map(JobSummary::of).collect();
+    RunSummary {
+        schema: SUMMARY_SCHEMA.to_string(),
+        tool_version: run.tool_version.clone(),
+        start_unix_ns: run.start_unix_ns,
+        interval_ns: run.interval_ns,
+        groups: cpu::group_summaries(run, &jobs),
+        jobs,
+    }
+}
+
+/// [`summarize`] from and to JSON: the result as written by serde (the raw
+/// part of the results document), the summary as JSON.
+pub fn summarize_json(result_json: &str) -> Result<String, CoreError> {
+    let run: RunResult = serde_json::from_str(result_json)
+        .map_err(|e| CoreError::Format(format!("not an iolab result: {e}")))?;
+    serde_json::to_string(&summarize(&run))
+        .map_err(|e| CoreError::Format(format!("cannot encode the summary: {e}")))
+}
+
+/// `x` per second over `ns` nanoseconds; 0 for an empty window.
+pub(crate) fn per_s(x: u64, ns: u64) -> f64 {
+    if ns == 0 {
+        0.0
+    } else {
+        x as f64 * 1e9 / ns as f64
+    }
+}
+
+/// `part` / `whole` × 100; 0 when `whole` is 0.
+pub(crate) fn pct(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 {
+        part / whole * 100.0
+    } else {
+        0.0
+    }
+}

@@ -1,0 +1,150 @@
+//! Per stonewall group: aggregate figures (fio's "Run status group" line)
+//! and CPU accounting ([`CpuSummary`]) — %CPU of the process and of the
+//! system, cycles per I/O and seed 000's cycles per byte.
+//!
+//! The CPU figures themselves are [`CpuUsage`]'s derived methods; this
+//! module only pairs each group's usage with the I/Os and bytes done in it.
+//!
+//! `RunResult::cpu` holds one [`CpuUsage`] per group, in group order; a
+//! result merged from several hosts ([`RunResult::merge`]) appends each
+//! host's list, so entry `k * groups + g` is host `k`'s usage for group `g`,
+//! and host `k`'s name is `hosts[k].hostname`.
+
+use serde::{Deserialize, Serialize};
+
+use super::{per_s, GroupDirSummary, GroupSummary, JobSummary};
+use crate::cpu::CpuUsage;
+use crate::job::IoDir;
+use crate::stats::RunResult;
+
+/// CPU used by one host over one group's measured window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuSummary {
+    pub host: String,
+    pub window_ns: u64,
+    pub ncpus: u32,
+    /// I/Os and bytes (both directions) this host's workers did in the group.
+    pub ios: u64,
+    pub bytes: u64,
+    /// The iolab process: user + system time / window, percent of one CPU.
+    pub proc_cpu_pct: f64,
+    pub proc_user_pct: f64,
+    pub proc_sys_pct: f64,
+    /// The whole system, percent of all CPUs (/proc/stat).
+    pub sys_user_pct: f64,
+    pub sys_nice_pct: f64,
+    pub sys_system_pct: f64,
+    pub sys_irq_pct: f64,
+    pub sys_softirq_pct: f64,
+    pub sys_steal_pct: f64,
+    pub sys_iowait_pct: f64,
+    pub sys_idle_pct: f64,
+    /// system + irq + softirq, percent of all CPUs (seed 000's %privileged).
+    pub privileged_pct: f64,
+    /// Busy cycles of the whole system (user + nice + system + irq +
+    /// softirq time × clock) per I/O.
+    pub cycles_per_io: f64,
+    /// Cycles the iolab process spent per I/O.
+    pub proc_cycles_per_io: f64,
+    /// Seed 000's c/B: %privileged × clock_hz × cores / bytes per second.
+    pub cycles_per_byte: f64,
+    pub clock_hz: f64,
+    pub clock_source: String,
+}
+
+impl CpuSummary {
+    pub fn of(u: &CpuUsage, host: &str, ios: u64, bytes: u64) -> CpuSummary {
+        let sys = u.sys_pct();
+        CpuSummary {
+            host: host.to_string(),
+            window_ns: u.window_ns,
+            ncpus: u.ncpus,
+            ios,
+            bytes,
+            proc_cpu_pct: u.proc_cpu_pct(),
+            proc_user_pct: u.proc_user_pct(),
+            proc_sys_pct: u.proc_sys_pct(),
+            sys_user_pct: sys.user,
+            sys_nice_pct: sys.nice,
+            sys_system_pct: sys.system,
+            sys_irq_pct: sys.irq,
+            sys_softirq_pct: sys.softirq,
+            sys_steal_pct: sys.steal,
+            sys_iowait_pct: sys.iowait,
+            sys_idle_pct: sys.idle,
+            privileged_pct: u.privileged_pct(),
+            cycles_per_io: u.cycles_per_io(ios),
+            proc_cycles_per_io: u.proc_cycles_per_io(ios),
+            cycles_per_byte: u.cycles_per_byte(bytes),
+            clock_hz: u.clock_hz,
+            clock_source: u.clock_source.clone(),
+        }
+    }
+}
+
+/// One [`GroupSummary`] per stonewall group, in group order.
+pub(super) fn group_summaries(run: &RunResult, jobs: &[JobSummary]) -> Vec<GroupSummary> {
+    let ngroups = run.jobs.iter().map(|j| j.group + 1).max().unwrap_or(0);
+    (0..ngroups)
+        .map(|g| GroupSummary {
+            group: g,
+            jobs: jobs
+                .iter()
+                .filter(|j| j.group == g)
+                .map(|j| j.name.clone())
+                .collect(),
+            read: group_dir(jobs, g, IoDir::Read),
+            write: group_dir(jobs, g, IoDir::Write),
+            cpu: group_cpu(run, g, ngroups),
+        })
+        .collect()
+}
+
+/// Aggregate of direction `d` over group `g`'s reported entries: whole
+/// jobs with group_reporting, single workers without (as fio does).
+fn group_dir(jobs: &[JobSummary], g: u32, d: IoDir) -> GroupDirSummary {
+    let mut entries = Vec::new();
+    for j in jobs.iter().filter(|j| j.group == g) {
+        if j.config.group_reporting {
+            entries.push(&j.merged);
+        } else {
+            entries.extend(j.workers.iter().map(|w| &w.stats));
+        }
+    }
+    entries.retain(|s| s.dir(d).ios + s.dir(d).errors > 0);
+    let ios = entries.iter().map(|s| s.dir(d).ios).sum();
+    let bytes = entries.iter().map(|s| s.dir(d).bytes).sum();
+    let runtime_max_ns = entries.iter().map(|s| s.runtime_ns).max().unwrap_or(0);
+    let bws = entries.iter().map(|s| s.dir(d).bw_bytes_per_s);
+    GroupDirSummary {
+        ios,
+        bytes,
+        bw_bytes_per_s: per_s(bytes, runtime_max_ns),
+        entry_bw_min_bytes_per_s: bws.clone().reduce(f64::min).unwrap_or(0.0),
+        entry_bw_max_bytes_per_s: bws.reduce(f64::max).unwrap_or(0.0),
+        runtime_min_ns: entries.iter().map(|s| s.runtime_ns).min().unwrap_or(0),
+        runtime_max_ns,
+    }
+}
+
+/// Group `g`'s CPU usage on each host, with the I/Os that host did.
+fn group_cpu(run: &RunResult, g: u32, ngroups: u32) -> Vec<CpuSummary> {
+    let per_host = ngroups as usize;
+    let nhosts = run.cpu.len() / per_host.max(1);
+    (0..nhosts)
+        .map(|k| {
+            let usage = &run.cpu[k * per_host + g as usize];
+            let host = run.hosts.get(k).map_or("", |h| h.hostname.as_str());
+            // On a single host every worker counts, whatever name it recorded.
+            let mine = |w_host: &str| nhosts == 1 || w_host == host;
+            let (mut ios, mut bytes) = (0, 0);
+            for j in run.jobs.iter().filter(|j| j.group == g) {
+                for w in j.workers.iter().filter(|w| mine(&w.host)) {
+                    ios += w.dirs.iter().map(|d| d.ios).sum::<u64>();
+                    bytes += w.dirs.iter().map(|d| d.bytes).sum::<u64>();
+                }
+            }
+            CpuSummary::of(usage, host, ios, bytes)
+        })
+        .collect()
+}

@@ -1,0 +1,774 @@
+//! Tests of the per-worker I/O generator (`iolab_core::gen`): coverage,
+//! exact bytes, loops, alignment, region bounds, read/write mix, seeds and
+//! distributions. Jobs are built directly (not through option parsing).
+//! Speed: `cargo run --release -p iolab-core --example gen_speed`.
+
+use std::collections::HashMap;
+
+use iolab_core::gen::{FileRegion, IoGen, IoUnit};
+use iolab_core::job::{
+    BsSpec, CpusAllowedPolicy, IoDir, IoEngine, JobSpec, Pattern, PreparedJob, RandomDistribution,
+    RateProcess, RwMix, SyncMode, Zone,
+};
+use iolab_core::JobError;
+
+const K: u64 = 1024;
+const M: u64 = 1024 * K;
+
+/// A job with fio's defaults: one worker, `rw=read`, `bs=4k`, one pass.
+fn job() -> PreparedJob {
+    PreparedJob {
+        name: "t".into(),
+        filenames: vec!["/tmp/x".into()],
+        shared_files: true,
+        directory: None,
+        size: Some(M),
+        offset: 0,
+        rw: RwMix {
+            pattern: Pattern::Sequential,
+            read_pct: 100,
+        },
+        bs: [BsSpec::Fixed(4 * K), BsSpec::Fixed(4 * K)],
+        blockalign: [0, 0],
+        iodepth: 1,
+        iodepth_batch_submit: 1,
+        iodepth_batch_complete_min: 1,
+        iodepth_batch_complete_max: 1,
+        numjobs: 1,
+        runtime_ns: None,
+        time_based: false,
+        ramp_time_ns: 0,
+        startdelay_ns: 0,
+        loops: 1,
+        direct: false,
+        sync: SyncMode::None,
+        fsync: 0,
+        fdatasync: 0,
+        end_fsync: false,
+        ioengine: IoEngine::Null,
+        rate_bytes_per_s: [None, None],
+        rate_iops: [None, None],
+        rate_process: RateProcess::Linear,
+        thinktime_ns: 0,
+        cpus_allowed: None,
+        cpus_allowed_policy: CpusAllowedPolicy::Shared,
+        randseed: 0x1234_5678,
+        randrepeat: true,
+        norandommap: false,
+        random_distribution: RandomDistribution::Uniform,
+        percentile_list: Vec::new(),
+        group_reporting: false,
+        stonewall: false,
+        spec: JobSpec::new("t"),
+        warnings: Vec::new(),
+    }
+}
+
+fn with(pattern: Pattern, read_pct: u32, bs: BsSpec) -> PreparedJob {
+    PreparedJob {
+        rw: RwMix { pattern, read_pct },
+        bs: [bs.clone(), bs],
+        ..job()
+    }
+}
+
+fn one(len: u64) -> Vec<FileRegion> {
+    vec![FileRegion { start: 0, len }]
+}
+
+fn all(g: &mut IoGen) -> Vec<IoUnit> {
+    g.by_ref().collect()
+}
+
+fn total(units: &[IoUnit]) -> u64 {
+    units.iter().map(|u| u.len).sum()
+}
+
+/// Every `grain` block of each region is covered exactly once by `units`.
+fn assert_each_block_once(units: &[IoUnit], regions: &[FileRegion], grain: u64) {
+    let mut hits: HashMap<(u32, u64), u32> = HashMap::new();
+    for u in units {
+        assert_eq!(u.offset % grain, 0, "{u:?}");
+        for b in 0..u.len / grain {
+            *hits.entry((u.file, u.offset / grain + b)).or_default() += 1;
+        }
+    }
+    for (f, r) in regions.iter().enumerate() {
+        for b in r.start / grain..(r.start + r.len / grain * grain) / grain {
+            assert_eq!(hits.remove(&(f as u32, b)), Some(1), "file {f} block {b}");
+        }
+    }
+    assert!(hits.is_empty(), "blocks outside the regions: {hits:?}");
+}
+
+mod coverage {
+    use super::*;
+
+    #[test]
+    fn random_fixed_bs_touches_every_block_once_for_many_sizes() {
+        for nblocks in (1..=300).chain([1023, 1024, 1025, 4097, 65_537]) {
+            let j = with(Pattern::Random, 100, BsSpec::Fixed(4 * K));
+            let regions = one(nblocks * 4 * K);
+            let units = all(&mut IoGen::new(&j, 0, regions.clone()).unwrap());
+            assert_eq!(units.len() as u64, nblocks);
+            assert_each_block_once(&units, &regions, 4 * K);
+        }
+    }
+
+    #[test]
+    fn every_pass_is_a_new_permutation() {
+        let j = PreparedJob {
+            loops: 3,
+            ..with(Pattern::Random, 100, BsSpec::Fixed(512))
+        };
+        let units = all(&mut IoGen::new(&j, 0, one(256 * 512)).unwrap());
+        let passes: Vec<&[IoUnit]> = units.chunks(256).collect();
+        assert_eq!(passes.len(), 3);
+        for p in &passes {
+            assert_each_block_once(p, &one(256 * 512), 512);
+        }
+        assert_ne!(passes[0], passes[1]);
+        assert_ne!(passes[1], passes[2]);
+    }
+
+    #[test]
+    fn random_order_looks_random() {
+        let n = 1 << 14;
+        let j = with(Pattern::Random, 100, BsSpec::Fixed(4 * K));
+        let units = all(&mut IoGen::new(&j, 0, one(n * 4 * K)).unwrap());
+        let blocks: Vec<u64> = units.iter().map(|u| u.offset / (4 * K)).collect();
+        let adjacent = blocks
+            .windows(2)
+            .filter(|w| w[0].abs_diff(w[1]) == 1)
+            .count();
+        assert!(
+            adjacent < 20,
+            "{adjacent} of {n} steps go to a neighbouring block"
+        );
+        // The first half of the pass falls on both halves of the region alike.
+        let low = blocks[..(n / 2) as usize]
+            .iter()
+            .filter(|&&b| b < n / 2)
+            .count() as f64;
+        assert!(
+            (low / (n / 2) as f64 - 0.5).abs() < 0.03,
+            "low half share {}",
+            low / (n / 2) as f64
+        );
+    }
+
+    #[test]
+    fn randrw_shares_one_map_between_directions() {
+        let j = with(Pattern::Random, 50, BsSpec::Fixed(4 * K));
+        let units = all(&mut IoGen::new(&j, 0, one(M)).unwrap());
+        assert!(
+            units.iter().any(|u| u.dir == IoDir::Write)
+                && units.iter().any(|u| u.dir == IoDir::Read)
+        );
+        assert_each_block_once(&units, &one(M), 4 * K);
+    }
+
+    #[test]
+    fn bsrange_random_map_covers_each_min_block_once() {
+        let j = with(
+            Pattern::Random,
+            100,
+            BsSpec::Range {
+                min: 4 * K,
+                max: 64 * K,
+            },
+        );
+        let regions = vec![
+            FileRegion {
+                start: 8 * K,
+                len: M + 5 * K,
+            },
+            FileRegion {
+                start: 0,
+                len: 300 * K,
+            },
+        ];
+        let units = all(&mut IoGen::new(&j, 0, regions.clone()).unwrap());
+        assert_each_block_once(&units, &regions, 4 * K);
+        assert!(units
+            .iter()
+            .all(|u| u.len % (4 * K) == 0 && u.len <= 64 * K));
+        assert!(
+            units.iter().any(|u| u.len > 4 * K),
+            "sizes above the minimum occur"
+        );
+    }
+
+    #[test]
+    fn bssplit_random_map_covers_once_and_keeps_listed_sizes() {
+        let split = BsSpec::Split(vec![(4 * K, 50), (16 * K, 30), (64 * K, 20)]);
+        let j = PreparedJob {
+            loops: 2,
+            ..with(Pattern::Random, 70, split)
+        };
+        let mut g = IoGen::new(&j, 0, one(4 * M)).unwrap();
+        let units = all(&mut g);
+        let pass_ios = units.iter().scan(0, |acc, u| {
+            *acc += u.len;
+            Some(*acc)
+        });
+        let first = pass_ios.take_while(|&b| b <= 4 * M).count();
+        assert_each_block_once(&units[..first], &one(4 * M), 4 * K);
+        assert_each_block_once(&units[first..], &one(4 * M), 4 * K);
+        assert!(
+            units
+                .iter()
+                .all(|u| [4 * K, 16 * K, 64 * K].contains(&u.len)),
+            "a cut keeps listed sizes"
+        );
+    }
+
+    #[test]
+    fn different_sizes_per_direction_share_the_map() {
+        let j = PreparedJob {
+            bs: [BsSpec::Fixed(4 * K), BsSpec::Fixed(12 * K)],
+            ..with(Pattern::Random, 50, BsSpec::Fixed(4 * K))
+        };
+        let units = all(&mut IoGen::new(&j, 0, one(M)).unwrap());
+        assert_each_block_once(&units, &one(M), 4 * K);
+    }
+}
+
+mod bytes {
+    use super::*;
+
+    fn cases() -> Vec<PreparedJob> {
+        let mut v = Vec::new();
+        let sizes = [
+            BsSpec::Fixed(4 * K),
+            BsSpec::Range {
+                min: 4 * K,
+                max: 16 * K,
+            },
+            BsSpec::Split(vec![(4 * K, 60), (8 * K, 30), (128 * K, 10)]),
+        ];
+        for bs in sizes {
+            for pattern in [Pattern::Sequential, Pattern::Random] {
+                for read_pct in [0, 60, 100] {
+                    v.push(with(pattern, read_pct, bs.clone()));
+                }
+            }
+            let r = with(Pattern::Random, 50, bs.clone());
+            v.push(PreparedJob {
+                norandommap: true,
+                ..r.clone()
+            });
+            v.push(PreparedJob {
+                random_distribution: RandomDistribution::Zipf(1.1),
+                ..r.clone()
+            });
+            v.push(PreparedJob {
+                random_distribution: RandomDistribution::Pareto(0.3),
+                ..r.clone()
+            });
+            v.push(PreparedJob {
+                random_distribution: RandomDistribution::Normal(20.0),
+                ..r.clone()
+            });
+            let zones = vec![
+                Zone {
+                    access_pct: 90.0,
+                    size_pct: 50.0,
+                },
+                Zone {
+                    access_pct: 10.0,
+                    size_pct: 50.0,
+                },
+            ];
+            v.push(PreparedJob {
+                random_distribution: RandomDistribution::Zoned(zones),
+                ..r
+            });
+        }
+        v
+    }
+
+    #[test]
+    fn size_based_moves_exactly_the_passes_bytes_in_every_mode() {
+        // Regions not multiples of the sizes: rounded down to the grain (4k).
+        let regions = vec![
+            FileRegion {
+                start: 0,
+                len: 10 * K,
+            },
+            FileRegion {
+                start: 3 * M,
+                len: 2 * M + 3 * K,
+            },
+            FileRegion {
+                start: 512,
+                len: 777 * K + 100,
+            },
+        ];
+        let pass = 8 * K + 2 * M + 776 * K;
+        for loops in [1, 3] {
+            for j in cases() {
+                let j = PreparedJob { loops, ..j };
+                let mut g = IoGen::new(&j, 0, regions.clone()).unwrap();
+                assert_eq!(g.bytes_per_pass(), pass);
+                assert_eq!(g.total_bytes(), Some(pass * u64::from(loops)));
+                let units = all(&mut g);
+                assert_eq!(
+                    total(&units),
+                    pass * u64::from(loops),
+                    "{:?} {:?}",
+                    j.rw,
+                    j.bs[0]
+                );
+                assert!(g.next().is_none(), "stays done");
+                for u in &units {
+                    let r = regions[u.file as usize];
+                    let end = r.start + r.len / (4 * K) * (4 * K);
+                    assert!(
+                        u.offset >= r.start && u.offset + u.len <= end,
+                        "{u:?} outside {r:?}"
+                    );
+                    assert!(u.len > 0 && u.len % (4 * K) == 0, "{u:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn like_fio_size_10k_bs_4k_reads_two_blocks() {
+        let units = all(&mut IoGen::new(&job(), 0, one(10 * K)).unwrap());
+        let got: Vec<(u64, u64)> = units.iter().map(|u| (u.offset, u.len)).collect();
+        assert_eq!(got, vec![(0, 4 * K), (4 * K, 4 * K)]);
+    }
+
+    #[test]
+    fn like_fio_seq_bsrange_cuts_the_last_io_to_fit() {
+        // fio 3.33: size=30k bsrange=4k-16k rw=read moves 28 KiB.
+        let j = with(
+            Pattern::Sequential,
+            100,
+            BsSpec::Range {
+                min: 4 * K,
+                max: 16 * K,
+            },
+        );
+        let units = all(&mut IoGen::new(&j, 0, one(30 * K)).unwrap());
+        assert_eq!(total(&units), 28 * K);
+        let mut pos = 0;
+        for u in &units {
+            assert_eq!(u.offset, pos);
+            pos += u.len;
+        }
+    }
+
+    #[test]
+    fn region_smaller_than_a_block_is_an_error() {
+        let e = IoGen::new(
+            &with(Pattern::Random, 100, BsSpec::Fixed(64 * K)),
+            0,
+            one(60 * K),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&e, JobError::InvalidValue { option, .. } if option == "size"),
+            "{e}"
+        );
+    }
+}
+
+mod sequential {
+    use super::*;
+
+    #[test]
+    fn files_round_robin_one_io_each_like_fio() {
+        // fio 3.33: size=40k nrfiles=3 bs=4k → 12k per file, x.0.0 x.0.1 x.0.2 in turn.
+        let regions = vec![
+            FileRegion {
+                start: 0,
+                len: 40 * K / 3
+            };
+            3
+        ];
+        let units = all(&mut IoGen::new(&job(), 0, regions).unwrap());
+        let got: Vec<(u32, u64)> = units.iter().map(|u| (u.file, u.offset / K)).collect();
+        let want: Vec<(u32, u64)> = (0..3)
+            .flat_map(|b| (0..3).map(move |f| (f, b * 4)))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn mixed_keeps_one_position_per_direction() {
+        let j = with(Pattern::Sequential, 50, BsSpec::Fixed(4 * K));
+        let units = all(&mut IoGen::new(&j, 0, one(M)).unwrap());
+        assert_eq!(total(&units), M);
+        for d in IoDir::ALL {
+            let offs: Vec<u64> = units
+                .iter()
+                .filter(|u| u.dir == d)
+                .map(|u| u.offset)
+                .collect();
+            let want: Vec<u64> = (0..offs.len() as u64).map(|i| i * 4 * K).collect();
+            assert_eq!(offs, want, "{d:?} goes up from the start");
+        }
+    }
+
+    #[test]
+    fn loops_repeat_the_region() {
+        let j = PreparedJob { loops: 2, ..job() };
+        let units = all(&mut IoGen::new(
+            &j,
+            0,
+            vec![FileRegion {
+                start: 4096,
+                len: 30 * K,
+            }],
+        )
+        .unwrap());
+        let offs: Vec<u64> = units.iter().map(|u| u.offset / K).collect();
+        assert_eq!(
+            offs,
+            vec![4, 8, 12, 16, 20, 24, 28, 4, 8, 12, 16, 20, 24, 28]
+        );
+    }
+
+    #[test]
+    fn distribution_on_sequential_is_an_error() {
+        let j = PreparedJob {
+            random_distribution: RandomDistribution::Zipf(1.2),
+            ..job()
+        };
+        assert!(matches!(
+            IoGen::new(&j, 0, one(M)),
+            Err(JobError::Conflict(_))
+        ));
+    }
+}
+
+mod alignment {
+    use super::*;
+
+    #[test]
+    fn norandommap_offsets_follow_blockalign_and_stay_inside() {
+        for (bs, ba) in [
+            (4 * K, 512),
+            (4 * K, 4 * K),
+            (8 * K, 3 * K),
+            (4 * K, 64 * K),
+        ] {
+            let j = PreparedJob {
+                norandommap: true,
+                blockalign: [ba, ba],
+                time_based: true,
+                ..with(
+                    Pattern::Random,
+                    50,
+                    BsSpec::Range {
+                        min: bs,
+                        max: 4 * bs,
+                    },
+                )
+            };
+            let region = FileRegion {
+                start: 1 << 20,
+                len: 200 * K,
+            };
+            let mut g = IoGen::new(&j, 0, vec![region]).unwrap();
+            let mut unaligned_to_bs = 0;
+            for _ in 0..20_000 {
+                let u = g.next().unwrap();
+                assert_eq!((u.offset - region.start) % ba, 0, "{u:?}");
+                assert!(u.offset + u.len <= region.start + region.len, "{u:?}");
+                unaligned_to_bs += usize::from(!(u.offset - region.start).is_multiple_of(bs));
+            }
+            if ba < bs {
+                assert!(
+                    unaligned_to_bs > 0,
+                    "blockalign={ba} below bs={bs} uses finer offsets"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn random_map_offsets_are_block_multiples() {
+        let j = PreparedJob {
+            blockalign: [512, 512],
+            ..with(Pattern::Random, 100, BsSpec::Fixed(4 * K))
+        };
+        let units = all(&mut IoGen::new(&j, 0, one(M)).unwrap());
+        assert_each_block_once(&units, &one(M), 4 * K);
+    }
+
+    #[test]
+    fn blockalign_the_map_cannot_honour_is_an_error() {
+        let j = PreparedJob {
+            blockalign: [8 * K, 8 * K],
+            ..with(Pattern::Random, 100, BsSpec::Fixed(4 * K))
+        };
+        let e = IoGen::new(&j, 0, one(M)).unwrap_err();
+        assert!(
+            matches!(&e, JobError::Conflict(m) if m.contains("blockalign") && m.contains("norandommap")),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn distribution_offsets_are_aligned_and_inside() {
+        let j = PreparedJob {
+            random_distribution: RandomDistribution::Zipf(0.8),
+            blockalign: [4 * K, 8 * K],
+            time_based: true,
+            ..with(
+                Pattern::Random,
+                50,
+                BsSpec::Split(vec![(4 * K, 50), (32 * K, 50)]),
+            )
+        };
+        let region = FileRegion {
+            start: 0,
+            len: 100 * K,
+        };
+        let mut g = IoGen::new(&j, 0, vec![region]).unwrap();
+        for _ in 0..20_000 {
+            let u = g.next().unwrap();
+            let ba = if u.dir == IoDir::Read { 4 * K } else { 8 * K };
+            assert_eq!(u.offset % ba, 0, "{u:?}");
+            assert!(u.offset + u.len <= region.len, "{u:?}");
+        }
+    }
+}
+
+mod time_based {
+    use super::*;
+
+    #[test]
+    fn never_ends_and_each_pass_covers_the_region() {
+        let j = PreparedJob {
+            time_based: true,
+            ..with(Pattern::Random, 100, BsSpec::Fixed(4 * K))
+        };
+        let mut g = IoGen::new(&j, 0, one(64 * K)).unwrap();
+        assert_eq!(g.total_bytes(), None);
+        for pass in 1..=5 {
+            let units: Vec<IoUnit> = (0..16)
+                .map(|_| g.next().expect("time based never ends"))
+                .collect();
+            assert_each_block_once(&units, &one(64 * K), 4 * K);
+            assert_eq!(g.passes_started(), pass);
+        }
+    }
+
+    #[test]
+    fn sequential_wraps_to_the_start() {
+        let j = PreparedJob {
+            time_based: true,
+            ..job()
+        };
+        let mut g = IoGen::new(&j, 0, one(12 * K)).unwrap();
+        let offs: Vec<u64> = (0..7).map(|_| g.next().unwrap().offset / K).collect();
+        assert_eq!(offs, vec![0, 4, 8, 0, 4, 8, 0]);
+    }
+
+    #[test]
+    fn loops_zero_is_an_error_only_when_size_based() {
+        let j = PreparedJob { loops: 0, ..job() };
+        assert!(
+            matches!(IoGen::new(&j, 0, one(M)), Err(JobError::InvalidValue { option, .. }) if option == "loops")
+        );
+        assert!(IoGen::new(
+            &PreparedJob {
+                time_based: true,
+                ..j
+            },
+            0,
+            one(M)
+        )
+        .is_ok());
+    }
+}
+
+mod mix_and_seeds {
+    use super::*;
+
+    fn read_share(read_pct: u32, n: usize) -> f64 {
+        let j = PreparedJob {
+            time_based: true,
+            ..with(Pattern::Random, read_pct, BsSpec::Fixed(4 * K))
+        };
+        let mut g = IoGen::new(&j, 3, one(M)).unwrap();
+        let reads = (0..n)
+            .filter(|_| g.next().unwrap().dir == IoDir::Read)
+            .count();
+        reads as f64 / n as f64
+    }
+
+    #[test]
+    fn rwmix_read_share_within_one_percent_over_100k() {
+        for pct in [1, 10, 25, 50, 60, 70, 90, 99] {
+            let share = read_share(pct, 100_000);
+            assert!(
+                (share * 100.0 - f64::from(pct)).abs() < 1.0,
+                "rwmixread={pct}: {share}"
+            );
+        }
+        assert_eq!(read_share(100, 100_000), 1.0);
+        assert_eq!(read_share(0, 100_000), 0.0);
+    }
+
+    fn first(j: &PreparedJob, worker: u32, n: usize) -> Vec<IoUnit> {
+        let mut g = IoGen::new(j, worker, one(64 * M)).unwrap();
+        (0..n).map(|_| g.next().unwrap()).collect()
+    }
+
+    #[test]
+    fn randrepeat_repeats_and_workers_differ() {
+        let j = with(
+            Pattern::Random,
+            50,
+            BsSpec::Range {
+                min: 4 * K,
+                max: 64 * K,
+            },
+        );
+        assert_eq!(first(&j, 0, 1000), first(&j, 0, 1000));
+        assert_ne!(first(&j, 0, 1000), first(&j, 1, 1000));
+        let other_seed = PreparedJob {
+            randseed: 99,
+            ..j.clone()
+        };
+        assert_ne!(first(&j, 0, 1000), first(&other_seed, 0, 1000));
+    }
+
+    #[test]
+    fn without_randrepeat_runs_differ_and_the_seed_is_told() {
+        let j = PreparedJob {
+            randrepeat: false,
+            ..with(Pattern::Random, 50, BsSpec::Fixed(4 * K))
+        };
+        let a = IoGen::new(&j, 0, one(M)).unwrap();
+        let b = IoGen::new(&j, 0, one(M)).unwrap();
+        assert_ne!(a.seed(), b.seed());
+        assert_ne!(first(&j, 0, 100), first(&j, 0, 100));
+    }
+}
+
+mod distributions {
+    use super::*;
+
+    const BLOCKS: u64 = 10_000;
+    const DRAWS: usize = 400_000;
+
+    /// Hits per block of `DRAWS` I/Os under `rd`.
+    fn hits(rd: RandomDistribution) -> Vec<u64> {
+        let j = PreparedJob {
+            random_distribution: rd,
+            time_based: true,
+            ..with(Pattern::Random, 100, BsSpec::Fixed(4 * K))
+        };
+        let mut g = IoGen::new(&j, 0, one(BLOCKS * 4 * K)).unwrap();
+        let mut h = vec![0u64; BLOCKS as usize];
+        for _ in 0..DRAWS {
+            h[(g.next().unwrap().offset / (4 * K)) as usize] += 1;
+        }
+        h
+    }
+
+    /// Share of all hits that the hottest `frac` of the blocks got.
+    fn top_share(mut h: Vec<u64>, frac: f64) -> f64 {
+        h.sort_unstable_by(|a, b| b.cmp(a));
+        let top = (h.len() as f64 * frac) as usize;
+        h[..top].iter().sum::<u64>() as f64 / DRAWS as f64
+    }
+
+    #[test]
+    fn zipf_concentrates_and_scatters() {
+        let h = hits(RandomDistribution::Zipf(1.2));
+        let share = top_share(h.clone(), 0.10);
+        assert!(share > 0.85, "zipf:1.2 top 10 % of blocks got {share}");
+        // Scattered: the hot blocks are not the region's first ones.
+        let first_tenth: u64 = h[..(BLOCKS / 10) as usize].iter().sum();
+        assert!(
+            (first_tenth as f64 / DRAWS as f64) < 0.5,
+            "hot blocks bunched at the start"
+        );
+        // Uniform for comparison: the top 10 % get little more than 10 %.
+        assert!(top_share(hits(RandomDistribution::Uniform), 0.10) < 0.2);
+    }
+
+    #[test]
+    fn pareto_h_sends_one_minus_h_to_h_of_the_blocks() {
+        let share = top_share(hits(RandomDistribution::Pareto(0.2)), 0.20);
+        assert!(
+            (share - 0.80).abs() < 0.03,
+            "pareto:0.2 top 20 % got {share}"
+        );
+    }
+
+    #[test]
+    fn normal_is_centred_with_the_stated_deviation() {
+        let h = hits(RandomDistribution::Normal(10.0));
+        let within: u64 = h[(BLOCKS * 4 / 10) as usize..(BLOCKS * 6 / 10) as usize]
+            .iter()
+            .sum();
+        let share = within as f64 / DRAWS as f64; // ±1 standard deviation
+        assert!(
+            (share - 0.6827).abs() < 0.02,
+            "normal:10 within ±10 %: {share}"
+        );
+    }
+
+    #[test]
+    fn zoned_sends_each_zone_its_share() {
+        let zones = vec![
+            Zone {
+                access_pct: 60.0,
+                size_pct: 10.0,
+            },
+            Zone {
+                access_pct: 30.0,
+                size_pct: 20.0,
+            },
+            Zone {
+                access_pct: 10.0,
+                size_pct: 70.0,
+            },
+        ];
+        let h = hits(RandomDistribution::Zoned(zones));
+        let sum =
+            |a: u64, b: u64| h[a as usize..b as usize].iter().sum::<u64>() as f64 / DRAWS as f64;
+        let got = [sum(0, 1000), sum(1000, 3000), sum(3000, BLOCKS)];
+        for (g, want) in got.iter().zip([0.6, 0.3, 0.1]) {
+            assert!((g - want).abs() < 0.01, "zones {got:?}");
+        }
+        // Uniform inside a zone: no block of zone 1 far from 600 / 1000 × DRAWS / 1000.
+        let expect = 0.6 * DRAWS as f64 / 1000.0;
+        assert!(h[..1000]
+            .iter()
+            .all(|&x| (x as f64 - expect).abs() < 0.25 * expect));
+    }
+
+    #[test]
+    fn bad_parameters_are_errors_naming_the_option() {
+        let bad = [
+            RandomDistribution::Zipf(0.0),
+            RandomDistribution::Pareto(1.0),
+            RandomDistribution::Normal(-1.0),
+            RandomDistribution::Zoned(vec![Zone {
+                access_pct: 50.0,
+                size_pct: 100.0,
+            }]),
+        ];
+        for rd in bad {
+            let j = PreparedJob {
+                random_distribution: rd.clone(),
+                ..with(Pattern::Random, 100, BsSpec::Fixed(4 * K))
+            };
+            let e = IoGen::new(&j, 0, one(M)).unwrap_err();
+            assert!(
+                matches!(&e, JobError::InvalidValue { option, .. } if option == "random_distribution"),
+                "{rd:?}: {e}"
+            );
+        }
+    }
+}

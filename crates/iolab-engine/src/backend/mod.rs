@@ -1,0 +1,98 @@
+//! Backends: how one worker issues I/O.
+//!
+//! The shape mirrors fio's engines and io_uring's SQ/CQ split:
+//! [`Backend::queue`] stages one request, [`Backend::commit`] hands staged
+//! requests to the kernel, [`Backend::reap`] collects completions.
+//! Synchronous backends (psync) complete inside `queue` and say so
+//! through [`Queued::Done`]. Workers are generic over `B: Backend`, so the
+//! per-I/O path is statically dispatched.
+
+pub mod null;
+pub mod psync;
+pub mod uring;
+
+use std::os::fd::RawFd;
+
+use iolab_core::job::IoDir;
+
+/// What a request does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Read,
+    Write,
+    Fsync,
+    Fdatasync,
+}
+
+impl From<IoDir> for Op {
+    fn from(d: IoDir) -> Op {
+        match d {
+            IoDir::Read => Op::Read,
+            IoDir::Write => Op::Write,
+        }
+    }
+}
+
+/// One request. `slot` identifies the in-flight slot (and its buffer) and
+/// comes back in the completion.
+#[derive(Debug, Clone, Copy)]
+pub struct Request {
+    pub slot: u32,
+    pub op: Op,
+    /// Index into the files the backend was opened with.
+    pub file: u32,
+    pub offset: u64,
+    pub len: u32,
+    /// Buffer of at least `len` bytes, owned by the worker, valid until the
+    /// request completes. Null for Fsync/Fdatasync.
+    pub buf: *mut u8,
+}
+
+/// A completed request: `result` is bytes transferred, or `-errno`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Completion {
+    pub slot: u32,
+    pub result: i64,
+}
+
+/// Outcome of [`Backend::queue`].
+#[derive(Debug, Clone, Copy)]
+pub enum Queued {
+    /// Staged; will be submitted by the next `commit`.
+    Staged,
+    /// Already complete (synchronous backends).
+    Done(Completion),
+}
+
+/// An open file handed to a backend.
+#[derive(Debug, Clone, Copy)]
+pub struct OpenFile {
+    pub fd: RawFd,
+}
+
+/// Set-up parameters common to all backends.
+#[derive(Debug, Clone)]
+pub struct BackendConfig {
+    pub iodepth: u32,
+    /// The worker's buffers (registered with io_uring when possible).
+    pub buffers: Vec<(*mut u8, usize)>,
+}
+
+pub trait Backend: Sized {
+    const NAME: &'static str;
+    /// True if `queue` completes requests itself (no commit/reap needed).
+    const SYNC: bool;
+
+    fn open(files: &[OpenFile], cfg: &BackendConfig) -> Result<Self, crate::EngineError>;
+    fn queue(&mut self, req: &Request) -> std::io::Result<Queued>;
+    /// Submit staged requests; returns how many were submitted.
+    fn commit(&mut self) -> std::io::Result<u32>;
+    /// Wait for at least `min` completions (0 = don't wait) and append up to
+    /// `max` of them to `out`; returns how many were appended.
+    fn reap(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> std::io::Result<u32>;
+    /// What the backend decided at set-up that the user should know (e.g.
+    /// io_uring fell back to unregistered buffers), one line each.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+}

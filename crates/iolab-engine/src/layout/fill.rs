@@ -1,0 +1,83 @@
+//! Filling files with incompressible data.
+//!
+//! A file that was only sized (`ftruncate`) or preallocated (`fallocate`)
+//! has holes or unwritten extents: the filesystem answers reads of them
+//! with zeros without touching the device, so a read benchmark on it
+//! measures memset. Every byte a job may read is therefore written once,
+//! with pseudo-random data so compressing or deduplicating storage cannot
+//! shrink it either. Each file gets its own random seed.
+//!
+//! Writes are 1 MiB buffered `pwrite`s (the kernel merges them; no
+//! alignment rules, so it works on every filesystem), then `fdatasync` so
+//! the data is on the device before the run, then `POSIX_FADV_DONTNEED` so
+//! the run does not start with the whole file in the page cache.
+
+use std::fs::File;
+use std::num::NonZeroU64;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rustix::fs::{Advice, FallocateFlags};
+use rustix::io::Errno;
+
+use crate::EngineError;
+
+/// Bytes per write: large enough that syscall cost is noise, small enough
+/// that progress moves smoothly.
+pub(crate) const CHUNK_BYTES: usize = 1 << 20;
+
+/// Fill `[from, to)` of `file` with pseudo-random bytes, reporting
+/// `(path, done_bytes, total_bytes)` after every chunk. Returns the time
+/// it took, including the final flush.
+pub(crate) fn fill(
+    file: &File,
+    path: &Path,
+    from: u64,
+    to: u64,
+    progress: &mut dyn FnMut(&str, u64, u64),
+) -> Result<Duration, EngineError> {
+    let started = Instant::now();
+    let total = to.saturating_sub(from);
+    let name = path.display().to_string();
+    preallocate(file, path, from, total)?;
+    progress(&name, 0, total);
+    let mut rng = fastrand::Rng::new();
+    let mut buf = vec![0u8; CHUNK_BYTES];
+    let mut pos = from;
+    while pos < to {
+        let n = (CHUNK_BYTES as u64).min(to - pos) as usize;
+        rng.fill(&mut buf[..n]);
+        file.write_all_at(&buf[..n], pos)
+            .map_err(|e| io_err(path, "fill (write)", e))?;
+        pos += n as u64;
+        progress(&name, pos - from, total);
+    }
+    file.sync_data()
+        .map_err(|e| io_err(path, "fill (fdatasync)", e))?;
+    // Advice only: a filesystem that keeps the pages anyway (or refuses
+    // the advice) changes no result of the fill, so a failure is not an error.
+    let _ = rustix::fs::fadvise(file, from, NonZeroU64::new(total), Advice::DontNeed);
+    Ok(started.elapsed())
+}
+
+/// Reserve the blocks first: the file is laid out in as few extents as
+/// the filesystem can manage, and a full disk is found before gigabytes
+/// are written. Filesystems without `fallocate` are filled all the same.
+fn preallocate(file: &File, path: &Path, from: u64, len: u64) -> Result<(), EngineError> {
+    if len == 0 {
+        return Ok(());
+    }
+    match rustix::fs::fallocate(file, FallocateFlags::empty(), from, len) {
+        Ok(()) | Err(Errno::NOTSUP | Errno::NOSYS) => Ok(()),
+        Err(e) => Err(io_err(path, "fill (fallocate)", e.into())),
+    }
+}
+
+fn io_err(path: &Path, op: &'static str, source: std::io::Error) -> EngineError {
+    EngineError::Io {
+        path: path.to_path_buf(),
+        op,
+        source,
+    }
+}

@@ -1,0 +1,338 @@
+//! The run lifecycle: `prepare → start(at) → poll → stop → result`.
+//!
+//! Designed for many hosts from day one: `prepare` does everything slow
+//! (validation, safety checks, file layout, opening files, allocating
+//! buffers) so that `start(at)` can start every worker at a given wall-clock
+//! instant (the fleet passes a common instant after a barrier). `poll`
+//! returns progress built from interval snapshots; `stop` asks workers to
+//! finish early (Ctrl-C); `wait` returns the lossless [`RunResult`].
+//!
+//! Stonewall groups run one after another; `start(at)` applies to the
+//! first group, the next group starts when the previous one has finished.
+//! `start` spawns every worker of every group at once, so each opens its
+//! backend then and a set-up error (no io_uring, a CPU that cannot be
+//! pinned) is returned by `start` itself, before any I/O.
+//!
+//! Submodules: [`coordinator`] (the thread that runs the groups),
+//! [`progress`] (poll's merged view), [`host`] (host facts).
+
+pub mod coordinator;
+pub mod host;
+pub mod progress;
+mod setup;
+
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use iolab_core::job::PreparedJob;
+use iolab_core::stats::RunResult;
+use serde::{Deserialize, Serialize};
+
+use crate::worker::clock::now_ns;
+use crate::worker::{self, Control, WorkerMsg, WorkerSpec};
+use crate::EngineError;
+use coordinator::{CoordOut, CoordState, GroupPlan};
+use progress::Tracker;
+
+/// What a run needs beyond its jobs.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub jobs: Vec<PreparedJob>,
+    /// Time-series interval (default 1 s).
+    pub interval: Duration,
+    /// Allow writing to block devices and to existing files iolab did not
+    /// create (`--allow-overwrite`). Mounted devices and devices with a
+    /// filesystem signature are refused even then.
+    pub allow_overwrite: bool,
+    /// Host name recorded in results (fleet: the rank's host).
+    pub host: String,
+}
+
+/// Live view of a running run, from the latest interval snapshots.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Progress {
+    /// Stonewall group now running (0-based) and how many there are.
+    pub group: u32,
+    pub groups: u32,
+    /// "layout", "waiting", "ramp", "running", "done".
+    pub phase: String,
+    pub elapsed_ns: u64,
+    /// Estimate; None when the run ends by size, not time.
+    pub remaining_ns: Option<u64>,
+    /// Fraction done of the current group (0..1) when known.
+    pub fraction: Option<f64>,
+    /// Last interval, per direction (index = IoDir).
+    pub iops: [f64; 2],
+    pub bw_bytes_per_s: [f64; 2],
+    pub p50_ns: [u64; 2],
+    pub p99_ns: [u64; 2],
+}
+
+/// A finished run: the result of everything that was done, and the error
+/// that ended it early, if any (an I/O error keeps the work done before it).
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub result: RunResult,
+    pub error: Option<EngineError>,
+}
+
+#[derive(Debug)]
+enum State {
+    Prepared(Vec<WorkerSpec>),
+    Started {
+        coordinator: JoinHandle<CoordOut>,
+    },
+    /// `start` failed; its error was returned.
+    Failed,
+}
+
+/// A prepared (then started) run.
+#[derive(Debug)]
+pub struct Run {
+    cfg: RunConfig,
+    /// Stonewall group of each job.
+    groups: Vec<u32>,
+    notes: Vec<String>,
+    state: State,
+    ctl: Arc<Control>,
+    msgs: Receiver<WorkerMsg>,
+    msgs_tx: mpsc::Sender<WorkerMsg>,
+    tracker: Tracker,
+    coord: Arc<Mutex<CoordState>>,
+    /// The same instant on both clocks, taken at `start`: (unix ns, monotonic ns).
+    anchor: (u64, u64),
+}
+
+impl Run {
+    /// Validate, check safety, lay out files, open them, allocate buffers.
+    pub fn prepare(cfg: RunConfig) -> Result<Run, EngineError> {
+        let setup::Prepared {
+            specs,
+            groups,
+            notes,
+            planned_bytes,
+        } = setup::prepare(&cfg)?;
+        let (msgs_tx, msgs) = mpsc::channel();
+        Ok(Run {
+            tracker: Tracker::new(&cfg.jobs, &groups, planned_bytes),
+            cfg,
+            groups,
+            notes,
+            state: State::Prepared(specs),
+            ctl: Arc::new(Control::default()),
+            msgs,
+            msgs_tx,
+            coord: Arc::new(Mutex::new(CoordState::default())),
+            anchor: (0, 0),
+        })
+    }
+
+    /// What layout did, one line each (shown to the user before the run).
+    pub fn layout_notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    fn group_count(&self) -> u32 {
+        self.groups.last().map_or(0, |g| g + 1)
+    }
+
+    /// Start all workers together at `at` (now if None, or if `at` has passed).
+    pub fn start(&mut self, at: Option<SystemTime>) -> Result<(), EngineError> {
+        let specs = match std::mem::replace(&mut self.state, State::Failed) {
+            State::Prepared(specs) => specs,
+            other => {
+                self.state = other;
+                return Err(EngineError::Lifecycle(
+                    "start called twice (or after a failed start)".into(),
+                ));
+            }
+        };
+        let handles = self.spawn_all(specs)?;
+        let unix_now = unix_ns(SystemTime::now());
+        let mono_now = now_ns();
+        self.anchor = (unix_now, mono_now);
+        let start_mono = match at {
+            Some(t) => mono_now + unix_ns(t).saturating_sub(unix_now),
+            None => mono_now,
+        };
+        let mut plans: Vec<GroupPlan> = (0..self.group_count())
+            .map(|g| GroupPlan {
+                workers: Vec::new(),
+                lead_ns: self.lead_ns(g),
+            })
+            .collect();
+        for h in handles {
+            plans[self.groups[h.id.job as usize] as usize]
+                .workers
+                .push(h);
+        }
+        let (ctl, coord) = (self.ctl.clone(), self.coord.clone());
+        coord
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .group_start_ns = start_mono;
+        let coordinator = std::thread::Builder::new()
+            .name("iolab-coord".into())
+            .spawn(move || coordinator::coordinate(plans, start_mono, ctl, coord))
+            .map_err(|e| {
+                EngineError::Lifecycle(format!("cannot start the coordinator thread: {e}"))
+            })?;
+        self.state = State::Started { coordinator };
+        Ok(())
+    }
+
+    /// Spawn every worker and wait until each has opened its backend; on
+    /// any set-up error, end them all and return it.
+    fn spawn_all(
+        &mut self,
+        specs: Vec<WorkerSpec>,
+    ) -> Result<Vec<worker::WorkerHandle>, EngineError> {
+        let mut handles = Vec::with_capacity(specs.len());
+        let mut first_err = None;
+        for spec in specs {
+            match worker::spawn(spec, self.ctl.clone(), self.msgs_tx.clone()) {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    first_err = Some(e);
+                    break;
+                }
+            }
+        }
+        for h in &handles {
+            match h.ready() {
+                Ok(notes) => notes
+                    .into_iter()
+                    .for_each(|n| push_unique(&mut self.notes, n)),
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = first_err {
+            handles.into_iter().for_each(|h| drop(h.join()));
+            return Err(e);
+        }
+        Ok(handles)
+    }
+
+    /// Longest startdelay + ramp_time among the jobs of group `g`.
+    fn lead_ns(&self, g: u32) -> u64 {
+        self.cfg
+            .jobs
+            .iter()
+            .zip(&self.groups)
+            .filter(|(_, &jg)| jg == g)
+            .map(|(j, _)| j.startdelay_ns + j.ramp_time_ns)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Latest progress; waits up to `timeout` for a new interval.
+    pub fn poll(&mut self, timeout: Duration) -> Progress {
+        let started = matches!(self.state, State::Started { .. });
+        if started && !self.is_finished() {
+            match self.msgs.recv_timeout(timeout) {
+                Ok(m) => {
+                    self.tracker.apply(m);
+                }
+                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {}
+            }
+        }
+        while let Ok(m) = self.msgs.try_recv() {
+            self.tracker.apply(m);
+        }
+        let st = *self.coord.lock().unwrap_or_else(|p| p.into_inner());
+        self.tracker
+            .progress(&self.cfg.jobs, self.group_count(), st, started)
+    }
+
+    /// Ask every worker to stop now (the result covers what was done).
+    pub fn stop(&self) {
+        self.ctl
+            .stop
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// True once every group has ended (or the run never started).
+    pub fn is_finished(&self) -> bool {
+        match &self.state {
+            State::Started { coordinator } => coordinator.is_finished(),
+            _ => true,
+        }
+    }
+
+    /// Wait for the end and return the result; an error that ended the run
+    /// early is returned instead (use [`Run::finish`] to keep both).
+    pub fn wait(self) -> Result<RunResult, EngineError> {
+        let o = self.finish()?;
+        match o.error {
+            Some(e) => Err(e),
+            None => Ok(o.result),
+        }
+    }
+
+    /// Wait for the end: the result of what was done, and the error that
+    /// stopped it early, if any.
+    pub fn finish(mut self) -> Result<RunOutcome, EngineError> {
+        let coordinator = match std::mem::replace(&mut self.state, State::Failed) {
+            State::Started { coordinator } => coordinator,
+            State::Prepared(_) => {
+                return Err(EngineError::Lifecycle("wait called before start".into()))
+            }
+            State::Failed => {
+                return Err(EngineError::Lifecycle(
+                    "wait called after a failed start".into(),
+                ))
+            }
+        };
+        let out = coordinator
+            .join()
+            .map_err(|_| EngineError::Lifecycle("the coordinator thread panicked".into()))?;
+        while let Ok(m) = self.msgs.try_recv() {
+            self.tracker.apply(m);
+        }
+        let start_unix_ns = self.start_unix_ns();
+        let notes = std::mem::take(&mut self.notes);
+        Ok(setup::assemble(
+            &self.cfg,
+            &self.groups,
+            notes,
+            out,
+            start_unix_ns,
+        ))
+    }
+
+    /// Wall-clock start of the first group's measured window.
+    fn start_unix_ns(&self) -> u64 {
+        let (unix, mono) = self.anchor;
+        let first = self.tracker.measured_start_ns(0).unwrap_or_else(|| {
+            self.coord
+                .lock()
+                .map(|s| s.group_start_ns)
+                .unwrap_or(mono)
+                .max(mono)
+        });
+        unix + first.saturating_sub(mono)
+    }
+}
+
+impl Drop for Run {
+    /// A run dropped while running (the caller went away) stops its
+    /// workers instead of leaving them to run out their time unobserved.
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn push_unique(v: &mut Vec<String>, s: String) {
+    if !v.contains(&s) {
+        v.push(s);
+    }
+}
+
+fn unix_ns(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}

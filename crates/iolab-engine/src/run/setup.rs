@@ -1,0 +1,177 @@
+//! The two ends of a run that are not the running: building every
+//! worker's spec from the jobs (layout, files, generator, rate limiter,
+//! buffers) and assembling the [`RunResult`] from what the workers returned.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use iolab_core::gen::{FileRegion, IoGen};
+use iolab_core::job::{IoEngine, PreparedJob};
+use iolab_core::rate::RateLimiter;
+use iolab_core::stats::{JobResult, RunResult, SCHEMA};
+
+use super::coordinator::CoordOut;
+use super::host::host_info;
+use super::{RunConfig, RunOutcome};
+use crate::layout::{self, Layout};
+use crate::worker::buffers::AlignedBufs;
+use crate::worker::thread::cpus_for_worker;
+use crate::worker::{WorkerId, WorkerSpec};
+use crate::EngineError;
+
+pub struct Prepared {
+    pub specs: Vec<WorkerSpec>,
+    /// Stonewall group of each job.
+    pub groups: Vec<u32>,
+    pub notes: Vec<String>,
+    /// Bytes each worker will move (flat, job by job), None when time based.
+    pub planned_bytes: Vec<Option<u64>>,
+}
+
+/// fio: a job with `stonewall` waits for every job before it, and starts a
+/// new group.
+pub fn stonewall_groups(jobs: &[PreparedJob]) -> Vec<u32> {
+    let mut g = 0;
+    jobs.iter()
+        .enumerate()
+        .map(|(i, j)| {
+            if i > 0 && j.stonewall {
+                g += 1;
+            }
+            g
+        })
+        .collect()
+}
+
+pub fn prepare(cfg: &RunConfig) -> Result<Prepared, EngineError> {
+    if cfg.jobs.is_empty() {
+        return Err(EngineError::Lifecycle(
+            "a run needs at least one job".into(),
+        ));
+    }
+    if cfg.interval.is_zero() {
+        return Err(EngineError::Lifecycle(
+            "the time-series interval must be longer than 0".into(),
+        ));
+    }
+    let layout = layout::prepare(&cfg.jobs, cfg.allow_overwrite, &mut |_, _, _| {})?;
+    let mut out = Prepared {
+        specs: Vec::new(),
+        groups: stonewall_groups(&cfg.jobs),
+        notes: layout.notes.clone(),
+        planned_bytes: Vec::new(),
+    };
+    for (ji, job) in cfg.jobs.iter().enumerate() {
+        let shared = Arc::new(job.clone());
+        for w in 0..job.workers() {
+            let spec = worker_spec(cfg, &layout, &shared, ji as u32, w)?;
+            out.planned_bytes.push(spec.gen.total_bytes());
+            out.specs.push(spec);
+        }
+    }
+    Ok(out)
+}
+
+fn worker_spec(
+    cfg: &RunConfig,
+    layout: &Layout,
+    job: &Arc<PreparedJob>,
+    ji: u32,
+    w: u32,
+) -> Result<WorkerSpec, EngineError> {
+    let regions = layout::regions_for_worker(layout, job, w)?;
+    let mut files = Vec::new();
+    if job.ioengine != IoEngine::Null {
+        for r in &regions {
+            let pf = layout.file(&r.path).ok_or_else(|| not_laid_out(&r.path))?;
+            files.push(layout::open(pf, job)?);
+        }
+    }
+    let paths: Vec<PathBuf> = regions.iter().map(|r| r.path.clone()).collect();
+    let gen = IoGen::new(
+        job,
+        w,
+        regions
+            .iter()
+            .map(|r| FileRegion {
+                start: r.start,
+                len: r.len,
+            })
+            .collect(),
+    )?;
+    let rate = RateLimiter::new(job, gen.seed());
+    let slot_bytes = job.bs[0].max().max(job.bs[1].max()) as usize;
+    // psync does one I/O at a time: one buffer is all it ever uses.
+    let slots = if job.ioengine == IoEngine::Psync {
+        1
+    } else {
+        job.iodepth.max(1) as usize
+    };
+    let bufs = AlignedBufs::new(slots, slot_bytes, gen.seed());
+    Ok(WorkerSpec {
+        id: WorkerId { job: ji, worker: w },
+        job: job.clone(),
+        paths,
+        files,
+        gen,
+        rate,
+        cpus: cpus_for_worker(job, w),
+        interval_ns: cfg.interval.as_nanos() as u64,
+        host: cfg.host.clone(),
+        bufs,
+    })
+}
+
+fn not_laid_out(path: &std::path::Path) -> EngineError {
+    EngineError::Lifecycle(format!(
+        "{} has a region but no prepared file",
+        path.display()
+    ))
+}
+
+/// Build the result; the first worker error (in job order) is the run's.
+pub fn assemble(
+    cfg: &RunConfig,
+    groups: &[u32],
+    notes: Vec<String>,
+    out: CoordOut,
+    start_unix_ns: u64,
+) -> RunOutcome {
+    let CoordOut {
+        mut outcomes,
+        cpu,
+        notes: cpu_notes,
+    } = out;
+    outcomes.sort_by_key(|(id, _)| (id.job, id.worker));
+    let mut jobs: Vec<JobResult> = cfg
+        .jobs
+        .iter()
+        .zip(groups)
+        .map(|(j, &g)| JobResult {
+            name: j.name.clone(),
+            group: g,
+            job: j.clone(),
+            workers: Vec::new(),
+        })
+        .collect();
+    let mut error = None;
+    for (id, o) in outcomes {
+        if error.is_none() {
+            error = o.error;
+        }
+        jobs[id.job as usize].workers.push(o.result);
+    }
+    let mut layout_notes = notes;
+    layout_notes.extend(cpu_notes);
+    let result = RunResult {
+        schema: SCHEMA.to_string(),
+        tool_version: iolab_core::VERSION.to_string(),
+        start_unix_ns,
+        interval_ns: cfg.interval.as_nanos() as u64,
+        hosts: vec![host_info(&cfg.host)],
+        jobs,
+        cpu,
+        layout_notes,
+    };
+    RunOutcome { result, error }
+}

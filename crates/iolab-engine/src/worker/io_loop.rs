@@ -1,0 +1,360 @@
+//! The per-I/O path of one worker, generic over its backend (static
+//! dispatch: `B::SYNC` branches compile away).
+//!
+//! One turn of the loop either waits (a sync request or thinktime needs a
+//! quiet queue; a rate-limited I/O is not due yet; every slot is busy) or
+//! issues one batch:
+//!
+//! 1. take up to `iodepth_batch_submit` units from the generator (no clock);
+//! 2. one clock reading `t0`; stage each unit in a free slot; commit;
+//!    one clock reading `t1`: slat = t1 − t0 for the whole batch;
+//! 3. when the queue is full (or nothing more may be issued) reap at least
+//!    `iodepth_batch_complete_min` (≥ 1), at most `_max`; one clock reading
+//!    `tr` per reap: clat = tr − t1, lat = tr − t0 of each I/O.
+//!
+//! Like fio, the worker reaps only when it must (queue full, waiting, or
+//! done), so the device sees a full queue. Synchronous backends (psync)
+//! complete inside `queue`: one reading before and one after each call,
+//! clat = lat, no slat.
+//!
+//! Short transfers: like fio, the rest of a short read or write is issued
+//! again from where it stopped (same slot, same issue time); a transfer of
+//! 0 bytes (end of file) is an error. A failed I/O (`-errno`) is counted in
+//! `errors`, stops issuing (fio's default, `continue_on_error=none`), lets
+//! the in-flight I/Os finish, and is reported with the partial result.
+
+use std::sync::atomic::Ordering;
+
+use iolab_core::gen::IoUnit;
+use iolab_core::job::IoDir;
+
+use super::clock::now_ns;
+use super::record::IoTimes;
+use super::{io_failed, Worker};
+use crate::backend::{Backend, Completion, Op, Queued, Request};
+use crate::EngineError;
+
+/// One in-flight I/O.
+#[derive(Debug, Clone, Copy)]
+pub struct Slot {
+    pub times: IoTimes,
+    pub offset: u64,
+    pub len: u32,
+    /// Bytes already transferred (short transfers are continued).
+    pub done: u32,
+    pub file: u32,
+    pub dir: IoDir,
+}
+
+impl Default for Slot {
+    fn default() -> Slot {
+        Slot {
+            times: IoTimes::default(),
+            offset: 0,
+            len: 0,
+            done: 0,
+            file: 0,
+            dir: IoDir::Read,
+        }
+    }
+}
+
+impl<B: Backend> Worker<B> {
+    /// Read the clock, remember the reading, close intervals / the ramp.
+    #[inline]
+    pub(super) fn clock(&mut self) -> u64 {
+        let t = now_ns();
+        self.last_ns = t;
+        self.rec.tick(t);
+        t
+    }
+
+    /// True once no more I/O may be issued.
+    #[inline]
+    pub(super) fn stopping(&self) -> bool {
+        if self.error.is_some() || self.ctl.stop.load(Ordering::Relaxed) {
+            return true;
+        }
+        if self.gen_done && self.pending.is_none() {
+            return true;
+        }
+        match (self.p.runtime_ns, self.rec.measured_start_ns()) {
+            (Some(rt), Some(start)) => self.last_ns >= start + rt,
+            _ => false,
+        }
+    }
+
+    /// The loop; returns on stop, on an I/O error (kept in `self.error`), or
+    /// with a backend error (the kernel refused a submit or a wait).
+    pub(super) fn main_loop(&mut self) -> Result<(), EngineError> {
+        loop {
+            if self.stopping() {
+                return Ok(());
+            }
+            if let Some((file, op)) = self.sync_due.take() {
+                self.quiesce()?;
+                self.sync(file, op)?;
+                continue;
+            }
+            if self.think_pending {
+                self.think_pending = false;
+                self.quiesce()?;
+                let until = self.last_ns + self.p.thinktime_ns;
+                self.sleep_until(until);
+                continue;
+            }
+            if let Some(due) = self.wait_due {
+                if self.last_ns >= due {
+                    self.wait_due = None;
+                } else if self.inflight > 0 {
+                    self.reap(1)?;
+                    continue;
+                } else {
+                    self.sleep_until(due);
+                    self.wait_due = None;
+                    continue;
+                }
+            }
+            if self.free.is_empty() {
+                self.reap(self.p.complete_min.min(self.inflight))?;
+                continue;
+            }
+            self.issue()?;
+        }
+    }
+
+    /// Pull up to `want` units that are due into `self.batch`.
+    fn fill_batch(&mut self, want: usize) {
+        self.batch.clear();
+        while self.batch.len() < want {
+            let (u, due) = match self.pending.take() {
+                Some(p) => p,
+                None => match self.gen.next() {
+                    Some(u) => (u, self.due_for(&u)),
+                    None => {
+                        self.gen_done = true;
+                        return;
+                    }
+                },
+            };
+            if due > self.last_ns && due > self.clock() {
+                self.pending = Some((u, due));
+                self.wait_due = Some(due);
+                return;
+            }
+            self.batch.push((u, due));
+            if u.dir == IoDir::Write && self.count_write(u.file) {
+                return;
+            }
+        }
+    }
+
+    /// Intended issue time of `u` (0 = whenever: no rate in its direction).
+    /// The rate schedule starts when I/O starts (ramp included), so the
+    /// pace does not jump when the measured window begins.
+    #[inline]
+    fn due_for(&mut self, u: &IoUnit) -> u64 {
+        match self.rate.as_mut() {
+            Some(r) if r.is_limited(u.dir) => self.rate_origin_ns + r.next_due_ns(u.dir, u.len),
+            _ => 0,
+        }
+    }
+
+    /// Count a write to `file`; true if a sync is due after it.
+    fn count_write(&mut self, file: u32) -> bool {
+        let f = file as usize;
+        self.written[f] = true;
+        if self.p.fsync_every == 0 && self.p.fdatasync_every == 0 {
+            return false;
+        }
+        self.writes[f] += 1;
+        let n = self.writes[f];
+        if self.p.fsync_every > 0 && n.is_multiple_of(self.p.fsync_every) {
+            self.sync_due = Some((file, Op::Fsync));
+        } else if self.p.fdatasync_every > 0 && n.is_multiple_of(self.p.fdatasync_every) {
+            self.sync_due = Some((file, Op::Fdatasync));
+        }
+        self.sync_due.is_some()
+    }
+
+    fn issue(&mut self) -> Result<(), EngineError> {
+        let mut want = self.free.len().min(self.p.batch_submit as usize);
+        if self.p.thinktime_ns > 0 {
+            want = 1;
+        }
+        self.fill_batch(want);
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        self.think_pending = self.p.thinktime_ns > 0;
+        if B::SYNC {
+            return self.issue_sync();
+        }
+        let t0 = self.clock();
+        let mut per_dir = [0u64; 2];
+        for i in 0..self.batch.len() {
+            let (u, due) = self.batch[i];
+            let slot = self.free.pop().expect("batch never exceeds free slots");
+            self.slots[slot as usize] = Slot {
+                // An I/O without a due time was intended for when it was issued.
+                times: IoTimes {
+                    issue_ns: t0,
+                    submit_ns: 0,
+                    due_ns: if due == 0 { t0 } else { due },
+                },
+                offset: u.offset,
+                len: u.len as u32,
+                done: 0,
+                file: u.file,
+                dir: u.dir,
+            };
+            self.staged.push(slot);
+            per_dir[u.dir as usize] += 1;
+            self.queue(slot)?;
+        }
+        self.backend
+            .commit()
+            .map_err(|e| self.backend_err("submit", e))?;
+        let t1 = self.clock();
+        for &slot in &self.staged {
+            self.slots[slot as usize].times.submit_ns = t1;
+        }
+        self.inflight += self.staged.len() as u32;
+        self.staged.clear();
+        self.rec.submitted(0, per_dir[0], t1 - t0);
+        self.rec.submitted(1, per_dir[1], t1 - t0);
+        Ok(())
+    }
+
+    /// Synchronous backends: each unit completes inside `queue`.
+    fn issue_sync(&mut self) -> Result<(), EngineError> {
+        let slot = 0;
+        for i in 0..self.batch.len() {
+            let (u, due) = self.batch[i];
+            let t0 = self.clock();
+            self.slots[0] = Slot {
+                times: IoTimes {
+                    issue_ns: t0,
+                    submit_ns: t0,
+                    due_ns: if due == 0 { t0 } else { due },
+                },
+                offset: u.offset,
+                len: u.len as u32,
+                done: 0,
+                file: u.file,
+                dir: u.dir,
+            };
+            loop {
+                let c = match self.backend.queue(&self.request(slot)) {
+                    Ok(Queued::Done(c)) => c,
+                    Ok(Queued::Staged) => unreachable!("a SYNC backend completes in queue"),
+                    Err(e) => return Err(self.backend_err("queue", e)),
+                };
+                let t1 = self.clock();
+                if !self.complete(c, t1) {
+                    break;
+                }
+            }
+            if self.error.is_some() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The request for what remains of `slot`'s I/O.
+    #[inline]
+    fn request(&self, slot: u32) -> Request {
+        let s = &self.slots[slot as usize];
+        Request {
+            slot,
+            op: Op::from(s.dir),
+            file: s.file,
+            offset: s.offset + u64::from(s.done),
+            len: s.len - s.done,
+            // Safety: done < len ≤ the slot's buffer size, so this stays in the buffer.
+            buf: unsafe { self.bufs.slot_ptr(slot).add(s.done as usize) },
+        }
+    }
+
+    #[inline]
+    fn queue(&mut self, slot: u32) -> Result<(), EngineError> {
+        match self.backend.queue(&self.request(slot)) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.backend_err("queue", e)),
+        }
+    }
+
+    /// Reap at least `min` (≥ 1 while anything is in flight) completions.
+    pub(super) fn reap(&mut self, min: u32) -> Result<(), EngineError> {
+        let min = min.max(1).min(self.inflight);
+        let mut comps = std::mem::take(&mut self.comps);
+        comps.clear();
+        let r = self.backend.reap(min, self.p.complete_max, &mut comps);
+        let ts = self.clock();
+        let out = match r {
+            Ok(_) => {
+                for &c in &comps {
+                    if !self.complete(c, ts) {
+                        self.inflight -= 1;
+                        self.free.push(c.slot);
+                    } else if let Err(e) = self.resubmit(c.slot) {
+                        self.comps = comps;
+                        return Err(e);
+                    }
+                }
+                Ok(())
+            }
+            Err(e) => Err(self.backend_err("reap", e)),
+        };
+        self.comps = comps;
+        out
+    }
+
+    /// Account one completion. Returns true if the I/O was short and must
+    /// go on (the slot stays busy).
+    #[inline]
+    fn complete(&mut self, c: Completion, ts: u64) -> bool {
+        let s = &mut self.slots[c.slot as usize];
+        let left = i64::from(s.len - s.done);
+        if c.result >= left {
+            let (dir, len, times) = (s.dir, s.len, s.times);
+            self.rec
+                .completed(dir, u64::from(len), &times, ts, !B::SYNC);
+            return false;
+        }
+        if c.result > 0 {
+            s.done += c.result as u32;
+            return true;
+        }
+        self.failed(c);
+        false
+    }
+
+    #[cold]
+    fn failed(&mut self, c: Completion) {
+        let s = self.slots[c.slot as usize];
+        self.rec.errored(s.dir);
+        if self.error.is_none() {
+            let path = self.paths[s.file as usize].clone();
+            self.error = Some(io_failed(
+                path,
+                s.offset,
+                u64::from(s.len),
+                s.dir.name(),
+                c.result,
+            ));
+        }
+    }
+
+    /// Issue the rest of a short transfer right away.
+    #[cold]
+    fn resubmit(&mut self, slot: u32) -> Result<(), EngineError> {
+        self.queue(slot)?;
+        self.backend
+            .commit()
+            .map_err(|e| self.backend_err("submit", e))?;
+        self.slots[slot as usize].times.submit_ns = self.clock();
+        Ok(())
+    }
+}

@@ -1,0 +1,352 @@
+//! Workers: one OS thread per worker (one numjobs clone of a job).
+//!
+//! A worker owns everything its I/O touches — backend, aligned buffers,
+//! generator, rate limiter, histograms — so the per-I/O path takes no lock
+//! and allocates nothing. Its life:
+//!
+//! 1. [`spawn`]: the thread pins itself (cpus_allowed), opens its backend
+//!    (an io_uring ring must be created by the thread that submits to it)
+//!    and reports ready or the set-up error;
+//! 2. it waits for its stonewall group's start instant ([`WorkerHandle::go`]),
+//!    then for `startdelay`;
+//! 3. it runs the loop ([`io_loop`]): ramp, measured window, intervals;
+//! 4. it drains what is in flight, runs `end_fsync`, and returns a
+//!    [`WorkerOutcome`]: the result of what it did, and the error that
+//!    stopped it, if any.
+//!
+//! Modules: [`buffers`] (aligned buffers), [`clock`] (monotonic ns, waits),
+//! [`record`] (stats, intervals, ramp), `io_loop` (the hot path), `waits`
+//! (quiesce, syncs, sleeps), [`thread`] (spawning, pinning, dispatch on
+//! the backend).
+
+pub mod buffers;
+pub mod clock;
+mod io_loop;
+pub mod record;
+pub mod thread;
+mod waits;
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use iolab_core::gen::{IoGen, IoUnit};
+use iolab_core::job::PreparedJob;
+use iolab_core::rate::RateLimiter;
+use iolab_core::stats::{IntervalSample, WorkerResult};
+
+use crate::backend::{Backend, BackendConfig, Completion, Op, OpenFile};
+use crate::EngineError;
+use buffers::AlignedBufs;
+use io_loop::Slot;
+use record::Recorder;
+
+pub use thread::{spawn, WorkerHandle};
+
+/// Which worker: index of its job in the run, and its clone index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct WorkerId {
+    pub job: u32,
+    pub worker: u32,
+}
+
+/// What workers tell the run while they run (progress only: the result
+/// comes back through the thread's return value).
+#[derive(Debug)]
+pub enum WorkerMsg {
+    /// The measured window began (ramp over) at this CLOCK_MONOTONIC instant.
+    Measuring { id: WorkerId, mono_ns: u64 },
+    /// An interval closed. `ramp` samples are progress only.
+    Interval {
+        id: WorkerId,
+        sample: Box<IntervalSample>,
+        ramp: bool,
+    },
+    /// The worker finished (result ready to join).
+    Finished { id: WorkerId },
+}
+
+/// Shared by every worker of a run.
+#[derive(Debug, Default)]
+pub struct Control {
+    /// Stop issuing, drain, return what was done.
+    pub stop: AtomicBool,
+}
+
+/// Everything a worker needs, built by `Run::prepare`.
+#[derive(Debug)]
+pub struct WorkerSpec {
+    pub id: WorkerId,
+    pub job: Arc<PreparedJob>,
+    /// One per generator region (`IoUnit::file` indexes them).
+    pub paths: Vec<PathBuf>,
+    /// The open files, in the same order; empty for the null engine.
+    pub files: Vec<File>,
+    pub gen: IoGen,
+    pub rate: Option<RateLimiter>,
+    /// CPUs to pin to (already resolved from cpus_allowed and its policy).
+    pub cpus: Option<Vec<usize>>,
+    pub interval_ns: u64,
+    pub host: String,
+    pub bufs: AlignedBufs,
+}
+
+/// What a worker returns: what it did, and what stopped it early.
+#[derive(Debug, Default)]
+pub struct WorkerOutcome {
+    pub result: WorkerResult,
+    pub error: Option<EngineError>,
+}
+
+/// Loop parameters, resolved once from the job.
+#[derive(Debug, Clone, Copy)]
+struct Params {
+    iodepth: u32,
+    batch_submit: u32,
+    complete_min: u32,
+    complete_max: u32,
+    thinktime_ns: u64,
+    fsync_every: u32,
+    fdatasync_every: u32,
+    end_fsync: bool,
+    runtime_ns: Option<u64>,
+    startdelay_ns: u64,
+    ramp_ns: u64,
+}
+
+impl Params {
+    fn of(job: &PreparedJob) -> Params {
+        let iodepth = job.iodepth.max(1);
+        // fio's rules (fixup_options): iodepth_batch 0 or > iodepth means
+        // iodepth; complete_min 0 means 1 (a full queue must reap one);
+        // complete_max below complete_min (0 = unset) means complete_min —
+        // so by default fio, and iolab, reap one completion at a time.
+        let batch_submit = if job.iodepth_batch_submit == 0 {
+            iodepth
+        } else {
+            job.iodepth_batch_submit.min(iodepth)
+        };
+        let complete_min = job.iodepth_batch_complete_min.clamp(1, iodepth);
+        let complete_max = job.iodepth_batch_complete_max.clamp(complete_min, iodepth);
+        Params {
+            iodepth,
+            batch_submit,
+            complete_min,
+            complete_max,
+            thinktime_ns: job.thinktime_ns,
+            fsync_every: job.fsync,
+            fdatasync_every: job.fdatasync,
+            end_fsync: job.end_fsync,
+            runtime_ns: job.runtime_ns.filter(|&r| r > 0),
+            startdelay_ns: job.startdelay_ns,
+            ramp_ns: job.ramp_time_ns,
+        }
+    }
+}
+
+/// The state of one running worker. Field order matters: the backend (and
+/// with it an io_uring ring and its buffer registration) drops before the
+/// buffers and files it points into.
+pub(crate) struct Worker<B: Backend> {
+    backend: B,
+    bufs: AlignedBufs,
+    /// Kept open for the backend's descriptors; dropped after it.
+    _files: Vec<File>,
+    paths: Vec<PathBuf>,
+    p: Params,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    inflight: u32,
+    comps: Vec<Completion>,
+    batch: Vec<(IoUnit, u64)>,
+    staged: Vec<u32>,
+    gen: IoGen,
+    gen_done: bool,
+    /// A unit taken from the generator but not due yet, with its due time.
+    pending: Option<(IoUnit, u64)>,
+    wait_due: Option<u64>,
+    rate: Option<RateLimiter>,
+    rate_origin_ns: u64,
+    writes: Vec<u32>,
+    written: Vec<bool>,
+    sync_due: Option<(u32, Op)>,
+    think_pending: bool,
+    last_ns: u64,
+    rec: Recorder,
+    error: Option<EngineError>,
+    ctl: Arc<Control>,
+}
+
+impl<B: Backend> std::fmt::Debug for Worker<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Worker<{}>(inflight={})", B::NAME, self.inflight)
+    }
+}
+
+/// The error for a failed I/O; `result` is `-errno`, or 0 for a transfer
+/// that moved nothing (end of file).
+pub(crate) fn io_failed(
+    path: PathBuf,
+    offset: u64,
+    len: u64,
+    dir: &'static str,
+    result: i64,
+) -> EngineError {
+    let source = if result < 0 {
+        std::io::Error::from_raw_os_error((-result) as i32)
+    } else {
+        std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "0 bytes transferred (past the end of the file?)",
+        )
+    };
+    EngineError::IoFailed {
+        path,
+        offset,
+        len,
+        dir,
+        source,
+    }
+}
+
+impl<B: Backend> Worker<B> {
+    /// Open the backend on the spec's files and buffers (in the worker's thread).
+    fn new(
+        spec: WorkerSpec,
+        ctl: Arc<Control>,
+        rec: Recorder,
+    ) -> Result<(Worker<B>, IdleParts), EngineError> {
+        let p = Params::of(&spec.job);
+        let open: Vec<OpenFile> = spec
+            .files
+            .iter()
+            .map(|f| OpenFile {
+                fd: std::os::fd::AsRawFd::as_raw_fd(f),
+            })
+            .collect();
+        let cfg = BackendConfig {
+            iodepth: p.iodepth,
+            buffers: spec.bufs.regions(),
+        };
+        let backend = B::open(&open, &cfg)?;
+        let n = spec.paths.len();
+        let w = Worker {
+            backend,
+            bufs: spec.bufs,
+            _files: spec.files,
+            paths: spec.paths,
+            p,
+            slots: vec![Slot::default(); p.iodepth as usize],
+            free: (0..p.iodepth).rev().collect(),
+            inflight: 0,
+            comps: Vec::with_capacity(p.iodepth as usize + 1),
+            batch: Vec::with_capacity(p.batch_submit as usize),
+            staged: Vec::with_capacity(p.batch_submit as usize),
+            gen: spec.gen,
+            gen_done: false,
+            pending: None,
+            wait_due: None,
+            rate: spec.rate,
+            rate_origin_ns: 0,
+            writes: vec![0; n],
+            written: vec![false; n],
+            sync_due: None,
+            think_pending: false,
+            last_ns: 0,
+            rec,
+            error: None,
+            ctl,
+        };
+        Ok((
+            w,
+            IdleParts {
+                worker: spec.id.worker,
+                host: spec.host,
+            },
+        ))
+    }
+
+    pub(crate) fn notes(&self) -> Vec<String> {
+        self.backend.notes()
+    }
+
+    fn backend_err(&self, op: &str, e: std::io::Error) -> EngineError {
+        EngineError::Backend {
+            engine: B::NAME,
+            reason: format!("{op} failed: {e}"),
+        }
+    }
+
+    /// Run from the group's start instant to the end; never panics on I/O
+    /// errors (they come back in the outcome).
+    fn run(&mut self, start_ns: u64, parts: IdleParts) -> WorkerOutcome {
+        let Some(origin) = clock::wait_until(start_ns + self.p.startdelay_ns, &self.ctl.stop)
+        else {
+            return WorkerOutcome {
+                result: self.rec.finish(0, parts.worker, parts.host),
+                error: None,
+            };
+        };
+        if self.rate.is_some() || self.p.thinktime_ns > 0 {
+            clock::tighten_timer_slack();
+        }
+        self.last_ns = origin;
+        self.rate_origin_ns = origin;
+        self.rec.begin(origin, self.p.ramp_ns);
+        if let Err(e) = self.main_loop() {
+            self.error.get_or_insert(e);
+        }
+        if let Err(e) = self.quiesce() {
+            self.error.get_or_insert(e);
+        }
+        if self.p.end_fsync && self.error.is_none() {
+            self.end_fsync();
+        }
+        let end = self.clock();
+        WorkerOutcome {
+            result: self.rec.finish(end, parts.worker, parts.host),
+            error: self.error.take(),
+        }
+    }
+
+    fn end_fsync(&mut self) {
+        for f in 0..self.paths.len() {
+            if self.written[f] {
+                if let Err(e) = self.sync(f as u32, Op::Fsync) {
+                    self.error.get_or_insert(e);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// What the worker hands to its result but not to the loop.
+#[derive(Debug)]
+struct IdleParts {
+    worker: u32,
+    host: String,
+}
+
+impl<B: Backend> Drop for Worker<B> {
+    fn drop(&mut self) {
+        // The kernel may still write into the buffers of in-flight I/Os (a
+        // panic unwound through the loop): wait for them; if even that
+        // fails, leak the buffers rather than free memory the kernel uses.
+        if self.inflight > 0 {
+            let mut out = Vec::new();
+            while self.inflight > 0 {
+                out.clear();
+                match self.backend.reap(self.inflight, self.inflight, &mut out) {
+                    Ok(n) if n > 0 => self.inflight -= n,
+                    _ => break,
+                }
+            }
+            if self.inflight > 0 {
+                let leaked = std::mem::replace(&mut self.bufs, AlignedBufs::new(1, 1, 0));
+                std::mem::forget(leaked);
+            }
+        }
+    }
+}

@@ -1,0 +1,266 @@
+//! Recording what a worker did: per-direction totals and histograms over
+//! the measured window, the interval time series, the ramp, and the
+//! thread's CPU time.
+//!
+//! Time line of one worker (all CLOCK_MONOTONIC ns):
+//! `origin` (I/O starts, after startdelay) → `ramp_end = origin + ramp_time`
+//! → measured window → end. Everything recorded before the ramp ends is
+//! thrown away when it ends (fio's ramp_time); the measured window starts at
+//! the first clock reading at or past `ramp_end`. Intervals are a fixed grid
+//! from the start of the measured window (during the ramp, from `origin`,
+//! sent as progress only); an interval the worker slept through is sent
+//! empty, so every worker's series has the same index for the same time.
+//!
+//! Nothing here allocates or locks per I/O: completions add to counters and
+//! record into pre-allocated histograms. Once per interval a sample goes to
+//! the run over a channel.
+
+use std::sync::mpsc::Sender;
+
+use iolab_core::cpu::thread_rusage;
+use iolab_core::hist::{LatHist, PackedHist};
+use iolab_core::job::IoDir;
+use iolab_core::stats::{DirInterval, DirStats, IntervalSample, WorkerResult};
+
+use super::{WorkerId, WorkerMsg};
+
+/// Timestamps of one in-flight I/O, ns.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IoTimes {
+    /// Taken just before the batch was staged.
+    pub issue_ns: u64,
+    /// Taken just after the batch was committed (= issue for sync backends).
+    pub submit_ns: u64,
+    /// Intended issue time (rate-limited jobs only).
+    pub due_ns: u64,
+}
+
+#[derive(Debug)]
+pub struct Recorder {
+    id: WorkerId,
+    tx: Sender<WorkerMsg>,
+    rate_limited: bool,
+    pub dirs: [DirStats; 2],
+    pub syncs: u64,
+    pub sync_lat_ns: LatHist,
+    iv: [DirInterval; 2],
+    /// Live latency histograms of the current interval; packed into `iv`
+    /// when the interval closes.
+    iv_lat_ns: [LatHist; 2],
+    series: Vec<IntervalSample>,
+    interval_ns: u64,
+    ramp_end_ns: u64,
+    /// Start of the measured window; `None` during the ramp.
+    measured_start_ns: Option<u64>,
+    /// Start of the current interval, and the next grid boundary.
+    iv_start_ns: u64,
+    iv_next_ns: u64,
+    /// Grid origin of the interval series (origin during ramp, then measured start).
+    grid_ns: u64,
+    cpu0: (u64, u64, u64),
+}
+
+fn dir_stats(rate_limited: bool) -> DirStats {
+    DirStats {
+        lat_intended_ns: rate_limited.then(LatHist::new),
+        ..Default::default()
+    }
+}
+
+impl Recorder {
+    pub fn new(
+        id: WorkerId,
+        tx: Sender<WorkerMsg>,
+        rate_limited: bool,
+        interval_ns: u64,
+    ) -> Recorder {
+        Recorder {
+            id,
+            tx,
+            rate_limited,
+            dirs: [dir_stats(rate_limited), dir_stats(rate_limited)],
+            syncs: 0,
+            sync_lat_ns: LatHist::new(),
+            iv: Default::default(),
+            iv_lat_ns: [LatHist::new(), LatHist::new()],
+            series: Vec::new(),
+            interval_ns: interval_ns.max(1),
+            ramp_end_ns: 0,
+            measured_start_ns: None,
+            iv_start_ns: 0,
+            iv_next_ns: u64::MAX,
+            grid_ns: 0,
+            cpu0: (0, 0, 0),
+        }
+    }
+
+    /// I/O starts at `origin_ns`; the measured window at `origin + ramp`.
+    pub fn begin(&mut self, origin_ns: u64, ramp_ns: u64) {
+        self.ramp_end_ns = origin_ns + ramp_ns;
+        self.grid_ns = origin_ns;
+        self.iv_start_ns = origin_ns;
+        if ramp_ns == 0 {
+            self.start_measured(origin_ns);
+        } else {
+            self.iv_next_ns = self.next_boundary(origin_ns);
+        }
+    }
+
+    pub fn measured_start_ns(&self) -> Option<u64> {
+        self.measured_start_ns
+    }
+
+    /// Submission latency of `n` I/Os of `dir` staged and committed together.
+    #[inline]
+    pub fn submitted(&mut self, dir: usize, n: u64, slat_ns: u64) {
+        if n > 0 {
+            self.dirs[dir].slat_ns.record_n(slat_ns, n);
+        }
+    }
+
+    /// One I/O of `bytes` completed, seen at `reap_ns`.
+    #[inline]
+    pub fn completed(
+        &mut self,
+        dir: IoDir,
+        bytes: u64,
+        t: &IoTimes,
+        reap_ns: u64,
+        submit_stage: bool,
+    ) {
+        let d = &mut self.dirs[dir as usize];
+        let lat = reap_ns.saturating_sub(t.issue_ns);
+        d.ios += 1;
+        d.bytes += bytes;
+        if submit_stage {
+            d.clat_ns.record(reap_ns.saturating_sub(t.submit_ns));
+        } else {
+            d.clat_ns.record(lat);
+        }
+        d.lat_ns.record(lat);
+        if let Some(h) = d.lat_intended_ns.as_mut() {
+            h.record(reap_ns.saturating_sub(t.due_ns));
+        }
+        let iv = &mut self.iv[dir as usize];
+        iv.ios += 1;
+        iv.bytes += bytes;
+        self.iv_lat_ns[dir as usize].record(lat);
+    }
+
+    pub fn errored(&mut self, dir: IoDir) {
+        self.dirs[dir as usize].errors += 1;
+    }
+
+    pub fn synced(&mut self, lat_ns: u64) {
+        self.syncs += 1;
+        self.sync_lat_ns.record(lat_ns);
+    }
+
+    /// Called with every clock reading: ends the ramp and closes intervals.
+    #[inline]
+    pub fn tick(&mut self, now_ns: u64) {
+        if now_ns >= self.iv_next_ns {
+            self.tick_slow(now_ns);
+        }
+    }
+
+    #[cold]
+    fn tick_slow(&mut self, now_ns: u64) {
+        while now_ns >= self.iv_next_ns {
+            if self.measured_start_ns.is_none() && self.iv_next_ns >= self.ramp_end_ns {
+                self.send_interval(self.ramp_end_ns, true);
+                self.start_measured(now_ns);
+                return;
+            }
+            let end = self.iv_next_ns;
+            self.send_interval(end, self.measured_start_ns.is_none());
+            self.iv_start_ns = end;
+            self.iv_next_ns = self.next_boundary(end);
+        }
+    }
+
+    /// The next interval boundary after `from`; during the ramp, the ramp's
+    /// end is a boundary too.
+    fn next_boundary(&self, from_ns: u64) -> u64 {
+        let next = from_ns + self.interval_ns;
+        match self.measured_start_ns {
+            None => next.min(self.ramp_end_ns),
+            Some(_) => next,
+        }
+    }
+
+    fn start_measured(&mut self, now_ns: u64) {
+        self.dirs = [dir_stats(self.rate_limited), dir_stats(self.rate_limited)];
+        self.syncs = 0;
+        self.sync_lat_ns.reset();
+        self.iv = Default::default();
+        self.iv_lat_ns.iter_mut().for_each(LatHist::reset);
+        self.measured_start_ns = Some(now_ns);
+        self.grid_ns = now_ns;
+        self.iv_start_ns = now_ns;
+        self.iv_next_ns = now_ns + self.interval_ns;
+        self.cpu0 = thread_rusage();
+        // The run may be gone (dropped without waiting); nothing to do then.
+        let _ = self.tx.send(WorkerMsg::Measuring {
+            id: self.id,
+            mono_ns: now_ns,
+        });
+    }
+
+    /// Close the current interval at `end_ns`: keep it (measured) and send it.
+    fn send_interval(&mut self, end_ns: u64, ramp: bool) {
+        let mut dirs = std::mem::take(&mut self.iv);
+        for (d, h) in dirs.iter_mut().zip(self.iv_lat_ns.iter_mut()) {
+            d.lat_ns = PackedHist::pack(h);
+            h.reset();
+        }
+        let sample = IntervalSample {
+            start_ns: self.iv_start_ns - self.grid_ns,
+            end_ns: end_ns.max(self.iv_start_ns) - self.grid_ns,
+            dirs,
+        };
+        if !ramp {
+            self.series.push(sample.clone());
+        }
+        let _ = self.tx.send(WorkerMsg::Interval {
+            id: self.id,
+            sample: Box::new(sample),
+            ramp,
+        });
+    }
+
+    /// Close the last (partial) interval at `end_ns` and build the result.
+    pub fn finish(&mut self, end_ns: u64, worker: u32, host: String) -> WorkerResult {
+        let Some(start) = self.measured_start_ns else {
+            // Ended during the ramp (stopped, or size-based work done):
+            // nothing was measured.
+            let _ = self.tx.send(WorkerMsg::Interval {
+                id: self.id,
+                sample: Box::default(),
+                ramp: true,
+            });
+            return WorkerResult {
+                worker,
+                host,
+                ..Default::default()
+            };
+        };
+        if end_ns > self.iv_start_ns || self.iv.iter().any(|d| d.ios > 0) {
+            self.send_interval(end_ns, false);
+        }
+        let (u1, s1, c1) = thread_rusage();
+        let (u0, s0, c0) = self.cpu0;
+        WorkerResult {
+            worker,
+            host,
+            runtime_ns: end_ns.saturating_sub(start),
+            dirs: std::mem::take(&mut self.dirs),
+            syncs: self.syncs,
+            sync_lat_ns: std::mem::take(&mut self.sync_lat_ns),
+            usr_cpu_ns: u1.saturating_sub(u0),
+            sys_cpu_ns: s1.saturating_sub(s0),
+            ctx_switches: c1.saturating_sub(c0),
+            series: std::mem::take(&mut self.series),
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! Spawning a worker thread: pinning, opening the backend in the thread,
+//! the ready / go handshake, dispatch on the job's engine, and turning a
+//! panic into an error.
+
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use iolab_core::job::{CpusAllowedPolicy, IoEngine, PreparedJob};
+
+use super::record::Recorder;
+use super::{Control, Worker, WorkerId, WorkerMsg, WorkerOutcome, WorkerSpec};
+use crate::backend::null::NullBackend;
+use crate::backend::psync::PsyncBackend;
+use crate::backend::uring::UringBackend;
+use crate::backend::Backend;
+use crate::EngineError;
+
+/// A spawned worker, waiting for its start instant.
+#[derive(Debug)]
+pub struct WorkerHandle {
+    pub id: WorkerId,
+    join: JoinHandle<WorkerOutcome>,
+    ready: Receiver<Result<Vec<String>, EngineError>>,
+    go: SyncSender<u64>,
+}
+
+impl WorkerHandle {
+    /// Wait until the worker has opened its backend: its notes, or the
+    /// set-up error.
+    pub fn ready(&self) -> Result<Vec<String>, EngineError> {
+        match self.ready.recv() {
+            Ok(r) => r,
+            Err(_) => Err(EngineError::Lifecycle(format!(
+                "worker {}.{} ended during set-up (panicked)",
+                self.id.job, self.id.worker
+            ))),
+        }
+    }
+
+    /// Start the worker's I/O at `start_mono_ns` (CLOCK_MONOTONIC).
+    pub fn go(&self, start_mono_ns: u64) {
+        // A worker that already ended has nothing to start; join says why.
+        let _ = self.go.send(start_mono_ns);
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.join.is_finished()
+    }
+
+    /// Wait for the end; a panic becomes an error, never an abort.
+    pub fn join(self) -> WorkerOutcome {
+        let WorkerHandle { id, join, go, .. } = self;
+        drop(go); // a worker never started sees its go channel close and ends
+        match join.join() {
+            Ok(o) => o,
+            Err(payload) => {
+                let msg = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                WorkerOutcome {
+                    error: Some(EngineError::Lifecycle(format!(
+                        "worker {}.{} panicked: {msg}",
+                        id.job, id.worker
+                    ))),
+                    ..Default::default()
+                }
+            }
+        }
+    }
+}
+
+/// The CPUs worker `i` of `job` may run on, from `cpus_allowed` and its
+/// policy: `shared` = the whole set, `split` = the i-th CPU of the set
+/// (wrapping when there are more workers than CPUs).
+pub fn cpus_for_worker(job: &PreparedJob, i: u32) -> Option<Vec<usize>> {
+    let set = job.cpus_allowed.as_ref().filter(|s| !s.is_empty())?;
+    Some(match job.cpus_allowed_policy {
+        CpusAllowedPolicy::Shared => set.clone(),
+        CpusAllowedPolicy::Split => vec![set[i as usize % set.len()]],
+    })
+}
+
+fn pin(cpus: &[usize]) -> Result<(), EngineError> {
+    // Safety: cpu_set_t is plain data; zeroed is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        if c >= libc::CPU_SETSIZE as usize {
+            return Err(EngineError::Backend {
+                engine: "cpus_allowed",
+                reason: format!("CPU {c} is out of range"),
+            });
+        }
+        // Safety: c < CPU_SETSIZE (checked above), so the bit is inside `set`.
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    // Safety: `set` is a valid cpu_set_t of the size passed; pid 0 = this thread.
+    let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if r != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(EngineError::Backend {
+            engine: "cpus_allowed",
+            reason: format!("cannot pin to CPUs {cpus:?}: {e} (are they online and allowed?)"),
+        });
+    }
+    Ok(())
+}
+
+/// Spawn the worker thread; it opens its backend and waits for `go`.
+pub fn spawn(
+    spec: WorkerSpec,
+    ctl: Arc<Control>,
+    tx: Sender<WorkerMsg>,
+) -> Result<WorkerHandle, EngineError> {
+    let id = spec.id;
+    let (ready_tx, ready) = mpsc::sync_channel(1);
+    let (go, go_rx) = mpsc::sync_channel(1);
+    let engine = spec.job.ioengine;
+    let name = format!("iolab-w{}.{}", id.job, id.worker);
+    let join = std::thread::Builder::new()
+        .name(name)
+        .spawn(move || match engine {
+            IoEngine::IoUring => thread_main::<UringBackend>(spec, ctl, tx, ready_tx, go_rx),
+            IoEngine::Psync => thread_main::<PsyncBackend>(spec, ctl, tx, ready_tx, go_rx),
+            IoEngine::Null => thread_main::<NullBackend>(spec, ctl, tx, ready_tx, go_rx),
+        })
+        .map_err(|e| EngineError::Lifecycle(format!("cannot start a worker thread: {e}")))?;
+    Ok(WorkerHandle {
+        id,
+        join,
+        ready,
+        go,
+    })
+}
+
+fn thread_main<B: Backend>(
+    spec: WorkerSpec,
+    ctl: Arc<Control>,
+    tx: Sender<WorkerMsg>,
+    ready: SyncSender<Result<Vec<String>, EngineError>>,
+    go: Receiver<u64>,
+) -> WorkerOutcome {
+    let id = spec.id;
+    if let Some(cpus) = &spec.cpus {
+        if let Err(e) = pin(cpus) {
+            let _ = ready.send(Err(e));
+            return WorkerOutcome::default();
+        }
+    }
+    let rec = Recorder::new(id, tx.clone(), spec.job.rate_limited(), spec.interval_ns);
+    let (mut w, parts) = match Worker::<B>::new(spec, ctl, rec) {
+        Ok(w) => w,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return WorkerOutcome::default();
+        }
+    };
+    let _ = ready.send(Ok(w.notes()));
+    let Ok(start_ns) = go.recv() else {
+        return WorkerOutcome::default(); // the run ended before this group started
+    };
+    let out = w.run(start_ns, parts);
+    drop(w);
+    let _ = tx.send(WorkerMsg::Finished { id });
+    out
+}

@@ -1,0 +1,20 @@
+//! Integration tests of the engine, each against a known truth (counts,
+//! bytes, file contents, elapsed time, fio's semantics).
+//!
+//! Index:
+//! - `common`: a complete `PreparedJob` with fio's defaults, and run helpers.
+//! - `counts`: null engine — exact I/O counts, bytes, histogram counts, the
+//!   read/write mix, stonewall groups.
+//! - `files`: psync and io_uring on real files (O_DIRECT): bytes read, data
+//!   written and read back, fsync counts, I/O errors.
+//! - `timing`: runtime and ramp, intervals, rate limiting, thinktime,
+//!   start(at), stop(), progress.
+
+#[path = "engine/common.rs"]
+mod common;
+#[path = "engine/counts.rs"]
+mod counts;
+#[path = "engine/files.rs"]
+mod files;
+#[path = "engine/timing.rs"]
+mod timing;

@@ -1,0 +1,169 @@
+//! Null engine: the worker path without a kernel. Every count is exact.
+
+use iolab_core::job::IoDir;
+
+use crate::common::*;
+
+#[test]
+fn size_based_does_exactly_size_over_bs_per_worker() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let j = job(
+        "n",
+        dir.path(),
+        &[
+            "ioengine=null",
+            "rw=randread",
+            "size=4m",
+            "numjobs=4",
+            "iodepth=8",
+        ],
+    );
+    let r = run_ok(config(vec![j]));
+    assert_eq!(r.jobs[0].workers.len(), 4);
+    for w in &r.jobs[0].workers {
+        let rd = &w.dirs[IoDir::Read as usize];
+        assert_eq!(rd.ios, 1024, "4 MiB / 4 KiB");
+        assert_eq!(rd.bytes, 4 * MIB);
+        assert_eq!(rd.errors, 0);
+        assert_eq!(rd.lat_ns.count(), rd.ios);
+        assert_eq!(rd.clat_ns.count(), rd.ios);
+        assert_eq!(rd.slat_ns.count(), rd.ios);
+        assert_eq!(w.dirs[IoDir::Write as usize].ios, 0);
+        assert!(rd.lat_intended_ns.is_none(), "not rate limited");
+        let series_ios: u64 = w.series.iter().map(|s| s.dirs[0].ios).sum();
+        assert_eq!(series_ios, rd.ios, "the series adds up to the totals");
+    }
+    let workers: Vec<u32> = r.jobs[0].workers.iter().map(|w| w.worker).collect();
+    assert_eq!(workers, vec![0, 1, 2, 3]);
+    assert_eq!(r.schema, iolab_core::stats::SCHEMA);
+    assert_eq!(r.hosts[0].hostname, "test");
+    assert_eq!(r.cpu.len(), 1);
+}
+
+#[test]
+fn loops_repeat_the_pass() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let j = job(
+        "l",
+        dir.path(),
+        &[
+            "ioengine=null",
+            "size=1m",
+            "loops=3",
+            "iodepth=4",
+            "iodepth_batch_submit=4",
+        ],
+    );
+    let r = run_ok(config(vec![j]));
+    assert_eq!(worker(&r, 0, 0).dirs[0].ios, 3 * 256);
+}
+
+#[test]
+fn randrw_read_share_matches_rwmixread() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let size = format!("size={}", 100_000 * 4096);
+    let j = job(
+        "m",
+        dir.path(),
+        &[
+            "ioengine=null",
+            "rw=randrw",
+            "rwmixread=70",
+            "iodepth=16",
+            &size,
+        ],
+    );
+    let r = run_ok(config(vec![j]));
+    let w = worker(&r, 0, 0);
+    let (rd, wr) = (w.dirs[0].ios, w.dirs[1].ios);
+    assert_eq!(rd + wr, 100_000);
+    let share = rd as f64 / 100_000.0;
+    assert!((share - 0.70).abs() < 0.01, "read share {share}");
+    assert_eq!(w.dirs[1].slat_ns.count(), wr, "slat recorded per direction");
+}
+
+#[test]
+fn batches_and_large_iodepth_keep_counts_exact() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let opts = [
+        "ioengine=null",
+        "size=10252k",
+        "iodepth=64",
+        "iodepth_batch_submit=16",
+        "iodepth_batch_complete_min=8",
+        "iodepth_batch_complete_max=32",
+    ];
+    let r = run_ok(config(vec![job("b", dir.path(), &opts)]));
+    assert_eq!(worker(&r, 0, 0).dirs[0].ios, 2563);
+}
+
+#[test]
+fn stonewall_runs_groups_one_after_another() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let a = job(
+        "a",
+        dir.path(),
+        &["ioengine=null", "size=1m", "time_based", "runtime=200ms"],
+    );
+    let b = job("b", dir.path(), &["ioengine=null", "size=1m", "stonewall"]);
+    let r = run_ok(config(vec![a, b]));
+    assert_eq!((r.jobs[0].group, r.jobs[1].group), (0, 1));
+    assert_eq!(r.cpu.len(), 2, "one CPU window per group");
+    assert!(
+        r.cpu[0].window_ns >= 150_000_000,
+        "group 0 window {}",
+        r.cpu[0].window_ns
+    );
+    assert_eq!(worker(&r, 1, 0).dirs[0].ios, 256);
+}
+
+#[test]
+fn pinning_to_a_missing_cpu_fails_at_start_not_in_the_run() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let j = job(
+        "c",
+        dir.path(),
+        &["ioengine=null", "size=1m", "cpus_allowed=1000"],
+    );
+    let mut run = iolab_engine::Run::prepare(config(vec![j])).unwrap();
+    let err = run.start(None).expect_err("CPU 1000 is not online");
+    assert!(err.to_string().contains("1000"), "{err}");
+    let j = job(
+        "c",
+        dir.path(),
+        &[
+            "ioengine=null",
+            "size=1m",
+            "numjobs=3",
+            "cpus_allowed=0",
+            "cpus_allowed_policy=split",
+        ],
+    );
+    let r = run_ok(config(vec![j]));
+    assert_eq!(
+        r.jobs[0].workers.len(),
+        3,
+        "split wraps when workers outnumber CPUs"
+    );
+}
+
+#[test]
+fn engine_decisions_are_stated_in_the_notes() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let u = job(
+        "u",
+        dir.path(),
+        &["ioengine=io_uring", "size=64k", "iodepth=5"],
+    );
+    let r = run_ok(config(vec![u]));
+    let notes = r.layout_notes.join("\n");
+    assert!(notes.contains("io_uring: ring of 8 entries"), "{notes}");
+    assert_eq!(worker(&r, 0, 0).dirs[0].ios, 16);
+}

@@ -1,0 +1,240 @@
+//! Time: runtime after ramp (fio: ramp_time comes on top of runtime),
+//! interval series, rate limiting, thinktime, start(at), stop(), poll().
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use iolab_engine::Run;
+
+use crate::common::*;
+
+#[test]
+fn runtime_is_measured_after_the_ramp() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let j = job(
+        "t",
+        dir.path(),
+        &[
+            "ioengine=null",
+            "size=1m",
+            "time_based",
+            "runtime=1s",
+            "ramp_time=500ms",
+            "iodepth=8",
+        ],
+    );
+    let mut cfg = config(vec![j]);
+    cfg.interval = Duration::from_millis(100);
+    let t0 = Instant::now();
+    let r = run_ok(cfg);
+    let took = t0.elapsed();
+    let w = worker(&r, 0, 0);
+    let rt = w.runtime_ns as f64 / 1e9;
+    assert!((rt - 1.0).abs() < 0.05, "measured runtime {rt} s");
+    assert!(
+        took >= Duration::from_millis(1500),
+        "ramp + runtime took {took:?}"
+    );
+    assert!(
+        (10..=11).contains(&w.series.len()),
+        "{} intervals of 100 ms",
+        w.series.len()
+    );
+    for (i, s) in w.series.iter().enumerate().take(10) {
+        assert_eq!(
+            s.start_ns,
+            i as u64 * 100_000_000,
+            "interval {i} is on the grid"
+        );
+        assert!(s.dirs[0].ios > 0);
+    }
+    let series_ios: u64 = w.series.iter().map(|s| s.dirs[0].ios).sum();
+    assert_eq!(
+        series_ios, w.dirs[0].ios,
+        "ramp I/Os are not in the series nor the totals"
+    );
+}
+
+#[test]
+fn rate_iops_is_held_and_latency_from_intended_time_is_recorded() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let j = job(
+        "r",
+        dir.path(),
+        &[
+            "ioengine=null",
+            "size=1m",
+            "time_based",
+            "runtime=2s",
+            "rate_iops=1000",
+            "iodepth=4",
+        ],
+    );
+    let r = run_ok(config(vec![j]));
+    let w = worker(&r, 0, 0);
+    let iops = w.dirs[0].ios as f64 / (w.runtime_ns as f64 / 1e9);
+    assert!(
+        (iops - 1000.0).abs() < 20.0,
+        "achieved {iops} IOPS for rate_iops=1000"
+    );
+    let li = w.dirs[0]
+        .lat_intended_ns
+        .as_ref()
+        .expect("rate-limited jobs record lat_intended");
+    assert_eq!(li.count(), w.dirs[0].ios);
+    assert!(
+        li.percentile(50.0) >= w.dirs[0].lat_ns.percentile(50.0),
+        "intended ≥ actual"
+    );
+    // Waiting for the due time is not CPU: the thread sleeps.
+    assert!(
+        w.usr_cpu_ns + w.sys_cpu_ns < w.runtime_ns / 2,
+        "cpu {} ns",
+        w.usr_cpu_ns + w.sys_cpu_ns
+    );
+}
+
+#[test]
+fn thinktime_stalls_after_each_io() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let j = job(
+        "k",
+        dir.path(),
+        &["ioengine=null", "size=800k", "thinktime=1ms", "iodepth=8"],
+    );
+    let r = run_ok(config(vec![j]));
+    let w = worker(&r, 0, 0);
+    assert_eq!(w.dirs[0].ios, 200);
+    let ms = w.runtime_ns as f64 / 1e6;
+    assert!(
+        (199.0..300.0).contains(&ms),
+        "200 I/Os with 1 ms thinktime took {ms} ms"
+    );
+}
+
+#[test]
+fn start_at_a_future_instant_then_startdelay() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let j = job("a", dir.path(), &["ioengine=null", "size=1m"]);
+    let d = job(
+        "d",
+        dir.path(),
+        &["ioengine=null", "size=1m", "startdelay=200ms"],
+    );
+    for (j, delay_ns) in [(j, 0), (d, 200_000_000)] {
+        let mut run = Run::prepare(config(vec![j])).unwrap();
+        let at = SystemTime::now() + Duration::from_millis(300);
+        run.start(Some(at)).unwrap();
+        let p = run.poll(Duration::from_millis(10));
+        assert_eq!(p.phase, "waiting");
+        let r = run.wait().unwrap();
+        let due_ns = at.duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64 + delay_ns;
+        assert!(
+            r.start_unix_ns >= due_ns,
+            "started {} ns early",
+            due_ns - r.start_unix_ns
+        );
+        assert!(
+            r.start_unix_ns < due_ns + 50_000_000,
+            "started {} ns late",
+            r.start_unix_ns - due_ns
+        );
+    }
+}
+
+#[test]
+fn stop_ends_a_long_run_promptly_with_partial_results() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let j = job(
+        "s",
+        dir.path(),
+        &[
+            "ioengine=null",
+            "size=1m",
+            "time_based",
+            "runtime=60s",
+            "numjobs=2",
+            "iodepth=16",
+        ],
+    );
+    let mut cfg = config(vec![j]);
+    cfg.interval = Duration::from_millis(100);
+    let mut run = Run::prepare(cfg).unwrap();
+    run.start(None).unwrap();
+    let mut p = run.poll(Duration::from_secs(2));
+    while p.iops[0] == 0.0 {
+        p = run.poll(Duration::from_secs(2));
+    }
+    assert_eq!(p.phase, "running");
+    assert!(p.p50_ns[0] > 0 && p.p99_ns[0] >= p.p50_ns[0]);
+    assert!(p.remaining_ns.unwrap() > 50_000_000_000);
+    let t0 = Instant::now();
+    run.stop();
+    let r = run.wait().unwrap();
+    assert!(
+        t0.elapsed() < Duration::from_secs(1),
+        "stop took {:?}",
+        t0.elapsed()
+    );
+    for w in &r.jobs[0].workers {
+        assert!(w.dirs[0].ios > 0);
+        assert!(w.runtime_ns < 5_000_000_000, "runtime {} ns", w.runtime_ns);
+    }
+}
+
+#[test]
+fn progress_of_a_size_based_run_reaches_done() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let j = job(
+        "p",
+        dir.path(),
+        &["ioengine=null", "size=64m", "rate_iops=20000"],
+    );
+    let mut cfg = config(vec![j]);
+    cfg.interval = Duration::from_millis(50);
+    let mut run = Run::prepare(cfg).unwrap();
+    run.start(None).unwrap();
+    let mut fractions = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !run.is_finished() && Instant::now() < deadline {
+        let p = run.poll(Duration::from_millis(200));
+        assert_eq!(p.remaining_ns, None, "size based");
+        fractions.extend(p.fraction);
+    }
+    assert!(fractions.windows(2).all(|w| w[0] <= w[1]), "{fractions:?}");
+    assert!(
+        fractions.iter().any(|&f| f > 0.1 && f < 0.9),
+        "{fractions:?}"
+    );
+    let p = run.poll(Duration::ZERO);
+    assert_eq!(p.phase, "done");
+    assert_eq!(run.wait().unwrap().jobs[0].workers[0].dirs[0].ios, 16384);
+}
+
+#[test]
+fn lifecycle_misuse_is_an_error() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let j = job("x", dir.path(), &["ioengine=null", "size=1m"]);
+    let run = Run::prepare(config(vec![j.clone()])).unwrap();
+    assert!(run.wait().is_err(), "wait before start");
+    let mut run = Run::prepare(config(vec![j])).unwrap();
+    run.start(None).unwrap();
+    assert!(run.start(None).is_err(), "start twice");
+    run.wait().unwrap();
+    assert!(Run::prepare(config(vec![])).is_err());
+}
+
+#[test]
+fn a_run_can_move_between_threads() {
+    // The Python binding holds a Run and calls it from whichever thread
+    // holds the GIL (behind a Mutex): it must be Send.
+    fn send<T: Send>() {}
+    send::<Run>();
+    send::<iolab_engine::run::RunOutcome>();
+}

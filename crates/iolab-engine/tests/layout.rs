@@ -1,0 +1,24 @@
+//! Tests of `iolab_engine::layout`: safety checks and file preparation.
+//!
+//! Index:
+//! - `common`: a PreparedJob builder and guards for mounts and loop devices.
+//! - `files`: regular files — create/fill/mark, reuse, extend, refusals
+//!   (byte-for-byte unchanged), bad paths, permissions, free space.
+//! - `direct`: O_DIRECT support and alignment checks, open flags.
+//! - `regions`: which region each worker gets.
+//! - `devices`: signature probe on images, mount-table parsing, and real
+//!   loop devices (skipped, with a message, where losetup cannot run).
+//!
+//! Several tests mount small tmpfs/ramfs filesystems or attach loop
+//! devices; they need root and say so when they skip.
+
+#[path = "layout/common.rs"]
+mod common;
+#[path = "layout/devices.rs"]
+mod devices;
+#[path = "layout/direct.rs"]
+mod direct;
+#[path = "layout/files.rs"]
+mod files;
+#[path = "layout/regions.rs"]
+mod regions;

@@ -1,0 +1,90 @@
+//! iolab-py: the Python extension module `iolab._native`.
+//!
+//! Bindings only — conversion of types and errors, and releasing the GIL
+//! around long calls; every decision is made in the Rust core or in the
+//! Python package.
+//!
+//! - [`run`]: the `Run` class (engine lifecycle: prepare → start → poll →
+//!   stop → wait).
+//! - [`errors`]: engine/core errors → `iolab.errors` exceptions and
+//!   `OSError` subclasses.
+//! - [`gil`]: the one helper that releases the GIL and notices Ctrl-C.
+//!
+//! Module functions: `prepare_job`, `option_table`, `options_markdown`,
+//! `summarize`, `version`. `python/iolab/_native.pyi` is the typed stub
+//! (checked against this module by `tests/run/test_native_stub.py`).
+
+mod errors;
+mod gil;
+mod run;
+
+use iolab_core::options::{DefaultValue, OptionDef, OPTIONS};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::errors::{core_error, job_error, json_error};
+use crate::run::{job_spec, JobArg, PyRun};
+
+/// Validate one job; return the prepared job (every option resolved, sizes
+/// in bytes, times in ns) as JSON.
+#[pyfunction]
+fn prepare_job(name: String, options: Vec<(String, Option<String>)>) -> PyResult<String> {
+    let arg: JobArg = (name, options);
+    let prepared = job_spec(arg).prepare().map_err(job_error)?;
+    serde_json::to_string(&prepared).map_err(|e| json_error("prepared job", e))
+}
+
+/// The job option table, one dict per option: name, aliases, type,
+/// default (a value in the option's syntax, or None), default_note (what
+/// happens when it is not given, or None), unit, choices, help.
+#[pyfunction]
+fn option_table(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    OPTIONS.iter().map(|o| option_dict(py, o)).collect()
+}
+
+fn option_dict<'py>(py: Python<'py>, o: &OptionDef) -> PyResult<Bound<'py, PyDict>> {
+    let (default, note) = match o.default {
+        DefaultValue::Value(v) => (Some(v), None),
+        DefaultValue::Note(n) => (None, Some(n)),
+    };
+    let d = PyDict::new(py);
+    d.set_item("name", o.name)?;
+    d.set_item("aliases", o.aliases.to_vec())?;
+    d.set_item("type", o.kind.type_name())?;
+    d.set_item("default", default)?;
+    d.set_item("default_note", note)?;
+    d.set_item("unit", o.unit)?;
+    d.set_item("choices", o.choices().to_vec())?;
+    d.set_item("help", o.help)?;
+    Ok(d)
+}
+
+/// The job option table as Markdown (docs/options.md).
+#[pyfunction]
+fn options_markdown() -> String {
+    iolab_core::options::options_markdown()
+}
+
+/// A run result (JSON, from `Run.wait`) → its summary (JSON).
+#[pyfunction]
+fn summarize(py: Python<'_>, result_json: &str) -> PyResult<String> {
+    // Decoding histograms of a long run takes a while: without the GIL.
+    gil::released(py, || iolab_core::summary::summarize_json(result_json)).map_err(core_error)
+}
+
+/// iolab's version.
+#[pyfunction]
+fn version() -> &'static str {
+    iolab_core::VERSION
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(prepare_job, m)?)?;
+    m.add_function(wrap_pyfunction!(option_table, m)?)?;
+    m.add_function(wrap_pyfunction!(options_markdown, m)?)?;
+    m.add_function(wrap_pyfunction!(summarize, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_class::<PyRun>()?;
+    Ok(())
+}

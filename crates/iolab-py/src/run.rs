@@ -1,0 +1,147 @@
+//! `iolab._native.Run`: the engine's run lifecycle for Python.
+//!
+//! `Run(jobs, ...)` validates the jobs and prepares the run (safety checks,
+//! file layout: slow, so the GIL is released and Ctrl-C works);
+//! `start`, `poll`, `stop`, `finished`, `wait` map one to one onto
+//! [`iolab_engine::Run`]. The engine run sits behind a mutex so `stop()`
+//! from another Python thread works while one thread polls or waits; each
+//! lock is held for one bounded step with the GIL released.
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime};
+
+use iolab_core::job::{JobSpec, PreparedJob};
+use iolab_engine::{Run, RunConfig};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use crate::errors::{engine_error, job_error, json_error, EngineError};
+use crate::gil;
+
+/// A job as Python passes it: `(name, [(option, value or None), ...])`.
+pub type JobArg = (String, Vec<(String, Option<String>)>);
+
+pub fn job_spec((name, options): JobArg) -> JobSpec {
+    JobSpec { name, options }
+}
+
+#[pyclass(name = "Run", module = "iolab._native")]
+#[derive(Debug)]
+pub struct PyRun {
+    /// `None` once `wait` has returned the result.
+    run: Mutex<Option<Run>>,
+}
+
+impl PyRun {
+    fn lock(&self) -> MutexGuard<'_, Option<Run>> {
+        // A panic while holding the lock leaves the run as it was; keep using it.
+        self.run.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+fn waited() -> PyErr {
+    EngineError::new_err("run lifecycle: the run has already been waited for")
+}
+
+#[pymethods]
+impl PyRun {
+    #[new]
+    #[pyo3(signature = (jobs, interval_ns = 1_000_000_000, allow_overwrite = false, host = None))]
+    fn new(
+        py: Python<'_>,
+        jobs: Vec<JobArg>,
+        interval_ns: u64,
+        allow_overwrite: bool,
+        host: Option<String>,
+    ) -> PyResult<Self> {
+        if interval_ns == 0 {
+            return Err(PyValueError::new_err("interval_ns must be > 0"));
+        }
+        let jobs = jobs
+            .into_iter()
+            .map(|j| job_spec(j).prepare())
+            .collect::<Result<Vec<PreparedJob>, _>>()
+            .map_err(job_error)?;
+        let cfg = RunConfig {
+            jobs,
+            interval: Duration::from_nanos(interval_ns),
+            allow_overwrite,
+            host: host.unwrap_or_default(),
+        };
+        let run = gil::on_thread(py, "iolab-prepare", move || Run::prepare(cfg))?
+            .map_err(engine_error)?;
+        Ok(PyRun {
+            run: Mutex::new(Some(run)),
+        })
+    }
+
+    /// What layout (and, after `start`, backend set-up) did, one line each.
+    fn layout_notes(&self) -> PyResult<Vec<String>> {
+        self.lock()
+            .as_ref()
+            .map(|run| run.layout_notes().to_vec())
+            .ok_or_else(waited)
+    }
+
+    /// Start every worker at `at_unix_ns` (wall clock), or now.
+    #[pyo3(signature = (at_unix_ns = None))]
+    fn start(&self, py: Python<'_>, at_unix_ns: Option<u64>) -> PyResult<()> {
+        let at = at_unix_ns.map(|ns| SystemTime::UNIX_EPOCH + Duration::from_nanos(ns));
+        gil::released(py, || match self.lock().as_mut() {
+            Some(run) => run.start(at).map_err(engine_error),
+            None => Err(waited()),
+        })
+    }
+
+    /// Latest progress as a dict; waits up to `timeout_s` for a new interval.
+    fn poll<'py>(&self, py: Python<'py>, timeout_s: f64) -> PyResult<Bound<'py, PyAny>> {
+        let timeout = Duration::try_from_secs_f64(timeout_s)
+            .map_err(|e| PyValueError::new_err(format!("timeout_s={timeout_s}: {e}")))?;
+        let progress = gil::released(py, || self.lock().as_mut().map(|run| run.poll(timeout)));
+        let progress = progress.ok_or_else(waited)?;
+        Ok(pythonize::pythonize(py, &progress)?)
+    }
+
+    /// Ask every worker to stop now; the result covers what was done.
+    fn stop(&self, py: Python<'_>) {
+        gil::released(py, || {
+            if let Some(run) = self.lock().as_ref() {
+                run.stop();
+            }
+        })
+    }
+
+    fn finished(&self, py: Python<'_>) -> bool {
+        gil::released(py, || self.lock().as_ref().is_none_or(Run::is_finished))
+    }
+
+    /// Wait for the end; return the lossless result as JSON. Ctrl-C while
+    /// waiting stops the run and raises `KeyboardInterrupt`; calling `wait`
+    /// again then returns the partial result.
+    fn wait(&self, py: Python<'_>) -> PyResult<String> {
+        let waiting = gil::until(py, |step| {
+            let mut guard = self.lock();
+            match guard.as_mut() {
+                None => Some(Err(waited())),
+                Some(run) if run.is_finished() => Some(
+                    guard
+                        .take()
+                        .ok_or_else(waited)
+                        .and_then(|r| r.wait().map_err(engine_error)),
+                ),
+                Some(run) => {
+                    run.poll(step);
+                    None
+                }
+            }
+        });
+        let result = match waiting {
+            Err(interrupt) => {
+                self.stop(py);
+                return Err(interrupt);
+            }
+            Ok(result) => result?,
+        };
+        serde_json::to_string(&result).map_err(|e| json_error("run result", e))
+    }
+}

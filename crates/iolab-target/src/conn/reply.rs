@@ -1,0 +1,318 @@
+//! Sending replies: from any thread, in completion order, possibly held.
+//!
+//! A [`Replier`] is shared by a connection's reader, its workers and its
+//! timer. Whoever finishes a request hands the [`Done`] to
+//! [`Replier::complete`]: if a delay layer set a hold time still in the
+//! future, the reply goes to the connection's timer thread (started with
+//! the connection, with 1 ns timer slack so holds end on time); otherwise it is
+//! written at once. Writes are serialised by one lock on the socket, and a
+//! reply is one vectored write (header + data, no copy). Just before the
+//! write — so that a client never sees a reply the target has not counted
+//! yet, and a stats window bracketed by the client is exact — the
+//! request's latency (started → reply about to be written) is recorded in
+//! the export's recorder; after it, the buffer goes back to the cache.
+//!
+//! The replier also counts requests in flight, so the reader can cap them
+//! ([`Replier::begin`]) and wait for all of them before closing.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::IoSlice;
+use std::net::Shutdown;
+use std::num::NonZeroU64;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::buf::{AlignedBuf, BufCache};
+use crate::measure::Recorder;
+use crate::net::{write_all_vectored, Stream};
+use crate::proto::chunk;
+use crate::proto::reply::{chunk_header, error_chunk, offset_data_header, simple_reply};
+use crate::stack::{BlockError, Op};
+
+/// A request ready to be answered.
+#[derive(Debug)]
+pub(crate) struct Done {
+    pub cookie: u64,
+    /// The op it counts under (`None`: an unknown command, not counted).
+    pub op: Option<Op>,
+    /// Bytes moved when successful.
+    pub bytes: u64,
+    /// `Some(offset)` for a READ (its reply carries data).
+    pub read_offset: Option<u64>,
+    pub buf: Option<AlignedBuf>,
+    pub result: Result<(), BlockError>,
+    /// Start of the server-side latency.
+    pub started: Instant,
+    pub hold_until: Option<Instant>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The sending side of one connection.
+#[derive(Debug)]
+pub(crate) struct Replier {
+    out: Mutex<Stream>,
+    structured: bool,
+    broken: AtomicBool,
+    inflight: Mutex<usize>,
+    idle: Condvar,
+    pub bufs: BufCache,
+    rec: Arc<Recorder>,
+    timer: OnceLock<Timer>,
+}
+
+impl Replier {
+    pub fn new(out: Stream, structured: bool, rec: Arc<Recorder>) -> Replier {
+        Replier {
+            out: Mutex::new(out),
+            structured,
+            broken: AtomicBool::new(false),
+            inflight: Mutex::new(0),
+            idle: Condvar::new(),
+            bufs: BufCache::default(),
+            rec,
+            timer: OnceLock::new(),
+        }
+    }
+
+    /// Take a slot for one more request, waiting while `max` are in flight.
+    pub fn begin(&self, max: usize) {
+        let mut n = lock(&self.inflight);
+        while *n >= max {
+            n = self.idle.wait(n).unwrap_or_else(PoisonError::into_inner);
+        }
+        *n += 1;
+    }
+
+    fn end(&self) {
+        let mut n = lock(&self.inflight);
+        *n -= 1;
+        self.idle.notify_all();
+    }
+
+    /// Give up a slot taken by [`Replier::begin`] without replying (the
+    /// client vanished before its request was complete).
+    pub fn abandon(&self, buf: Option<AlignedBuf>) {
+        if let Some(b) = buf {
+            self.bufs.put(b);
+        }
+        self.end();
+    }
+
+    /// Wait until every request has been answered.
+    pub fn wait_idle(&self) {
+        let mut n = lock(&self.inflight);
+        while *n > 0 {
+            n = self.idle.wait(n).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// Whether writing to the client has failed (it went away).
+    pub fn is_broken(&self) -> bool {
+        self.broken.load(Ordering::Relaxed)
+    }
+
+    /// Answer `done` now, or when its hold time comes.
+    pub fn complete(self: &Arc<Self>, done: Done) {
+        match done.hold_until {
+            Some(t) if t > Instant::now() => self
+                .timer
+                .get()
+                .expect("the timer starts with the connection")
+                .push(done),
+            _ => self.send(done),
+        }
+    }
+
+    /// Start the timer thread; call once, before the first request.
+    pub fn start_timer(self: &Arc<Self>, conn_id: u64) -> std::io::Result<()> {
+        let t = Timer::start(self.clone(), conn_id)?;
+        self.timer
+            .set(t)
+            .map_err(|_| std::io::Error::other("timer started twice"))
+    }
+
+    /// Stop the timer thread (after [`Replier::wait_idle`]).
+    pub fn close(&self) {
+        if let Some(t) = self.timer.get() {
+            t.close();
+        }
+    }
+
+    fn send(&self, mut done: Done) {
+        if !self.is_broken() {
+            if let Some(op) = done.op {
+                let lat_ns = done.started.elapsed().as_nanos() as u64;
+                self.rec.record(op, done.bytes, done.result.is_ok(), lat_ns);
+            }
+            if self.write_reply(&done).is_err() {
+                self.mark_broken();
+            }
+        }
+        if let Some(b) = done.buf.take() {
+            self.bufs.put(b);
+        }
+        self.end();
+    }
+
+    /// The client is gone: stop writing, and wake the reader.
+    pub fn mark_broken(&self) {
+        self.broken.store(true, Ordering::Relaxed);
+        let _ = lock(&self.out).shutdown(Shutdown::Both);
+    }
+
+    fn write_reply(&self, d: &Done) -> std::io::Result<()> {
+        let mut out = lock(&self.out);
+        let out = &mut *out;
+        let err = match &d.result {
+            Err(e) if self.structured => error_chunk(d.cookie, e.errno, &e.msg),
+            Err(e) => simple_reply(d.cookie, Some(e.errno)).to_vec(),
+            Ok(()) => return self.write_success(out, d),
+        };
+        write_all_vectored(out, &mut [IoSlice::new(&err)])
+    }
+
+    fn write_success(&self, out: &mut Stream, d: &Done) -> std::io::Result<()> {
+        let data: &[u8] = d.buf.as_deref().unwrap_or(&[]);
+        match d.read_offset {
+            Some(off) if self.structured && !data.is_empty() => {
+                let h = offset_data_header(d.cookie, off, data.len() as u32);
+                write_all_vectored(out, &mut [IoSlice::new(&h), IoSlice::new(data)])
+            }
+            // OFFSET_DATA must carry at least one byte: an empty read is one NONE chunk.
+            Some(_) if self.structured => {
+                let h = chunk_header(chunk::FLAG_DONE, chunk::TYPE_NONE, d.cookie, 0);
+                write_all_vectored(out, &mut [IoSlice::new(&h)])
+            }
+            Some(_) => {
+                let h = simple_reply(d.cookie, None);
+                write_all_vectored(out, &mut [IoSlice::new(&h), IoSlice::new(data)])
+            }
+            None => write_all_vectored(out, &mut [IoSlice::new(&simple_reply(d.cookie, None))]),
+        }
+    }
+}
+
+/// A reply waiting for its hold time; ordered by (time, arrival).
+#[derive(Debug)]
+struct Held(Instant, u64, Done);
+
+impl PartialEq for Held {
+    fn eq(&self, o: &Self) -> bool {
+        (self.0, self.1) == (o.0, o.1)
+    }
+}
+impl Eq for Held {}
+impl PartialOrd for Held {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Held {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.0, self.1).cmp(&(o.0, o.1))
+    }
+}
+
+#[derive(Debug, Default)]
+struct TimerState {
+    heap: BinaryHeap<Reverse<Held>>,
+    seq: u64,
+    closing: bool,
+}
+
+/// One thread per connection that sends held replies when they are due.
+#[derive(Debug)]
+struct Timer {
+    state: Arc<(Mutex<TimerState>, Condvar)>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Timer {
+    fn start(r: Arc<Replier>, conn_id: u64) -> std::io::Result<Timer> {
+        let state: Arc<(Mutex<TimerState>, Condvar)> = Arc::default();
+        let s = state.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("nbd-{conn_id}-timer"))
+            .spawn(move || timer_loop(&s, &r))?;
+        Ok(Timer {
+            state,
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    fn push(&self, d: Done) {
+        let (m, cv) = &*self.state;
+        let mut st = lock(m);
+        let t = d.hold_until.expect("only held replies reach the timer");
+        st.seq += 1;
+        let seq = st.seq;
+        st.heap.push(Reverse(Held(t, seq, d)));
+        cv.notify_one();
+    }
+
+    fn close(&self) {
+        let (m, cv) = &*self.state;
+        lock(m).closing = true;
+        cv.notify_one();
+        if let Some(h) = lock(&self.thread).take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Longest the timer wakes ahead of a hold's end to spin the rest.
+const MAX_LEAD_NS: u64 = 200_000;
+
+/// Send held replies when due.
+///
+/// A thread woken by a timed wait comes back some tens of µs late on a
+/// busy or virtual machine, which would add that much to every delay. So
+/// the timer learns how late its wake-ups are (a running average), wakes
+/// that much early, and spins the last stretch: holds end within a few
+/// µs, and no thread busy-waits for a whole hold.
+fn timer_loop(state: &(Mutex<TimerState>, Condvar), r: &Replier) {
+    // The default 50 µs slack would make every wake-up later still.
+    let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
+    let (m, cv) = state;
+    let mut lead_ns: u64 = 20_000;
+    let mut st = lock(m);
+    loop {
+        let Some(t) = st.heap.peek().map(|Reverse(h)| h.0) else {
+            if st.closing {
+                return;
+            }
+            st = cv.wait(st).unwrap_or_else(PoisonError::into_inner);
+            continue;
+        };
+        let now = Instant::now();
+        let lead = Duration::from_nanos(lead_ns);
+        if t <= now {
+            let Reverse(Held(_, _, d)) = st.heap.pop().expect("peeked");
+            drop(st);
+            r.send(d);
+            st = lock(m);
+        } else if t - now <= lead {
+            drop(st);
+            while Instant::now() < t {
+                std::hint::spin_loop();
+            }
+            st = lock(m);
+        } else {
+            let wake_at = t - lead;
+            let (g, res) = cv
+                .wait_timeout(st, wake_at - now)
+                .unwrap_or_else(PoisonError::into_inner);
+            st = g;
+            if res.timed_out() {
+                let late_ns = Instant::now().saturating_duration_since(wake_at).as_nanos() as u64;
+                lead_ns = ((7 * lead_ns + late_ns) / 8).clamp(1_000, MAX_LEAD_NS);
+            }
+        }
+    }
+}

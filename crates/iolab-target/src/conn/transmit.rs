@@ -1,0 +1,226 @@
+//! The transmission phase: read requests, dispatch them, and close cleanly.
+//!
+//! For each request the reader: reads the 28-byte header (a wrong magic
+//! ends the session: the stream has lost its framing); stamps the time it
+//! was received (the start of its server-side latency, moved later by the
+//! time its payload takes to arrive); decides what to do with a WRITE
+//! payload (read it, or read
+//! and discard it when the request is refused, or end the session when it
+//! is too long to be worth reading — see
+//! [`crate::proto::request::write_payload_action`]); judges the request
+//! ([`crate::proto::request::check_request`]); takes an in-flight slot
+//! (at most `max_inflight` per connection: a client that pipelines without
+//! reading replies is slowed down, not given unbounded memory); gets a
+//! data buffer — the point where IO pacing will make a request wait for a
+//! buffer before its payload is read — and hands the request on.
+//!
+//! After NBD_CMD_DISC, end of stream, or server shutdown, the reader waits
+//! for every request in flight to be answered, then stops the workers and
+//! the timer. While the server shuts down, requests still arriving are
+//! answered with `NBD_ESHUTDOWN`, as the spec asks.
+
+use std::io::{self, BufReader, Read};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::exec::{Executor, Job};
+use super::reply::{Done, Replier};
+use super::{read_message, End, Env};
+use crate::net::Stream;
+use crate::proto::handshake::Selected;
+use crate::proto::request::{
+    check_request, parse_request, write_payload_action, Command, Geometry, PayloadAction,
+    RequestHeader, REQUEST_BYTES,
+};
+use crate::proto::{cmd, Errno, ProtoError};
+use crate::stack::{BlockError, Op};
+
+/// Serve requests on `export` until the session ends.
+pub(super) fn run(
+    env: &Arc<Env>,
+    id: u64,
+    mut reader: BufReader<Stream>,
+    writer: Stream,
+    sel: Selected,
+) -> End {
+    let export = env
+        .exports
+        .get(sel.index)
+        .expect("negotiation selects an existing export")
+        .clone();
+    let replier = Arc::new(Replier::new(
+        writer,
+        sel.structured_replies,
+        export.recorder().clone(),
+    ));
+    if let Err(e) = replier.start_timer(id) {
+        return End::Io(e);
+    }
+    let mut exec = match Executor::new(export.dev().clone(), replier.clone(), env.cfg.workers, id) {
+        Ok(x) => x,
+        Err(e) => {
+            replier.close();
+            return End::Io(e);
+        }
+    };
+    let geo = Geometry {
+        size_bytes: sel.size_bytes,
+        min_block_bytes: export.caps().min_block_bytes,
+        max_payload_bytes: env.cfg.max_request_bytes,
+        tflags: sel.tflags,
+        structured_replies: sel.structured_replies,
+    };
+    let end = Reader {
+        env,
+        reader: &mut reader,
+        replier: &replier,
+        exec: &exec,
+        geo,
+    }
+    .serve();
+    replier.wait_idle();
+    exec.close();
+    replier.close();
+    end
+}
+
+struct Reader<'a> {
+    env: &'a Env,
+    reader: &'a mut BufReader<Stream>,
+    replier: &'a Arc<Replier>,
+    exec: &'a Executor,
+    geo: Geometry,
+}
+
+/// The op a request type counts under (unknown commands are not counted).
+fn op_of_kind(kind: u16) -> Option<Op> {
+    match kind {
+        cmd::READ => Some(Op::Read),
+        cmd::WRITE => Some(Op::Write),
+        cmd::FLUSH => Some(Op::Flush),
+        cmd::TRIM => Some(Op::Trim),
+        cmd::WRITE_ZEROES => Some(Op::Zero),
+        _ => None,
+    }
+}
+
+impl Reader<'_> {
+    fn serve(&mut self) -> End {
+        loop {
+            match self.one() {
+                Ok(true) => {}
+                Ok(false) => return End::Closed,
+                Err(end) => return end,
+            }
+        }
+    }
+
+    /// Handle one request; `Ok(false)` when the session is over.
+    fn one(&mut self) -> Result<bool, End> {
+        let mut hb = [0u8; REQUEST_BYTES];
+        match read_message(self.reader, &mut hb) {
+            Ok(true) => {}
+            Ok(false) => return Ok(false),
+            // A read timeout is how a shutdown stops a silent client.
+            Err(e) if self.env.is_shutting_down() && is_timeout(&e) => return Ok(false),
+            Err(e) => return Err(e.into()),
+        }
+        let received = Instant::now();
+        let h = parse_request(&hb).map_err(End::Protocol)?;
+        let action = write_payload_action(&h, self.geo.max_payload_bytes);
+        if action == PayloadAction::Disconnect {
+            let limit_bytes = self.geo.max_payload_bytes;
+            return Err(End::Protocol(ProtoError::PayloadTooLong {
+                len_bytes: h.len_bytes,
+                limit_bytes,
+            }));
+        }
+        if self.env.is_shutting_down() {
+            if h.kind == cmd::DISC {
+                return Ok(false);
+            }
+            let e = BlockError::new(Errno::Shutdown, "server is shutting down");
+            self.refuse(&h, action, e, received)?;
+            return Ok(true);
+        }
+        match check_request(&h, &self.geo) {
+            Ok(Command::Disconnect) => Ok(false),
+            Ok(c) => self.dispatch(h.cookie, c, received).map(|()| true),
+            Err(rej) => {
+                self.refuse(&h, action, BlockError::new(rej.errno, rej.reason), received)?;
+                Ok(true)
+            }
+        }
+    }
+
+    fn dispatch(&mut self, cookie: u64, cmd: Command, received: Instant) -> Result<(), End> {
+        self.replier.begin(self.env.cfg.max_inflight);
+        // IO pacing hooks in here: a request waits for its buffer before
+        // its payload is read from the socket.
+        let mut buf = match cmd {
+            Command::Read { len_bytes, .. } | Command::Write { len_bytes, .. } => {
+                Some(self.replier.bufs.get(len_bytes as usize))
+            }
+            _ => None,
+        };
+        let mut started = received;
+        if let (Command::Write { .. }, Some(b)) = (&cmd, buf.as_mut()) {
+            let t = Instant::now();
+            if let Err(e) = self.reader.read_exact(b) {
+                self.replier.abandon(buf);
+                return Err(e.into());
+            }
+            // Moving the payload over the socket is wire time, not server time.
+            started += t.elapsed();
+        }
+        self.exec.submit(Job {
+            cookie,
+            cmd,
+            buf,
+            started,
+        });
+        Ok(())
+    }
+
+    /// Answer a request with an error without running it (after consuming
+    /// its payload, to keep the stream framed).
+    fn refuse(
+        &mut self,
+        h: &RequestHeader,
+        a: PayloadAction,
+        e: BlockError,
+        t: Instant,
+    ) -> Result<(), End> {
+        if matches!(a, PayloadAction::Read | PayloadAction::Discard) {
+            discard(self.reader, u64::from(h.len_bytes))?;
+        }
+        self.replier.begin(self.env.cfg.max_inflight);
+        self.replier.complete(Done {
+            cookie: h.cookie,
+            op: op_of_kind(h.kind),
+            bytes: 0,
+            read_offset: (h.kind == cmd::READ).then_some(h.offset),
+            buf: None,
+            result: Err(e),
+            started: t,
+            hold_until: None,
+        });
+        Ok(())
+    }
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+/// Read and drop `n` bytes.
+fn discard(r: &mut impl Read, n: u64) -> io::Result<()> {
+    let copied = io::copy(&mut r.take(n), &mut io::sink())?;
+    if copied < n {
+        return Err(io::ErrorKind::UnexpectedEof.into());
+    }
+    Ok(())
+}

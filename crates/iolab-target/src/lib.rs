@@ -1,0 +1,32 @@
+//! iolab-target: the NBD server and its block stack.
+//!
+//! - [`proto`]: the NBD protocol as pure functions over bytes (handshake,
+//!   requests, replies), fuzzable on their own.
+//! - [`stack`]: the [`stack::BlockDev`] trait, backends (memory, file,
+//!   null) and layers (split, delay, inject, corrupt, stats).
+//! - [`export`]: an export (name, read-only, stack) and the set served.
+//! - [`server`]: [`Server`] — listen, accept, one thread per connection,
+//!   clean shutdown — and its [`ServerConfig`].
+//! - `conn` (private): one connection — handshake, pipelined requests,
+//!   out-of-order replies, held replies for delay layers.
+//! - [`stats`] and [`measure`]: server-side per-export counters and latency
+//!   histograms, CPU, and the resettable snapshot.
+//! - [`net`]: Unix and TCP listening addresses (loopback unless allowed).
+//! - [`buf`]: O_DIRECT-aligned data buffers.
+
+pub mod buf;
+mod conn;
+pub mod error;
+pub mod export;
+pub mod measure;
+pub mod net;
+pub mod proto;
+pub mod server;
+pub mod stack;
+pub mod stats;
+
+pub use error::TargetError;
+pub use export::{Export, ExportSet};
+pub use net::ListenAddr;
+pub use server::{RunningServer, Server, ServerConfig, ServerHandle};
+pub use stats::{Stats, StatsSnapshot};

@@ -1,0 +1,201 @@
+//! Per-operation counters and latency histograms, shared by the server's
+//! per-export measurement and the stats layer.
+//!
+//! A [`Recorder`] counts, for each [`Op`], requests answered, requests that
+//! failed, bytes moved by successful requests, and a latency histogram in
+//! ns ([`LatHist`], the same type the client uses, so server and client
+//! percentiles compare exactly). Recording happens on many threads at
+//! once; to keep them off one lock, a recorder is striped: each thread
+//! records into one of [`STRIPES`] shards, chosen once per thread, and a
+//! snapshot merges the shards (histogram merges are exact). Histograms
+//! are created on first use, so an op never seen costs no memory.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use iolab_core::hist::LatHist;
+use serde::{Deserialize, Serialize};
+
+use crate::stack::Op;
+
+/// Shards per recorder.
+pub const STRIPES: usize = 4;
+
+/// Counters of one operation over a window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpStats {
+    /// Requests answered (successful or not).
+    pub ios: u64,
+    /// Requests answered with an error.
+    pub errors: u64,
+    /// Payload bytes of successful requests (the range length for trim and zero).
+    pub bytes: u64,
+    /// Latency of every answered request, ns.
+    pub lat_ns: LatHist,
+}
+
+impl OpStats {
+    pub fn merge(&mut self, o: &OpStats) {
+        self.ios += o.ios;
+        self.errors += o.errors;
+        self.bytes += o.bytes;
+        self.lat_ns.merge(&o.lat_ns);
+    }
+}
+
+/// Counters of every operation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpStatsSet {
+    pub read: OpStats,
+    pub write: OpStats,
+    pub flush: OpStats,
+    pub trim: OpStats,
+    pub zero: OpStats,
+}
+
+impl OpStatsSet {
+    pub fn get(&self, op: Op) -> &OpStats {
+        match op {
+            Op::Read => &self.read,
+            Op::Write => &self.write,
+            Op::Flush => &self.flush,
+            Op::Trim => &self.trim,
+            Op::Zero => &self.zero,
+        }
+    }
+
+    pub fn get_mut(&mut self, op: Op) -> &mut OpStats {
+        match op {
+            Op::Read => &mut self.read,
+            Op::Write => &mut self.write,
+            Op::Flush => &mut self.flush,
+            Op::Trim => &mut self.trim,
+            Op::Zero => &mut self.zero,
+        }
+    }
+
+    pub fn merge(&mut self, o: &OpStatsSet) {
+        for op in Op::ALL {
+            self.get_mut(op).merge(o.get(op));
+        }
+    }
+
+    /// Requests answered, all ops together.
+    pub fn total_ios(&self) -> u64 {
+        Op::ALL.iter().map(|&op| self.get(op).ios).sum()
+    }
+}
+
+#[derive(Debug, Default)]
+struct ShardOp {
+    ios: u64,
+    errors: u64,
+    bytes: u64,
+    lat_ns: Option<LatHist>,
+}
+
+type Shard = [ShardOp; 5];
+
+/// Striped per-op counters; see the module docs.
+#[derive(Debug, Default)]
+pub struct Recorder {
+    shards: [Mutex<Shard>; STRIPES],
+}
+
+fn stripe() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static MINE: usize = NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES;
+    }
+    MINE.with(|m| *m)
+}
+
+impl Recorder {
+    pub fn new() -> Recorder {
+        Recorder::default()
+    }
+
+    /// Record one answered request.
+    pub fn record(&self, op: Op, bytes: u64, ok: bool, lat_ns: u64) {
+        let mut shard = self.shards[stripe()]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let s = &mut shard[op.index()];
+        s.ios += 1;
+        if ok {
+            s.bytes += bytes;
+        } else {
+            s.errors += 1;
+        }
+        s.lat_ns.get_or_insert_with(LatHist::new).record(lat_ns);
+    }
+
+    /// Everything recorded since the last reset; with `reset`, start a new
+    /// window atomically per shard (nothing recorded is lost or counted twice).
+    pub fn snapshot(&self, reset: bool) -> OpStatsSet {
+        let mut out = OpStatsSet::default();
+        for shard in &self.shards {
+            let mut shard = shard.lock().unwrap_or_else(PoisonError::into_inner);
+            for op in Op::ALL {
+                let s = &mut shard[op.index()];
+                let o = out.get_mut(op);
+                o.ios += s.ios;
+                o.errors += s.errors;
+                o.bytes += s.bytes;
+                if let Some(h) = &mut s.lat_ns {
+                    o.lat_ns.merge(h);
+                    if reset {
+                        h.reset();
+                    }
+                }
+                if reset {
+                    (s.ios, s.errors, s.bytes) = (0, 0, 0);
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn records_from_many_threads_and_resets() {
+        let r = Arc::new(Recorder::new());
+        let hs: Vec<_> = (0..8)
+            .map(|t| {
+                let r = r.clone();
+                std::thread::spawn(move || {
+                    for i in 0..1000u64 {
+                        r.record(Op::Read, 4096, true, 1000 + t * 10 + i % 7);
+                    }
+                    r.record(Op::Write, 512, false, 5);
+                })
+            })
+            .collect();
+        hs.into_iter().for_each(|h| h.join().unwrap());
+        let s = r.snapshot(true);
+        assert_eq!(
+            (s.read.ios, s.read.bytes, s.read.errors),
+            (8000, 8000 * 4096, 0)
+        );
+        assert_eq!((s.write.ios, s.write.bytes, s.write.errors), (8, 0, 8));
+        assert_eq!(s.read.lat_ns.count(), 8000);
+        assert_eq!(s.total_ios(), 8008);
+        let after = r.snapshot(false);
+        assert_eq!(after.total_ios(), 0);
+        assert_eq!(after.read.lat_ns.count(), 0);
+    }
+
+    #[test]
+    fn snapshot_round_trips_through_json() {
+        let r = Recorder::new();
+        r.record(Op::Flush, 0, true, 12_345);
+        let s = r.snapshot(false);
+        let back: OpStatsSet = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back, s);
+    }
+}

@@ -1,0 +1,385 @@
+//! The NBD server: listen, accept, one thread per connection, and a clean
+//! shutdown.
+//!
+//! [`Server::bind`] checks the settings ([`ServerConfig`]) against the
+//! exports and binds the socket; [`Server::serve`] accepts connections
+//! until [`ServerHandle::shutdown`] (or [`Server::shutdown`]) is called —
+//! from another thread or a signal handler's thread. Shutdown then:
+//! 1. stops accepting (a Unix socket file is removed);
+//! 2. stops every connection's reading: options still being negotiated
+//!    get `NBD_REP_ERR_SHUTDOWN`, requests still arriving get
+//!    `NBD_ESHUTDOWN`, a silent client is let go after a short timeout,
+//!    and every request already received is run and answered;
+//! 3. after `shutdown_grace`, cuts connections that are still open (a
+//!    client that stopped reading its replies);
+//! 4. flushes every export, so acknowledged writes are on stable storage,
+//!    and returns (an error if a flush failed).
+//!
+//! Connections over `max_connections` are closed at once after accept (NBD
+//! has no way to refuse politely before the handshake) and counted.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::Shutdown;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rustix::event::{poll, PollFd, PollFlags};
+
+use crate::conn::{self, Env};
+use crate::error::TargetError;
+use crate::export::ExportSet;
+use crate::net::{ListenAddr, Listener, Stream};
+use crate::stack::IoCtx;
+use crate::stats::{ConnCounters, NamedRecorder, Stats};
+
+/// Server settings (the `[server]` table of a target config).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerConfig {
+    pub listen: ListenAddr,
+    /// Allow a TCP address that is not loopback.
+    pub allow_remote: bool,
+    /// Open connections at most (default 64).
+    pub max_connections: usize,
+    /// Largest READ or WRITE payload, advertised as the maximum payload
+    /// (default 32 MiB, at most 64 MiB).
+    pub max_request_bytes: u32,
+    /// Worker threads per connection for stacks that may block (default 16).
+    pub workers: usize,
+    /// Requests in flight per connection at most (default 1024).
+    pub max_inflight: usize,
+    /// Time a client has to finish the handshake (default 30 s).
+    pub handshake_timeout: Duration,
+    /// Time connections get to finish after a shutdown (default 10 s).
+    pub shutdown_grace: Duration,
+}
+
+/// Largest allowed `max_request_bytes`.
+pub const MAX_REQUEST_LIMIT_BYTES: u32 = 64 << 20;
+
+impl ServerConfig {
+    /// Defaults, listening on `listen`.
+    pub fn new(listen: ListenAddr) -> ServerConfig {
+        ServerConfig {
+            listen,
+            allow_remote: false,
+            max_connections: 64,
+            max_request_bytes: 32 << 20,
+            workers: 16,
+            max_inflight: 1024,
+            handshake_timeout: Duration::from_secs(30),
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+
+    fn validate(&self, exports: &ExportSet) -> Result<(), TargetError> {
+        let bad = |k: &str, m: String| Err(TargetError::config(format!("server.{k}"), m));
+        if self.max_connections == 0 {
+            return bad("max_connections", "must be at least 1".into());
+        }
+        if self.workers == 0 || self.workers > 1024 {
+            return bad(
+                "workers",
+                format!("{} is not between 1 and 1024", self.workers),
+            );
+        }
+        if self.max_inflight == 0 {
+            return bad("max_inflight", "must be at least 1".into());
+        }
+        if self.max_request_bytes > MAX_REQUEST_LIMIT_BYTES {
+            return bad(
+                "max_request_bytes",
+                format!("{} is more than 64 MiB", self.max_request_bytes),
+            );
+        }
+        for e in exports.iter() {
+            let pref = e.caps().preferred_block_bytes;
+            if self.max_request_bytes < pref {
+                let m = format!(
+                    "{} is less than export '{}''s preferred block size {pref} (the spec forbids it)",
+                    self.max_request_bytes,
+                    e.name()
+                );
+                return bad("max_request_bytes", m);
+            }
+        }
+        if self.handshake_timeout.is_zero() || self.shutdown_grace.is_zero() {
+            return bad("handshake_timeout", "timeouts must be more than 0".into());
+        }
+        Ok(())
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// State shared by the server and its handles.
+#[derive(Debug)]
+struct Shared {
+    env: Arc<Env>,
+    /// Open connections (a clone of each socket, to stop them at shutdown).
+    conns: Mutex<HashMap<u64, Stream>>,
+    conns_changed: Condvar,
+    wake_tx: UnixStream,
+    next_id: AtomicU64,
+}
+
+/// Stops a server and reads its counters, from any thread.
+#[derive(Debug, Clone)]
+pub struct ServerHandle {
+    shared: Arc<Shared>,
+}
+
+impl ServerHandle {
+    /// Begin a clean shutdown; [`Server::serve`] returns when it is done.
+    pub fn shutdown(&self) {
+        self.shared.env.shutting_down.store(true, Ordering::Relaxed);
+        // The accept loop polls the other end; a full pipe already wakes it.
+        let _ = (&self.shared.wake_tx).write(&[1]);
+    }
+
+    pub fn is_shutting_down(&self) -> bool {
+        self.shared.env.is_shutting_down()
+    }
+
+    /// The server-side measurements.
+    pub fn stats(&self) -> &Arc<Stats> {
+        &self.shared.env.stats
+    }
+
+    /// Connections open now.
+    pub fn connections(&self) -> usize {
+        lock(&self.shared.conns).len()
+    }
+}
+
+/// A bound NBD server.
+#[derive(Debug)]
+pub struct Server {
+    listener: Listener,
+    addr: ListenAddr,
+    wake_rx: UnixStream,
+    handle: ServerHandle,
+}
+
+impl Server {
+    /// Check the settings and bind.
+    pub fn bind(cfg: ServerConfig, exports: ExportSet) -> Result<Server, TargetError> {
+        Server::bind_with_layers(cfg, exports, Vec::new())
+    }
+
+    /// [`Server::bind`], with the counters of the stack's stats layers.
+    pub fn bind_with_layers(
+        cfg: ServerConfig,
+        exports: ExportSet,
+        layers: Vec<NamedRecorder>,
+    ) -> Result<Server, TargetError> {
+        cfg.validate(&exports)?;
+        let listener =
+            Listener::bind(&cfg.listen, cfg.allow_remote).map_err(TargetError::Listen)?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| TargetError::io("listening address", e))?;
+        let (wake_tx, wake_rx) =
+            UnixStream::pair().map_err(|e| TargetError::io("wake-up socket pair", e))?;
+        wake_rx
+            .set_nonblocking(true)
+            .map_err(|e| TargetError::io("wake-up socket", e))?;
+        let stats = Arc::new(Stats::new(&exports, layers)?);
+        let env = Arc::new(Env {
+            exports,
+            cfg,
+            stats,
+            shutting_down: Default::default(),
+        });
+        let shared = Arc::new(Shared {
+            env,
+            conns: Mutex::default(),
+            conns_changed: Condvar::new(),
+            wake_tx,
+            next_id: AtomicU64::new(0),
+        });
+        Ok(Server {
+            listener,
+            addr,
+            wake_rx,
+            handle: ServerHandle { shared },
+        })
+    }
+
+    /// The address bound (with the real port when 0 was asked).
+    pub fn local_addr(&self) -> &ListenAddr {
+        &self.addr
+    }
+
+    pub fn handle(&self) -> ServerHandle {
+        self.handle.clone()
+    }
+
+    /// Begin a clean shutdown (same as the handle's).
+    pub fn shutdown(&self) {
+        self.handle.shutdown();
+    }
+
+    /// Serve on a new thread; stop it with [`RunningServer::stop`].
+    pub fn spawn(self) -> Result<RunningServer, TargetError> {
+        let (handle, addr) = (self.handle(), self.addr.clone());
+        let thread = std::thread::Builder::new()
+            .name("nbd-accept".into())
+            .spawn(move || self.serve())
+            .map_err(|e| TargetError::io("start the server thread", e))?;
+        Ok(RunningServer {
+            handle,
+            addr,
+            thread,
+        })
+    }
+
+    /// Accept and serve connections until shutdown, then finish cleanly.
+    pub fn serve(self) -> Result<(), TargetError> {
+        let shared = self.handle.shared.clone();
+        while !shared.env.is_shutting_down() {
+            if self.wait_readable()? {
+                self.accept_one(&shared);
+            }
+        }
+        drop(self.listener);
+        stop_connections(&shared);
+        flush_exports(&shared.env)
+    }
+
+    /// Wait for a connection or a wake-up; true when one can be accepted.
+    fn wait_readable(&self) -> Result<bool, TargetError> {
+        let mut fds = [
+            PollFd::from_borrowed_fd(self.listener.fd(), PollFlags::IN),
+            PollFd::new(&self.wake_rx, PollFlags::IN),
+        ];
+        match poll(&mut fds, None) {
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => return Ok(false),
+            Err(e) => return Err(TargetError::io("poll the listening socket", e.into())),
+        }
+        if !fds[1].revents().is_empty() {
+            let _ = (&self.wake_rx).read(&mut [0u8; 64]);
+        }
+        Ok(!fds[0].revents().is_empty())
+    }
+
+    fn accept_one(&self, shared: &Arc<Shared>) {
+        let stream = match self.listener.accept() {
+            Ok(s) => s,
+            Err(_) => {
+                // Out of descriptors or a connection reset before accept:
+                // back off briefly instead of spinning.
+                std::thread::sleep(Duration::from_millis(20));
+                return;
+            }
+        };
+        let c = &shared.env.stats.conns;
+        let mut conns = lock(&shared.conns);
+        if conns.len() >= shared.env.cfg.max_connections {
+            ConnCounters::bump(&c.refused);
+            let _ = stream.shutdown(Shutdown::Both);
+            return;
+        }
+        let Ok(registered) = stream.try_clone() else {
+            return;
+        };
+        let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
+        conns.insert(id, registered);
+        drop(conns);
+        ConnCounters::bump(&c.accepted);
+        c.active.fetch_add(1, Ordering::Relaxed);
+        let sh = shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("nbd-{id}"))
+            .spawn(move || {
+                conn::serve(&sh.env, id, stream);
+                sh.env.stats.conns.active.fetch_sub(1, Ordering::Relaxed);
+                lock(&sh.conns).remove(&id);
+                sh.conns_changed.notify_all();
+            });
+        if spawned.is_err() {
+            c.active.fetch_sub(1, Ordering::Relaxed);
+            if let Some(s) = lock(&shared.conns).remove(&id) {
+                let _ = s.shutdown(Shutdown::Both);
+            }
+        }
+    }
+}
+
+/// Stop reading on every connection, wait for them, cut the stragglers.
+fn stop_connections(shared: &Shared) {
+    for s in lock(&shared.conns).values() {
+        // Requests already received are still answered; reads end at once
+        // (or after a second for a client that keeps sending).
+        let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
+        let _ = s.shutdown(Shutdown::Read);
+    }
+    let deadline = Instant::now() + shared.env.cfg.shutdown_grace;
+    let mut conns = lock(&shared.conns);
+    while !conns.is_empty() {
+        let now = Instant::now();
+        if now >= deadline {
+            for s in conns.values() {
+                let _ = s.shutdown(Shutdown::Both);
+            }
+            // Cut sockets end their threads promptly; wait for that.
+            let (c, _) = shared
+                .conns_changed
+                .wait_timeout_while(conns, Duration::from_secs(5), |c| !c.is_empty())
+                .unwrap_or_else(PoisonError::into_inner);
+            drop(c);
+            return;
+        }
+        conns = shared
+            .conns_changed
+            .wait_timeout(conns, deadline - now)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0;
+    }
+}
+
+/// Flush every export that can be flushed; the first failure is returned.
+fn flush_exports(env: &Env) -> Result<(), TargetError> {
+    let mut first_err = None;
+    for e in env.exports.iter().filter(|e| e.caps().can_flush) {
+        if let Err(err) = e.dev().flush(&mut IoCtx::new()) {
+            first_err.get_or_insert(TargetError::Flush {
+                export: e.name().to_string(),
+                msg: err.msg,
+            });
+        }
+    }
+    first_err.map_or(Ok(()), Err)
+}
+
+/// A server serving on its own thread.
+#[derive(Debug)]
+pub struct RunningServer {
+    handle: ServerHandle,
+    addr: ListenAddr,
+    thread: JoinHandle<Result<(), TargetError>>,
+}
+
+impl RunningServer {
+    pub fn handle(&self) -> &ServerHandle {
+        &self.handle
+    }
+
+    pub fn local_addr(&self) -> &ListenAddr {
+        &self.addr
+    }
+
+    /// Shut down cleanly and wait for the server thread.
+    pub fn stop(self) -> Result<(), TargetError> {
+        self.handle.shutdown();
+        self.thread
+            .join()
+            .unwrap_or_else(|_| Err(TargetError::Listen("the server thread panicked".into())))
+    }
+}

@@ -1,0 +1,194 @@
+//! The block stack: what an export serves, built like nbdkit's plugins and
+//! filters or SPDK's bdevs.
+//!
+//! A [`BlockDev`] answers reads, writes (with FUA), flushes, trims and
+//! zeroing at byte offsets, and states what it can do in [`Caps`]. A
+//! backend (memory, file, null) is the bottom of a stack; a layer wraps the
+//! next device (`Arc<dyn BlockDev>`) and calls through it, changing what it
+//! wants: split (a part of the device), delay (fixed and tail latency),
+//! error injection, corruption, stats. One file per piece, each opening
+//! with its parameters.
+//!
+//! Dispatch is dynamic (`Arc<dyn BlockDev>`): stacks are assembled at run
+//! time from a config, and one indirect call per layer (a few ns) is noise
+//! next to the socket system calls of every request.
+//!
+//! Calls are synchronous and may run on several threads at once; a device
+//! whose calls may sleep (file I/O) says so in [`Caps::may_block`] and the
+//! server then runs them on a worker pool. Latency layers never sleep:
+//! they push [`IoCtx::hold_until`] later and the server holds the reply
+//! until then, so a delayed request occupies no thread and never delays
+//! another one.
+
+pub mod corrupt;
+pub mod delay;
+pub mod file;
+pub mod inject;
+pub mod memory;
+pub mod null;
+pub mod sample;
+pub mod split;
+pub mod stats;
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use crate::proto::Errno;
+
+/// Per-request context handed down the stack.
+#[derive(Debug, Clone, Default)]
+pub struct IoCtx {
+    hold_until: Option<Instant>,
+}
+
+impl IoCtx {
+    pub fn new() -> IoCtx {
+        IoCtx::default()
+    }
+
+    /// The reply must not be sent before this instant (`None`: as soon as done).
+    pub fn hold_until(&self) -> Option<Instant> {
+        self.hold_until
+    }
+
+    /// Hold the reply until at least `d` from now (delays of stacked
+    /// layers compose: each counts from when the layers below it finished).
+    pub fn hold_for(&mut self, d: Duration) {
+        let base = self
+            .hold_until
+            .map_or_else(Instant::now, |t| t.max(Instant::now()));
+        self.hold_until = Some(base + d);
+    }
+}
+
+/// A failed block operation: the NBD error to reply with and a message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{msg}")]
+pub struct BlockError {
+    pub errno: Errno,
+    pub msg: String,
+}
+
+impl BlockError {
+    pub fn new(errno: Errno, msg: impl Into<String>) -> BlockError {
+        BlockError {
+            errno,
+            msg: msg.into(),
+        }
+    }
+
+    /// An OS error during `op` at `offset`.
+    pub fn io(op: &str, offset: u64, e: &std::io::Error) -> BlockError {
+        BlockError::new(Errno::from_io(e), format!("{op} at offset {offset}: {e}"))
+    }
+}
+
+pub type BlockResult = Result<(), BlockError>;
+
+/// What a device is and can do. Layers start from their inner device's
+/// caps and change what they change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
+    pub size_bytes: u64,
+    /// Smallest addressable unit and alignment (a power of two, ≤ 64 KiB).
+    pub min_block_bytes: u32,
+    /// Size and alignment at which I/O is efficient (a power of two ≥ 512).
+    pub preferred_block_bytes: u32,
+    pub can_write: bool,
+    pub can_flush: bool,
+    pub can_fua: bool,
+    pub can_trim: bool,
+    pub can_zero: bool,
+    /// Flush and FUA effects are visible across connections (one shared
+    /// cache or none): clients may spread I/O over several connections.
+    pub can_multi_conn: bool,
+    /// Calls may sleep (real I/O): the server runs them on worker threads.
+    pub may_block: bool,
+}
+
+/// A block device: a backend or a layer over another device.
+pub trait BlockDev: Send + Sync + fmt::Debug {
+    fn caps(&self) -> Caps;
+    /// One line naming this piece and what it wraps, e.g. `delay(read=1ms) <- memory(1 GiB)`.
+    fn describe(&self) -> String;
+    /// Fill `buf` from `offset` (the server checked the range).
+    fn read_at(&self, ctx: &mut IoCtx, buf: &mut [u8], offset: u64) -> BlockResult;
+    /// Write `buf` at `offset`; with `fua`, persist it before returning.
+    fn write_at(&self, ctx: &mut IoCtx, buf: &[u8], offset: u64, fua: bool) -> BlockResult;
+    /// Persist every write that has returned.
+    fn flush(&self, ctx: &mut IoCtx) -> BlockResult;
+    /// Discard a range (a hint: contents afterwards are unspecified).
+    fn trim(&self, ctx: &mut IoCtx, offset: u64, len_bytes: u64, fua: bool) -> BlockResult;
+    /// Make a range read as zeroes; `may_trim` allows deallocating it.
+    fn zero(
+        &self,
+        ctx: &mut IoCtx,
+        offset: u64,
+        len_bytes: u64,
+        may_trim: bool,
+        fua: bool,
+    ) -> BlockResult;
+}
+
+/// The operations of a block device, for per-op settings and counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Op {
+    Read,
+    Write,
+    Flush,
+    Trim,
+    Zero,
+}
+
+impl Op {
+    pub const ALL: [Op; 5] = [Op::Read, Op::Write, Op::Flush, Op::Trim, Op::Zero];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+            Op::Flush => "flush",
+            Op::Trim => "trim",
+            Op::Zero => "zero",
+        }
+    }
+
+    /// The op named `s` (as [`Op::name`] spells it).
+    pub fn parse(s: &str) -> Option<Op> {
+        Op::ALL.into_iter().find(|o| o.name() == s)
+    }
+
+    /// Position in [`Op::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Human-readable binary size for `describe` (1 GiB, 512 KiB, 1000 bytes).
+pub fn fmt_bytes(n: u64) -> String {
+    const UNITS: [(u64, &str); 5] = [
+        (1 << 50, "PiB"),
+        (1 << 40, "TiB"),
+        (1 << 30, "GiB"),
+        (1 << 20, "MiB"),
+        (1 << 10, "KiB"),
+    ];
+    for (u, name) in UNITS {
+        if n >= u && n.is_multiple_of(u) {
+            return format!("{} {name}", n / u);
+        }
+    }
+    format!("{n} bytes")
+}
+
+/// Compact duration for `describe` (1ms, 250us, 1.5ms).
+pub fn fmt_duration(d: Duration) -> String {
+    let ns = d.as_nanos();
+    match ns {
+        0 => "0".into(),
+        n if n % 1_000_000_000 == 0 => format!("{}s", n / 1_000_000_000),
+        n if n % 1_000_000 == 0 => format!("{}ms", n / 1_000_000),
+        n if n % 1_000 == 0 => format!("{}us", n / 1_000),
+        n => format!("{n}ns"),
+    }
+}

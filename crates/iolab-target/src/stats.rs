@@ -1,0 +1,223 @@
+//! Server-side measurement: what the target did over a window.
+//!
+//! [`Stats`] gathers, per export, the server's per-op counters and latency
+//! — from the request's header arriving to its reply being written, less
+//! the time the WRITE payload took to arrive: the time the server held the
+//! request (waiting for a slot or a buffer, running it, holding it for a
+//! delay layer, waiting for the socket), without the data transfer in
+//! either direction, which is the wire's share. A request is counted just
+//! before its reply is written, so a client that has seen a reply can rely
+//! on it being in the next snapshot. Per stats layer, its counters; the
+//! connection counters; and the process and system CPU over the window
+//! ([`iolab_core::cpu`], measured the way the engine measures the client).
+//!
+//! A window starts when the server starts and at every
+//! [`Stats::snapshot_and_reset`], so a client run can bracket exactly its
+//! measured window: reset before, snapshot after. The snapshot is plain
+//! data ([`StatsSnapshot`], serde) for JSON and the HTTP endpoint.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use iolab_core::cpu::{self, CpuSample, CpuUsage};
+use serde::{Deserialize, Serialize};
+
+use crate::error::TargetError;
+use crate::export::ExportSet;
+use crate::measure::{OpStatsSet, Recorder};
+
+/// A stats layer's name and counters.
+pub type NamedRecorder = (String, Arc<Recorder>);
+
+/// Live counters of the server.
+#[derive(Debug)]
+pub struct Stats {
+    exports: Vec<NamedRecorder>,
+    layers: Vec<NamedRecorder>,
+    pub(crate) conns: ConnCounters,
+    window_start: Mutex<CpuSample>,
+}
+
+/// Connection events (counts are per window; `active` is a gauge).
+#[derive(Debug, Default)]
+pub(crate) struct ConnCounters {
+    pub accepted: AtomicU64,
+    pub refused: AtomicU64,
+    pub active: AtomicU64,
+    pub protocol_errors: AtomicU64,
+    pub last_error: Mutex<Option<String>>,
+}
+
+impl ConnCounters {
+    pub fn bump(c: &AtomicU64) {
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Remember why a session ended abnormally.
+    pub fn note_error(&self, why: String) {
+        *self
+            .last_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(why);
+    }
+}
+
+/// One export's or stats layer's counters over the window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NamedOps {
+    pub name: String,
+    pub ops: OpStatsSet,
+}
+
+/// Connection counts over the window.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConnSnapshot {
+    pub accepted: u64,
+    /// Closed at once because `max_connections` were open.
+    pub refused: u64,
+    /// Open now.
+    pub active: u64,
+    /// Sessions ended for violating the protocol (bad magic, unknown
+    /// client flags, over-long option or payload, truncated request).
+    pub protocol_errors: u64,
+    /// Why the last session that ended abnormally did (protocol or socket
+    /// error), for diagnosing a client; kept across windows.
+    pub last_error: Option<String>,
+}
+
+/// What the target did over one window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatsSnapshot {
+    pub iolab_version: String,
+    /// CLOCK_MONOTONIC at the start of the window, ns.
+    pub window_start_mono_ns: u64,
+    pub window_ns: u64,
+    pub exports: Vec<NamedOps>,
+    pub layers: Vec<NamedOps>,
+    pub connections: ConnSnapshot,
+    pub cpu: CpuUsage,
+}
+
+impl Stats {
+    pub(crate) fn new(
+        exports: &ExportSet,
+        layers: Vec<NamedRecorder>,
+    ) -> Result<Stats, TargetError> {
+        let start =
+            cpu::sample().map_err(|e| TargetError::io("read CPU counters (/proc/stat)", e))?;
+        Ok(Stats {
+            exports: exports
+                .iter()
+                .map(|e| (e.name().to_string(), e.recorder().clone()))
+                .collect(),
+            layers,
+            conns: ConnCounters::default(),
+            window_start: Mutex::new(start),
+        })
+    }
+
+    /// The window so far, without starting a new one.
+    pub fn snapshot(&self) -> Result<StatsSnapshot, TargetError> {
+        self.take(false)
+    }
+
+    /// The window so far, and start a new one at the same instant.
+    pub fn snapshot_and_reset(&self) -> Result<StatsSnapshot, TargetError> {
+        self.take(true)
+    }
+
+    fn take(&self, reset: bool) -> Result<StatsSnapshot, TargetError> {
+        let mut start = self
+            .window_start
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let now =
+            cpu::sample().map_err(|e| TargetError::io("read CPU counters (/proc/stat)", e))?;
+        let named = |v: &[NamedRecorder]| {
+            v.iter()
+                .map(|(name, r)| NamedOps {
+                    name: name.clone(),
+                    ops: r.snapshot(reset),
+                })
+                .collect()
+        };
+        let c = &self.conns;
+        let take = |a: &AtomicU64| {
+            if reset {
+                a.swap(0, Ordering::Relaxed)
+            } else {
+                a.load(Ordering::Relaxed)
+            }
+        };
+        let snap = StatsSnapshot {
+            iolab_version: iolab_core::VERSION.to_string(),
+            window_start_mono_ns: start.mono_ns,
+            window_ns: now.mono_ns.saturating_sub(start.mono_ns),
+            exports: named(&self.exports),
+            layers: named(&self.layers),
+            connections: ConnSnapshot {
+                accepted: take(&c.accepted),
+                refused: take(&c.refused),
+                active: c.active.load(Ordering::Relaxed),
+                protocol_errors: take(&c.protocol_errors),
+                last_error: c
+                    .last_error
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone(),
+            },
+            cpu: CpuUsage::between(&start, &now),
+        };
+        if reset {
+            *start = now;
+        }
+        Ok(snap)
+    }
+}
+
+impl StatsSnapshot {
+    /// The counters of export `name`.
+    pub fn export(&self, name: &str) -> Option<&OpStatsSet> {
+        self.exports.iter().find(|e| e.name == name).map(|e| &e.ops)
+    }
+
+    /// The counters of stats layer `name`.
+    pub fn layer(&self, name: &str) -> Option<&OpStatsSet> {
+        self.layers.iter().find(|e| e.name == name).map(|e| &e.ops)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::Export;
+    use crate::stack::null::NullDev;
+    use crate::stack::Op;
+
+    #[test]
+    fn snapshot_and_reset_brackets_a_window() {
+        let set =
+            ExportSet::new(vec![Export::new("n", Arc::new(NullDev::new(4096))).unwrap()]).unwrap();
+        let layer = Arc::new(Recorder::new());
+        let stats = Stats::new(&set, vec![("dev".into(), layer.clone())]).unwrap();
+        set.get(0)
+            .unwrap()
+            .recorder()
+            .record(Op::Read, 4096, true, 10_000);
+        layer.record(Op::Read, 4096, true, 9_000);
+        ConnCounters::bump(&stats.conns.accepted);
+        let a = stats.snapshot_and_reset().unwrap();
+        assert_eq!(a.export("n").unwrap().read.ios, 1);
+        let max = a.layer("dev").unwrap().read.lat_ns.max();
+        assert!((9_000..9_010).contains(&max), "{max}");
+        assert_eq!(a.connections.accepted, 1);
+        assert!(a.window_ns > 0);
+        let b = stats.snapshot().unwrap();
+        assert_eq!(b.export("n").unwrap().read.ios, 0);
+        assert_eq!(b.connections.accepted, 0);
+        assert!(b.window_start_mono_ns >= a.window_start_mono_ns + a.window_ns);
+        let json = serde_json::to_string(&a).unwrap();
+        let back: StatsSnapshot = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, a);
+    }
+}

@@ -1,0 +1,164 @@
+//! Layers seen from a client: delay timing, split exports, stats, corruption.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use iolab_target::measure::Recorder;
+use iolab_target::stack::corrupt::{CorruptLayer, CorruptParams};
+use iolab_target::stack::delay::{DelayLayer, DelayParams};
+use iolab_target::stack::memory::MemoryDev;
+use iolab_target::stack::split::split;
+use iolab_target::stack::stats::StatsLayer;
+use iolab_target::stack::BlockDev;
+use iolab_target::{Export, ExportSet, ListenAddr, Server, ServerConfig};
+
+use crate::client::*;
+use crate::util::*;
+
+fn median(mut v: Vec<u64>) -> u64 {
+    v.sort_unstable();
+    v[v.len() / 2]
+}
+
+#[test]
+fn a_1ms_delay_adds_1ms_at_p50_within_5_percent() {
+    let mem = || Arc::new(MemoryDev::new(1 << 20).unwrap());
+    let slow = DelayLayer::new(
+        mem(),
+        DelayParams {
+            read: Duration::from_millis(1),
+            ..Default::default()
+        },
+    );
+    let t = Target::start(vec![
+        export("plain", MemoryDev::new(1 << 20).unwrap()),
+        export("slow", slow),
+    ]);
+    let (mut plain, mut slow) = (
+        Client::open(&t.sock, "plain"),
+        Client::open(&t.sock, "slow"),
+    );
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for i in 0..400u64 {
+        // Alternate, so both see the same machine noise.
+        for (c, v) in [(&mut plain, &mut a), (&mut slow, &mut b)] {
+            let t0 = Instant::now();
+            c.read((i % 256) * 4096, 4096).unwrap();
+            v.push(t0.elapsed().as_nanos() as u64);
+        }
+    }
+    let added_ns = median(b) as f64 - median(a) as f64;
+    eprintln!("a 1 ms delay added {added_ns} ns at p50 (client side)");
+    assert!(
+        (950_000.0..=1_050_000.0).contains(&added_ns),
+        "client-side p50 added {added_ns} ns"
+    );
+    // The server measures the same on its side.
+    let s = t.handle().stats().snapshot().unwrap();
+    let server_added = s.export("slow").unwrap().read.lat_ns.percentile(50.0) as f64
+        - s.export("plain").unwrap().read.lat_ns.percentile(50.0) as f64;
+    assert!(
+        (950_000.0..=1_050_000.0).contains(&server_added),
+        "server-side p50 added {server_added} ns"
+    );
+}
+
+#[test]
+fn split_parts_are_independent_exports_of_one_device() {
+    let dev: Arc<dyn BlockDev> = Arc::new(MemoryDev::new(3 << 20).unwrap());
+    let parts = split(dev.clone(), 3).unwrap();
+    let slow = DelayParams {
+        read: Duration::from_millis(300),
+        ..Default::default()
+    };
+    let p1 = Arc::new(DelayLayer::new(parts[1].clone(), slow));
+    let exports = vec![
+        Export::new("whole", dev).unwrap(),
+        Export::new("p0", parts[0].clone()).unwrap(),
+        Export::new("p1", p1).unwrap(),
+        Export::new("p2", parts[2].clone()).unwrap(),
+    ];
+    let t = Target::start(exports);
+    let mut cs: Vec<Client> = ["p0", "p1", "p2"]
+        .iter()
+        .map(|n| Client::open(&t.sock, n))
+        .collect();
+    for (i, c) in cs.iter_mut().enumerate() {
+        assert_eq!(c.size, 1 << 20);
+        c.write(0, &[i as u8 + 1; 4096], 0).unwrap();
+        assert_eq!(
+            c.write(1 << 20, &[0u8; 512], 0),
+            Err(NBD_ENOSPC),
+            "a part ends at its own size"
+        );
+    }
+    let mut whole = Client::open(&t.sock, "whole");
+    for i in 0..3u64 {
+        assert_eq!(whole.read(i << 20, 4096).unwrap(), vec![i as u8 + 1; 4096]);
+    }
+    // The delay on part 1 does not slow part 0 down.
+    let slow_read = cs[1].send(CMD_READ, 0, 0, 4096, &[]);
+    let t0 = Instant::now();
+    assert_eq!(cs[0].read(0, 4096).unwrap(), vec![1u8; 4096]);
+    assert!(t0.elapsed() < Duration::from_millis(100));
+    assert_eq!(cs[1].recv().unwrap().cookie, slow_read);
+    assert!(t0.elapsed() >= Duration::from_millis(290));
+}
+
+#[test]
+fn stats_layer_below_a_split_counts_every_part() {
+    let rec = Arc::new(Recorder::new());
+    let mem = Arc::new(MemoryDev::new(2 << 20).unwrap());
+    let counted: Arc<dyn BlockDev> = Arc::new(StatsLayer::new(mem, "disk".into(), rec.clone()));
+    let parts = split(counted, 2).unwrap();
+    let exports = vec![
+        Export::new("a", parts[0].clone()).unwrap(),
+        Export::new("b", parts[1].clone()).unwrap(),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("s");
+    let cfg = ServerConfig::new(ListenAddr::Unix(sock.clone()));
+    let server = Server::bind_with_layers(
+        cfg,
+        ExportSet::new(exports).unwrap(),
+        vec![("disk".into(), rec)],
+    )
+    .unwrap();
+    let running = server.spawn().unwrap();
+    for (name, n) in [("a", 3), ("b", 5)] {
+        let mut c = Client::open(&sock, name);
+        for i in 0..n {
+            c.write(i * 4096, &[1u8; 4096], 0).unwrap();
+        }
+        c.read(0, 8192).unwrap();
+    }
+    let s = running.handle().stats().snapshot_and_reset().unwrap();
+    let disk = s.layer("disk").unwrap();
+    assert_eq!((disk.write.ios, disk.write.bytes), (8, 8 * 4096));
+    assert_eq!((disk.read.ios, disk.read.bytes), (2, 2 * 8192));
+    assert_eq!(s.export("a").unwrap().write.ios, 3);
+    assert_eq!(s.export("b").unwrap().write.ios, 5);
+    running.stop().unwrap();
+}
+
+#[test]
+fn corruption_reaches_the_client_but_not_the_storage() {
+    let mem = Arc::new(MemoryDev::new(1 << 20).unwrap());
+    let p = CorruptParams {
+        rate: 0.0,
+        bits: 1,
+        offsets: vec![4096 + 10],
+        seed: 0,
+    };
+    let bad = CorruptLayer::new(mem.clone(), p).unwrap();
+    let t = Target::start(vec![export("bad", bad), Export::new("raw", mem).unwrap()]);
+    let mut c = Client::open(&t.sock, "bad");
+    c.write(4096, &[0u8; 4096], 0).unwrap();
+    let back = c.read(4096, 4096).unwrap();
+    assert_eq!(back[10], 1);
+    assert_eq!(back.iter().filter(|&&b| b != 0).count(), 1);
+    assert_eq!(
+        Client::open(&t.sock, "raw").read(4096, 4096).unwrap(),
+        vec![0u8; 4096]
+    );
+}

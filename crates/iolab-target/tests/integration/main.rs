@@ -1,0 +1,23 @@
+//! Integration tests of iolab-target: a real server on a private Unix
+//! socket, driven by a minimal NBD client written here from the spec, and
+//! by real peers (qemu-io, qemu-img, nbdinfo, nbdcopy) when installed.
+//!
+//! - client: the minimal NBD client.
+//! - util: start/stop a target; export shorthands.
+//! - handshake: options (GO, INFO, LIST, EXPORT_NAME, ABORT, unknown).
+//! - io: data round trips, pipelining, out-of-order replies, multi-conn.
+//! - errors: every error reply the server sends, and when.
+//! - malformed: hostile or broken clients never disturb another client.
+//! - layers: delay timing, split exports, error injection, stats layer.
+//! - lifecycle: shutdown, connection limit, server-side counters, file durability.
+//! - interop: real peers from Debian packages (skipped when missing, unless CI=true).
+
+mod client;
+mod errors;
+mod handshake;
+mod interop;
+mod io;
+mod layers;
+mod lifecycle;
+mod malformed;
+mod util;

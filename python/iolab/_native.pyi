@@ -1,0 +1,51 @@
+"""Typed stub of iolab's native module (crates/iolab-py).
+
+Checked against the built module by tests/run/test_native_stub.py
+(``mypy.stubtest``). Exceptions come from ``iolab.errors``; OS errors on a
+named file arrive as the matching ``OSError`` subclass.
+"""
+
+from typing import Any, Optional
+
+Options = list[tuple[str, Optional[str]]]
+
+def prepare_job(name: str, options: Options) -> str:
+    """Validate one job; return the prepared job as JSON. Raises JobError."""
+
+def option_table() -> list[dict[str, Any]]:
+    """The job option table, one dict per option."""
+
+def options_markdown() -> str:
+    """The job option table as Markdown."""
+
+def summarize(result_json: str) -> str:
+    """A run result (JSON) → its summary (JSON)."""
+
+def version() -> str:
+    """iolab's version."""
+
+class Run:
+    """One run: prepare (in the constructor) → start → poll → stop → wait."""
+
+    def __new__(
+        cls,
+        jobs: list[tuple[str, Options]],
+        interval_ns: int = 1_000_000_000,
+        allow_overwrite: bool = False,
+        host: Optional[str] = None,
+    ) -> Run: ...
+    def layout_notes(self) -> list[str]:
+        """What layout did, one line each."""
+
+    def start(self, at_unix_ns: Optional[int] = None) -> None:
+        """Start every worker at ``at_unix_ns`` (wall clock), or now."""
+
+    def poll(self, timeout_s: float) -> dict[str, Any]:
+        """Latest progress; waits up to ``timeout_s`` for a new interval."""
+
+    def stop(self) -> None:
+        """Ask every worker to stop now; the result covers what was done."""
+
+    def finished(self) -> bool: ...
+    def wait(self) -> str:
+        """Wait for the end; return the run result as JSON."""

@@ -1,0 +1,213 @@
+"""``iolab``: the commands. Each parses, calls one library function, renders.
+
+Errors are mapped to messages and exit statuses in :mod:`iolab.cli.errors`.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from iolab import _native
+from iolab.cli import render
+from iolab.cli.errors import EXIT_INTERRUPTED, IolabGroup
+from iolab.run.api import parse_interval_ns, prepare
+from iolab.run.local import run_jobs
+from iolab.run.progress import TerminalProgress
+from iolab.run.quick import run_quick
+from iolab.run.sources import jobs_from_command_line
+
+app = typer.Typer(
+    cls=IolabGroup,
+    name="iolab",
+    help="iolab: a storage performance lab. Runs fio-style jobs and reports every figure with its unit.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class OutputFormat(str, enum.Enum):
+    text = "text"
+    json = "json"
+    fio_json = "fio-json"
+
+
+def _interval(value: str) -> str:
+    try:
+        parse_interval_ns(value)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
+    return value
+
+
+def _output_path(value: Optional[Path]) -> Optional[Path]:
+    # Checked before the run, so a typo does not cost the results of a long run.
+    if value is not None and not value.parent.is_dir():
+        raise typer.BadParameter(f"directory {value.parent} does not exist")
+    return value
+
+
+RUN_HELP = """Run fio-style jobs: job files, fio options, or both.
+
+Examples:
+
+  iolab run --name=test --filename=testfile --size=10G --rw=randrw --rwmixread=50 --bs=4k --iodepth=16 --time_based --runtime=60
+
+  iolab run job.fio --runtime=5 --output result.json --output-format json
+
+Every fio job option is accepted as --OPTION=VALUE (see `iolab options`);
+--name starts a new job, as in fio. Options given next to job files apply
+to every job in them, after the files' own options (so they win). Results
+go to stdout in the chosen format; with --output the file gets that
+format and stdout the text summary. Layout notes and live progress go to
+stderr. Ctrl-C stops the run and still reports what was measured (exit
+status 130).
+"""
+
+
+@app.command(
+    help=RUN_HELP,
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    options_metavar="[OPTIONS] [JOBFILE]... [--FIO_OPTION[=VALUE]]...",
+)
+def run(
+    ctx: typer.Context,
+    output: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write the results in --output-format to this file.",
+            dir_okay=False,
+            callback=_output_path,
+        ),
+    ] = None,
+    output_format: Annotated[
+        OutputFormat,
+        typer.Option("--output-format", help="text (the summary), json (iolab.result/1) or fio-json."),
+    ] = OutputFormat.text,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print each job as resolved (every option, with units); run nothing.")
+    ] = False,
+    allow_overwrite: Annotated[
+        bool,
+        typer.Option(
+            "--allow-overwrite",
+            help="Allow writing to existing files iolab did not create and to block devices "
+            "(never to mounted devices or ones holding a filesystem).",
+        ),
+    ] = False,
+    interval: Annotated[
+        str, typer.Option("--interval", help="Time-series interval (e.g. 1s, 500ms).", callback=_interval)
+    ] = "1s",
+) -> None:
+    jobs = jobs_from_command_line(ctx.args)
+    if dry_run:
+        typer.echo(render.prepared_jobs([prepare(j) for j in jobs]))
+        return
+    out = run_jobs(
+        jobs,
+        allow_overwrite=allow_overwrite,
+        interval_ns=parse_interval_ns(interval),
+        progress=TerminalProgress(),
+    )
+    render.run_output(out, output_format.value, output)
+    if out.interrupted:
+        raise typer.Exit(EXIT_INTERRUPTED)
+
+
+QUICK_HELP = """Characterise storage in about a minute.
+
+Seven jobs, one after another: sequential 1 MiB read and write (QD 8),
+random 4 KiB read and write at QD 1 and QD 32, and a 70/30 random mix at
+QD 16; io_uring, O_DIRECT where the filesystem allows it. Prints a table
+and writes the full results (JSON) to a file.
+
+PATH: none = a new temporary directory; a directory = a new test file in
+it; both are removed afterwards. An existing file or block device is used
+in place: only the read jobs run unless --allow-overwrite is given.
+"""
+
+
+@app.command(help=QUICK_HELP)
+def quick(
+    path: Annotated[Optional[Path], typer.Argument(help="Directory, file or block device to test.")] = None,
+    runtime_per_job: Annotated[str, typer.Option("--runtime-per-job", help="Measured time of each job.")] = "8s",
+    size: Annotated[str, typer.Option("--size", help="Size of the test file (or of the region of a device).")] = "1G",
+    output: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--output",
+            "-o",
+            help="JSON results file.",
+            show_default="./iolab-quick-YYYYmmdd-HHMMSS.json",
+            dir_okay=False,
+            callback=_output_path,
+        ),
+    ] = None,
+    allow_overwrite: Annotated[
+        bool, typer.Option("--allow-overwrite", help="Also run the write jobs on an existing file or device.")
+    ] = False,
+) -> None:
+    out = run_quick(
+        path,
+        size=size,
+        runtime_per_job=runtime_per_job,
+        allow_overwrite=allow_overwrite,
+        progress=TerminalProgress(),
+    )
+    render.quick_output(out, output)
+    if out.run.interrupted:
+        raise typer.Exit(EXIT_INTERRUPTED)
+
+
+@app.command()
+def options(
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print the table as Markdown (as in docs/options.md).")
+    ] = False,
+) -> None:
+    """List every job option iolab accepts: name, type, default, help."""
+    if markdown:
+        typer.echo(_native.options_markdown(), nl=False)
+    else:
+        typer.echo(render.option_table(_native.option_table()))
+
+
+@app.command()
+def version() -> None:
+    """Print iolab's version."""
+    typer.echo(f"iolab {_native.version()}")
+
+
+@app.command(hidden=True)
+def docs(
+    directory: Annotated[Path, typer.Argument(help="Where cli.md and options.md go.")] = Path("docs"),
+    check: Annotated[
+        bool, typer.Option("--check", help="Fail if the files differ from what would be written.")
+    ] = False,
+) -> None:
+    """Regenerate docs/cli.md and docs/options.md from the commands and the option table."""
+    from iolab.cli.docs import write_docs
+
+    stale = write_docs(typer.main.get_command(app), directory, check=check)
+    if stale:
+        typer.echo("out of date: " + ", ".join(str(p) for p in stale), err=True)
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    """Console entry point."""
+    app(prog_name="iolab")
+
+
+__all__ = ["app", "main"]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+"""How the CLI prints things: run results, prepared jobs, the quick table,
+the option table. Formatting only; every figure keeps its unit."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from iolab.report import format_quick_table, format_text
+from iolab.report.units import fmt_bw, fmt_bytes, fmt_secs
+from iolab.results import build_output, to_fio_json
+from iolab.run.local import RunOutput
+from iolab.run.quick import QuickOutput, write_quick_results
+
+# ---- run results ----
+
+
+def formatted(out: RunOutput, output_format: str) -> str:
+    """The run's results in ``output_format`` (text, json, fio-json)."""
+    doc = build_output(out.result_json, out.summary_json)
+    if output_format == "json":
+        return json.dumps(doc, indent=2) + "\n"
+    if output_format == "fio-json":
+        return json.dumps(to_fio_json(doc["result"], doc["summary"]), indent=2) + "\n"
+    return format_text(doc)
+
+
+def run_output(out: RunOutput, output_format: str, output: Optional[Path]) -> None:
+    """stdout gets ``output_format``; with ``output``, the file gets it and
+    stdout the text summary."""
+    if output is None:
+        sys.stdout.write(formatted(out, output_format))
+        return
+    output.write_text(formatted(out, output_format))
+    sys.stdout.write(formatted(out, "text"))
+    typer.echo(f"results ({output_format}) written to {output}", err=True)
+
+
+# ---- prepared jobs (--dry-run) ----
+
+#: Fields in bytes that do not say so in their name (fio's option names).
+_BYTE_FIELDS = {"size", "offset", "blockalign"}
+_DIRS = ("read", "write")
+
+
+def _value(key: str, v: Any) -> str:
+    if v is None:
+        return "-"
+    if key.endswith("_ns") and isinstance(v, int):
+        return f"{v} ns ({fmt_secs(v)})"
+    if key.endswith("_bytes_per_s") and isinstance(v, (int, float)):
+        return f"{v} bytes/s ({fmt_bw(v)})"
+    if key in _BYTE_FIELDS and isinstance(v, int):
+        return f"{v} bytes ({fmt_bytes(v)})"
+    if key == "bs":
+        return _bs(v)
+    if key == "rw" and isinstance(v, dict):
+        return f"{v['pattern']}, {v['read_pct']}% reads"
+    if key == "rate_iops" and isinstance(v, int):
+        return f"{v} IOPS"
+    if isinstance(v, (dict, list)):
+        return json.dumps(v)
+    return str(v)
+
+
+def _bs(spec: dict[str, Any]) -> str:
+    (kind, v), *_ = spec.items()
+    if kind == "fixed":
+        return f"{v} bytes ({fmt_bytes(v)})"
+    if kind == "range":
+        return f"{fmt_bytes(v['min'])} .. {fmt_bytes(v['max'])}"
+    return "/".join(f"{fmt_bytes(b)}:{pct}%" for b, pct in v)
+
+
+def _field(key: str, v: Any) -> str:
+    # Per-direction pairs ([read, write]) print with their direction.
+    if isinstance(v, list) and len(v) == 2 and key in {"bs", "blockalign", "rate_iops", "rate_bytes_per_s"}:
+        return ", ".join(f"{d} {_value(key, x)}" for d, x in zip(_DIRS, v))
+    return _value(key, v)
+
+
+def prepared_jobs(jobs: list[dict[str, Any]]) -> str:
+    """Each prepared job: the options as written, then every resolved field."""
+    blocks = []
+    for job in jobs:
+        written = " ".join(f"--{k}" if v is None else f"--{k}={v}" for k, v in job["spec"]["options"])
+        lines = [f"job {job['name']}", f"  as written: {written}"]
+        lines += [f"  {k}: {_field(k, v)}" for k, v in job.items() if k not in {"name", "spec", "warnings"}]
+        lines += [f"  warning: {w}" for w in job.get("warnings", [])]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+# ---- quick ----
+
+
+def quick_output(out: QuickOutput, output: Optional[Path]) -> None:
+    """The quick table on stdout; the results files, named on stderr."""
+    doc = out.document()
+    for path in write_quick_results(doc, output):
+        typer.echo(f"results written to {path}", err=True)
+    sys.stdout.write(format_quick_table(doc))
+
+
+# ---- the option table ----
+
+
+def option_table(rows: list[dict[str, Any]]) -> str:
+    """Each job option: name, aliases, type, unit, default, then its help."""
+    blocks = []
+    for r in rows:
+        head = r["name"]
+        if r["aliases"]:
+            head += f" (alias {', '.join(r['aliases'])})"
+        head += f"  [{r['type']}{', ' + r['unit'] if r['unit'] else ''}]"
+        default = r["default"] if r["default"] is not None else r["default_note"]
+        if default:
+            head += f"  default: {default}"
+        help_text = r["help"] + (f" Values: {', '.join(r['choices'])}." if r["choices"] else "")
+        body = textwrap.fill(help_text, width=100, initial_indent="    ", subsequent_indent="    ")
+        blocks.append(f"{head}\n{body}")
+    return "\n".join(blocks)

@@ -1,0 +1,263 @@
+"""Terminal reports of a results document (``iolab.result/1``).
+
+- ``format_text(doc)``: reads like fio's normal output — per job (or per
+  worker without ``group_reporting``) a header, per direction IOPS,
+  bandwidth, bytes and runtime, slat/clat/lat statistics and percentile
+  blocks, interval statistics, thread CPU; per stonewall group the
+  aggregate line and the system CPU breakdown with c/B and cycles per I/O.
+  Unlike fio every figure has ONE explicit unit (never "1791k" for 1.79 ms).
+- ``format_quick_table(doc)``: one row per job (IOPS, MB/s, lat p50/p99),
+  for ``iolab quick``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from iolab.report.units import (
+    bucket_edge,
+    fmt_bw,
+    fmt_bytes,
+    fmt_decimal_bytes,
+    fmt_lat,
+    fmt_num,
+    fmt_pct,
+    fmt_secs,
+    lat_unit,
+    lat_unit_for,
+)
+from iolab.results.document import check_document
+
+Json = dict[str, Any]
+_DIRS = ("read", "write")
+LAT_FROM_ISSUE = "lat (from issue)"
+LAT_INTENDED = "lat (from intended time, includes queueing behind the rate schedule)"
+
+
+def _size_exact(n: int) -> str:
+    """A block size exactly: "4 KiB", "1 MiB", "1536 B"."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} B"
+
+
+def _bs(r: Json) -> str:
+    lo, hi = r["min_bytes"], r["max_bytes"]
+    return _size_exact(lo) if lo == hi else f"{_size_exact(lo)}-{_size_exact(hi)}"
+
+
+def _header(job: Json, who: str) -> str:
+    c = job["config"]
+    bs = f"(R) {_bs(c['bs_read'])}, (W) {_bs(c['bs_write'])}"
+    mix = f" rwmixread={c['rwmixread_pct']}%" if c["rw"].endswith("rw") else ""
+    return (
+        f"{job['name']}: ({who}): ioengine={c['ioengine']} rw={c['rw']}{mix} bs={bs} "
+        f"iodepth={c['iodepth']} numjobs={c['numjobs']} direct={int(c['direct'])}"
+    )
+
+
+def _lat_line(label: str, s: Json) -> str:
+    unit, scale = lat_unit(s["mean_ns"])
+    return (
+        f"{label} ({unit}): min={fmt_lat(s['min_ns'], scale)}, avg={fmt_lat(s['mean_ns'], scale)}, "
+        f"max={fmt_lat(s['max_ns'], scale)}, stdev={fmt_lat(s['stdev_ns'], scale)}"
+    )
+
+
+def _pct_label(p: float) -> str:
+    """99.9 → "99.90th", 99.999 → "99.999th" (never rounded to 100)."""
+    text = f"{p:.6f}".rstrip("0")
+    whole, _, frac = text.partition(".")
+    return f"{whole}.{frac.ljust(2, '0')}th"
+
+
+def _pct_block(label: str, s: Json, indent: str) -> list[str]:
+    pcts = s["percentiles"]
+    if s["count"] == 0 or not pcts:
+        return []
+    unit, scale = lat_unit_for(p["value_ns"] for p in pcts)
+    cells = [(_pct_label(p["percentile"]), fmt_lat(p["value_ns"], scale)) for p in pcts]
+    kw = max(len(k) for k, _ in cells)
+    vw = max(len(v) for _, v in cells)
+    items = [f"{k:>{kw}}=[{v:>{vw}}]" for k, v in cells]
+    lines = [f"{indent}{label} percentiles ({unit}):"]
+    for i in range(0, len(items), 4):
+        row = ", ".join(items[i : i + 4])
+        lines.append(f"{indent} | {row}{',' if i + 4 < len(items) else ''}")
+    return lines
+
+
+def _interval_lines(iv: Json, indent: str) -> list[str]:
+    if iv["samples"] == 0:
+        return []
+    mib = 2**20
+    return [
+        f"{indent}bw (MiB/s): min={fmt_num(iv['bw_min_bytes_per_s'] / mib)}, "
+        f"max={fmt_num(iv['bw_max_bytes_per_s'] / mib)}, avg={fmt_num(iv['bw_mean_bytes_per_s'] / mib)}, "
+        f"stdev={fmt_num(iv['bw_stdev_bytes_per_s'] / mib)}, samples={iv['samples']}",
+        f"{indent}iops (I/O/s): min={fmt_num(iv['iops_min'])}, max={fmt_num(iv['iops_max'])}, "
+        f"avg={fmt_num(iv['iops_mean'])}, stdev={fmt_num(iv['iops_stdev'])}, samples={iv['samples']}",
+    ]
+
+
+def _dir_lines(name: str, d: Json, runtime_ns: int, rate_limited: bool) -> list[str]:
+    if d["ios"] + d["errors"] == 0:
+        return []
+    ind = "    "
+    out = [
+        f"  {name}: IOPS={fmt_num(d['iops'])}, BW={fmt_bw(d['bw_bytes_per_s'])}, "
+        f"{fmt_bytes(d['bytes'])} ({fmt_decimal_bytes(d['bytes'])}) in {fmt_secs(runtime_ns)}"
+    ]
+    if d["errors"]:
+        out.append(f"{ind}errors: {d['errors']} I/Os failed")
+    for label, key in (("slat", "slat"), ("clat", "clat")):
+        if d[key]["count"]:
+            out.append(ind + _lat_line(label, d[key]))
+    lat_label = LAT_FROM_ISSUE if rate_limited else "lat"
+    out.append(ind + _lat_line(lat_label, d["lat"]))
+    if d["lat_intended"] is not None:
+        out.append(ind + _lat_line(LAT_INTENDED, d["lat_intended"]))
+    out += _pct_block("clat", d["clat"], ind)
+    out += _pct_block(lat_label, d["lat"], ind)
+    if d["lat_intended"] is not None:
+        out += _pct_block("lat (from intended time)", d["lat_intended"], ind)
+    out += _interval_lines(d["intervals"], ind)
+    return out
+
+
+def _dist_line(buckets: list[Json]) -> str | None:
+    total = sum(b["count"] for b in buckets)
+    if not total:
+        return None
+    parts = []
+    for b in buckets:
+        if b["count"]:
+            share = max(b["count"] / total * 100, 0.01)
+            below = b["below_ns"]
+            edge = ">=2000 ms" if below is None else f"<{bucket_edge(below)}"
+            parts.append(f"{edge} {share:.2f}%")
+    return "  clat distribution: " + ", ".join(parts)
+
+
+def _entry_lines(job: Json, stats: Json, who: str) -> list[str]:
+    rate_limited = job["config"]["rate_limited"]
+    out = [_header(job, who)]
+    for d in _DIRS:
+        out += _dir_lines(d, stats[d], stats["runtime_ns"], rate_limited)
+    if stats["sync"]["count"]:
+        out.append(f"  sync: {stats['sync']['count']} calls")
+        out.append("    " + _lat_line("sync lat", stats["sync"]["lat"]))
+    dist = _dist_line(stats["clat_dist"])
+    if dist:
+        out.append(dist)
+    out.append(
+        f"  cpu (per worker thread, % of one CPU): usr={fmt_pct(stats['usr_cpu_pct'])}, "
+        f"sys={fmt_pct(stats['sys_cpu_pct'])}, ctx={stats['ctx_switches']}"
+    )
+    return out
+
+
+def _group_lines(g: Json, per: str) -> list[str]:
+    out = [f"Run status group {g['group']} (jobs: {', '.join(g['jobs'])}):"]
+    for d in _DIRS:
+        x = g[d]
+        if x["ios"] == 0:
+            continue
+        lo, hi = x["entry_bw_min_bytes_per_s"], x["entry_bw_max_bytes_per_s"]
+        out.append(
+            f"  {d.upper():>5}: bw={fmt_bw(x['bw_bytes_per_s'])}, per {per} "
+            f"{fmt_num(lo / 2**20)}-{fmt_num(hi / 2**20)} MiB/s, io={fmt_bytes(x['bytes'])} "
+            f"({fmt_decimal_bytes(x['bytes'])}), run={x['runtime_min_ns'] / 1e9:.3f}-"
+            f"{x['runtime_max_ns'] / 1e9:.3f} s"
+        )
+    for c in g["cpu"]:
+        out += _cpu_lines(c)
+    return out
+
+
+def _cpu_lines(c: Json) -> list[str]:
+    host = f" on {c['host']}" if c["host"] else ""
+    clock = f"{c['clock_hz'] / 1e9:.3f} GHz ({c['clock_source']})" if c["clock_hz"] else "unknown clock"
+    return [
+        f"  cpu{host} over {fmt_secs(c['window_ns'])}, {c['ncpus']} CPUs, {c['ios']} I/Os, {fmt_bytes(c['bytes'])}:",
+        f"    iolab process (% of one CPU): usr={fmt_pct(c['proc_user_pct'])}, "
+        f"sys={fmt_pct(c['proc_sys_pct'])}, total={fmt_pct(c['proc_cpu_pct'])}",
+        f"    system (% of all CPUs): usr={fmt_pct(c['sys_user_pct'])}, sys={fmt_pct(c['sys_system_pct'])}, "
+        f"irq={fmt_pct(c['sys_irq_pct'])}, softirq={fmt_pct(c['sys_softirq_pct'])}, "
+        f"steal={fmt_pct(c['sys_steal_pct'])}, iowait={fmt_pct(c['sys_iowait_pct'])}, "
+        f"idle={fmt_pct(c['sys_idle_pct'])}; privileged={fmt_pct(c['privileged_pct'])}",
+        f"    cycles per I/O: {fmt_num(c['cycles_per_io'])} (system), "
+        f"{fmt_num(c['proc_cycles_per_io'])} (iolab process); "
+        f"cycles per byte (c/B): {fmt_num(c['cycles_per_byte'])}; clock {clock}",
+    ]
+
+
+def format_text(doc: Json) -> str:
+    """The full text summary of a results document."""
+    s = check_document(doc)["summary"]
+    started = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(s["start_unix_ns"] / 1e9))
+    out = [f"iolab {s['tool_version']}, started {started}", ""]
+    for job in s["jobs"]:
+        n = len(job["workers"])
+        if job["config"]["group_reporting"]:
+            out += _entry_lines(job, job["merged"], f"group {job['group']}, workers {n}")
+            out.append("")
+            continue
+        for w in job["workers"]:
+            host = f" on {w['host']}" if w["host"] else ""
+            out += _entry_lines(job, w["stats"], f"group {job['group']}, worker {w['worker']}{host}")
+            out.append("")
+    for g in s["groups"]:
+        grouped = all(j["config"]["group_reporting"] for j in s["jobs"] if j["group"] == g["group"])
+        out += _group_lines(g, "job" if grouped else "worker")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _percentile(s: Json, p: float) -> int | None:
+    for x in s["percentiles"]:
+        if abs(x["percentile"] - p) < 1e-9:
+            return int(x["value_ns"])
+    return None
+
+
+def format_quick_table(doc: Json) -> str:
+    """One row per job: name, IOPS, MB/s, total-latency p50 and p99 (one unit per column)."""
+    s = check_document(doc)["summary"]
+    rows = []
+    for job in s["jobs"]:
+        m = job["merged"]
+        lat = m["lat_all"]
+        ok = lat["count"] > 0
+        rows.append(
+            (
+                job["name"],
+                m["read"]["iops"] + m["write"]["iops"],
+                (m["read"]["bw_bytes_per_s"] + m["write"]["bw_bytes_per_s"]) / 1e6,
+                _percentile(lat, 50.0) if ok else None,
+                _percentile(lat, 99.0) if ok else None,
+            )
+        )
+    u50, s50 = lat_unit_for(float(r[3]) for r in rows if r[3] is not None)
+    u99, s99 = lat_unit_for(float(r[4]) for r in rows if r[4] is not None)
+    head = ("job", "IOPS (I/O/s)", "MB/s", f"lat p50 ({u50})", f"lat p99 ({u99})")
+    body = [
+        (
+            name,
+            fmt_num(iops),
+            fmt_num(mbs),
+            "-" if p50 is None else fmt_lat(p50, s50),
+            "-" if p99 is None else fmt_lat(p99, s99),
+        )
+        for name, iops, mbs, p50, p99 in rows
+    ]
+    widths = [max(len(r[i]) for r in [head, *body]) for i in range(5)]
+    lines = [
+        "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+        for r in [head, *body]
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    note = "lat = total latency from issue, both directions; '-' = no I/O, or p50/p99 not in percentile_list"
+    return "\n".join([*lines, note]) + "\n"

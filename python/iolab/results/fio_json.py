@@ -1,0 +1,224 @@
+"""Export to fio's JSON layout (``fio --output-format=json``, fio 3.33).
+
+Tools written for fio (plotters, CI dashboards, spreadsheets) read this.
+The layout — key names, nesting, units (``bw`` in KiB/s, ``runtime`` in ms,
+latencies in ns, percentile keys like ``"99.900000"``) — was copied from
+real fio 3.33 output; tests/results/test_fio_json.py compares the key sets
+against fio run on the spot.
+
+Like fio: one ``jobs`` entry per worker without ``group_reporting``, one
+per job with it. Values are only ever measured or structurally fixed (trim
+is always zero: iolab issues no trims; ``latency_target`` is off because
+iolab has no such option). Keys for things iolab does not measure are left
+out rather than filled with invented zeros: ``FIO_OMITTED_KEYS`` lists them
+with the reason. Everything iolab measures beyond fio goes under each
+entry's ``"iolab"`` key. docs/results-schema.md has the field-by-field list.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+Json = dict[str, Any]
+
+#: fio keys iolab does not write, and why (``job.`` = per jobs entry,
+#: ``dir.`` = inside read/write/trim).
+FIO_OMITTED_KEYS: dict[str, str] = {
+    "job.majf": "page faults per thread are not measured",
+    "job.minf": "page faults per thread are not measured",
+    "job.iodepth_level": "the queue-depth distribution is not recorded",
+    "job.iodepth_submit": "submit batch sizes are not recorded",
+    "job.iodepth_complete": "completion batch sizes are not recorded",
+    "dir.short_ios": "short transfers are not counted separately",
+    "dir.drop_ios": "dropped I/Os are not counted",
+}
+
+_DIRS = ("read", "write")
+
+
+def _pct_key(p: float) -> str:
+    """fio's percentile key: six decimals ("99.900000")."""
+    return f"{p:.6f}"
+
+
+def _lat(s: Json) -> Json:
+    """A LatSummary → fio's {min, max, mean, stddev, N[, percentile]} (ns)."""
+    out: Json = {
+        "min": s["min_ns"],
+        "max": s["max_ns"],
+        "mean": s["mean_ns"],
+        "stddev": s["stdev_ns"],
+        "N": s["count"],
+    }
+    # fio writes percentiles only for latencies with samples.
+    if s["count"] > 0 and s["percentiles"]:
+        out["percentile"] = {_pct_key(p["percentile"]): p["value_ns"] for p in s["percentiles"]}
+    return out
+
+
+def _zero_lat() -> Json:
+    return {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}
+
+
+def _dir(d: Json, runtime_ns: int, group_bw_bytes_per_s: float) -> Json:
+    """One direction of a Summary → fio's read/write object."""
+    active = d["ios"] + d["errors"] > 0
+    iv = d["intervals"]
+    bw_mean_kib = iv["bw_mean_bytes_per_s"] / 1024
+    group_kib = group_bw_bytes_per_s / 1024
+    return {
+        "io_bytes": d["bytes"],
+        "io_kbytes": d["bytes"] // 1024,
+        # Rates come from the ns-exact runtime (fio divides by whole ms).
+        "bw_bytes": int(d["bw_bytes_per_s"]),
+        "bw": int(d["bw_bytes_per_s"] / 1024),
+        "iops": d["iops"],
+        "runtime": round(runtime_ns / 1e6) if active else 0,
+        "total_ios": d["ios"],
+        "slat_ns": _lat(d["slat"]),
+        "clat_ns": _lat(d["clat"]),
+        "lat_ns": _lat(d["lat"]),
+        "bw_min": int(iv["bw_min_bytes_per_s"] / 1024),
+        "bw_max": int(iv["bw_max_bytes_per_s"] / 1024),
+        "bw_agg": bw_mean_kib / group_kib * 100 if group_kib > 0 else 0.0,
+        "bw_mean": bw_mean_kib,
+        "bw_dev": iv["bw_stdev_bytes_per_s"] / 1024,
+        "bw_samples": iv["samples"],
+        "iops_min": round(iv["iops_min"]),
+        "iops_max": round(iv["iops_max"]),
+        "iops_mean": iv["iops_mean"],
+        "iops_stddev": iv["iops_stdev"],
+        "iops_samples": iv["samples"],
+    }
+
+
+def _trim() -> Json:
+    """iolab issues no trims: fio's all-zero trim object."""
+    return {
+        "io_bytes": 0,
+        "io_kbytes": 0,
+        "bw_bytes": 0,
+        "bw": 0,
+        "iops": 0.0,
+        "runtime": 0,
+        "total_ios": 0,
+        "slat_ns": _zero_lat(),
+        "clat_ns": _zero_lat(),
+        "lat_ns": _zero_lat(),
+        "bw_min": 0,
+        "bw_max": 0,
+        "bw_agg": 0.0,
+        "bw_mean": 0.0,
+        "bw_dev": 0.0,
+        "bw_samples": 0,
+        "iops_min": 0,
+        "iops_max": 0,
+        "iops_mean": 0.0,
+        "iops_stddev": 0.0,
+        "iops_samples": 0,
+    }
+
+
+def _lat_dist(buckets: list[Json]) -> tuple[Json, Json, Json]:
+    """clat_dist counts → fio's latency_ns / latency_us / latency_ms percentages."""
+    total = sum(b["count"] for b in buckets)
+    ns: Json = {}
+    us: Json = {}
+    ms: Json = {}
+    for b in buckets:
+        share = b["count"] / total * 100 if total else 0.0
+        if 0 < share < 0.01:
+            share = 0.01  # fio shows any non-empty bucket as at least 0.01%
+        below: int | None = b["below_ns"]
+        if below is None:
+            ms[">=2000"] = share
+        elif below <= 1_000:
+            ns[str(below)] = share
+        elif below <= 1_000_000:
+            us[str(below // 1_000)] = share
+        else:
+            ms[str(below // 1_000_000)] = share
+    return ns, us, ms
+
+
+def _job_options(options: list[list[Any]]) -> Json:
+    """Options as written; later ones override (fio's ``[global]`` rule). Bare flags → ""."""
+    return {name: ("" if value is None else value) for name, value in options}
+
+
+def _entry(job: Json, stats: Json, group: Json, worker: Json | None) -> Json:
+    """One fio ``jobs`` entry from a Summary (a worker's, or the merged job's)."""
+    cfg = job["config"]
+    lat_ns, lat_us, lat_ms = _lat_dist(stats["clat_dist"])
+    entry: Json = {
+        "jobname": job["name"],
+        "groupid": job["group"],
+        "error": 0,
+        "eta": 0,
+        "elapsed": math.ceil((cfg["ramp_time_ns"] + stats["runtime_ns"]) / 1e9),
+        "job options": _job_options(cfg["options"]),
+    }
+    for d in _DIRS:
+        entry[d] = _dir(stats[d], stats["runtime_ns"], group[d]["bw_bytes_per_s"])
+    entry["trim"] = _trim()
+    entry["sync"] = {"total_ios": stats["sync"]["count"], "lat_ns": _lat(stats["sync"]["lat"])}
+    entry.update(
+        {
+            "job_runtime": round(stats["thread_runtime_ns"] / 1e6),
+            "usr_cpu": stats["usr_cpu_pct"],
+            "sys_cpu": stats["sys_cpu_pct"],
+            "ctx": stats["ctx_switches"],
+            "latency_ns": lat_ns,
+            "latency_us": lat_us,
+            "latency_ms": lat_ms,
+            # iolab has no latency_target: fio's values with the feature off.
+            "latency_depth": cfg["iodepth"],
+            "latency_target": 0,
+            "latency_percentile": 100.0,
+            "latency_window": 0,
+            "iolab": _extras(job, stats, worker),
+        }
+    )
+    return entry
+
+
+def _extras(job: Json, stats: Json, worker: Json | None) -> Json:
+    """What iolab measures beyond fio's layout."""
+    extras: Json = {
+        "worker": None if worker is None else worker["worker"],
+        "host": "" if worker is None else worker["host"],
+        "errors": {d: stats[d]["errors"] for d in _DIRS},
+        "latency_definitions": job["latency_definitions"],
+    }
+    if job["config"]["rate_limited"]:
+        extras["lat_intended_ns"] = {
+            d: _lat(stats[d]["lat_intended"]) for d in _DIRS if stats[d]["lat_intended"] is not None
+        }
+    return extras
+
+
+def to_fio_json(result: Json, summary: Json) -> Json:
+    """fio 3.33's JSON layout from a run result and its summary (parsed dicts)."""
+    groups = {g["group"]: g for g in summary["groups"]}
+    jobs: list[Json] = []
+    for job in summary["jobs"]:
+        group = groups[job["group"]]
+        if job["config"]["group_reporting"]:
+            jobs.append(_entry(job, job["merged"], group, None))
+        else:
+            jobs.extend(_entry(job, w["stats"], group, w) for w in job["workers"])
+    start_s = result["start_unix_ns"] // 1_000_000_000
+    version = result["tool_version"]
+    return {
+        "fio version": f"iolab-{version}",
+        "iolab version": version,
+        "timestamp": start_s,
+        "timestamp_ms": result["start_unix_ns"] // 1_000_000,
+        "time": time.ctime(start_s),
+        "jobs": jobs,
+        # Disk utilisation is not sampled: an empty list, as fio writes for
+        # jobs on no block device.
+        "disk_util": [],
+    }

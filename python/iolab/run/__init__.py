@@ -1,0 +1,9 @@
+"""Running jobs.
+
+- :mod:`iolab.run.local`: the driver of one local run (prepare, progress,
+  Ctrl-C, result and summary) → :class:`~iolab.run.local.RunOutput`.
+- :mod:`iolab.run.progress`: live progress on a terminal, silent elsewhere.
+- :mod:`iolab.run.api`: ``Job``, ``prepare``, ``run`` (re-exported by ``iolab``).
+- :mod:`iolab.run.sources`: jobs from a command line (job files and fio options).
+- :mod:`iolab.run.quick`: the standard one-minute characterisation.
+"""

@@ -1,0 +1,86 @@
+"""The Python API: ``iolab.Job``, ``iolab.prepare``, ``iolab.run``.
+
+A job is written with fio's option names as keywords::
+
+    >>> job = Job("x", rw="randread", bs="4k", iodepth=32, time_based=True, runtime="5s")
+    >>> job.options[-2:]
+    (('time_based', None), ('runtime', '5s'))
+
+``True`` is a bare flag (``--time_based``), ``False`` is ``0``, numbers are
+written as decimal text: the same ``JobSpec`` the command line and job
+files produce, so the three sources prepare to the same job.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any, Optional, Union
+
+from iolab import _native
+from iolab.jobs import JobSpec
+from iolab.run.local import RunOutput, run_jobs
+from iolab.run.progress import ProgressSink
+
+OptionValue = Union[str, int, float, bool]
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|s|m|h)?\s*$")
+_NS_PER_UNIT = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
+
+
+def Job(name: str, **options: OptionValue) -> JobSpec:
+    """A job from fio option names as keywords (see the module doc)."""
+    return JobSpec(name, tuple(_option(k, v) for k, v in options.items()))
+
+
+def _option(name: str, value: OptionValue) -> tuple[str, Optional[str]]:
+    if value is True:
+        return (name, None)
+    if value is False:
+        return (name, "0")
+    if isinstance(value, (int, float, str)):
+        return (name, str(value))
+    raise TypeError(f"option {name}: expected str, int, float or bool, got {type(value).__name__}")
+
+
+def prepare(job: JobSpec) -> dict[str, Any]:
+    """Validate ``job``; return the prepared job (sizes in bytes, times in ns).
+
+    Raises ``iolab.JobError`` naming the option when the job is invalid.
+    """
+    name, options = job.to_native()
+    result: dict[str, Any] = json.loads(_native.prepare_job(name, options))
+    return result
+
+
+def parse_interval_ns(text: str) -> int:
+    """``"1s"``, ``"500ms"``, ``"2"`` (seconds) → nanoseconds (> 0)."""
+    m = _DURATION.match(text)
+    if not m:
+        raise ValueError(f"interval '{text}': expected a duration such as 1s, 500ms or 2 (seconds)")
+    ns = round(float(m.group(1)) * _NS_PER_UNIT[m.group(2) or "s"])
+    if ns <= 0:
+        raise ValueError(f"interval '{text}': must be greater than zero")
+    return ns
+
+
+def run(
+    jobs: Union[JobSpec, Sequence[JobSpec]],
+    *,
+    allow_overwrite: bool = False,
+    interval: str = "1s",
+    progress: Optional[ProgressSink] = None,
+) -> RunOutput:
+    """Run jobs on this host (stonewall groups one after another).
+
+    ``progress`` receives layout notes and live progress (e.g.
+    ``iolab.run.progress.TerminalProgress()``); by default nothing is shown.
+    """
+    specs = [jobs] if isinstance(jobs, JobSpec) else list(jobs)
+    return run_jobs(
+        specs,
+        allow_overwrite=allow_overwrite,
+        interval_ns=parse_interval_ns(interval),
+        progress=progress,
+    )

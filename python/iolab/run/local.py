@@ -1,0 +1,148 @@
+"""Drive one run of the native engine on this host.
+
+:func:`run_jobs` is the whole lifecycle for a local run: prepare (the
+native ``Run`` validates the jobs and lays out files), show what layout
+did, start, poll for progress until the end, wait for the result, and
+summarise it. Ctrl-C stops the workers and keeps what was measured so far
+(``RunOutput.interrupted`` says so); a second Ctrl-C while the workers
+stop gives up.
+
+The engine is injected (``run_factory``) so the driver's own behaviour —
+notes, progress, interruption — is tested without real I/O as well as
+with it.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Protocol
+
+from iolab import _native
+from iolab.run.progress import ProgressSink, SilentProgress
+
+#: A job as the native module takes it: ``(name, [(option, value or None), ...])``.
+NativeJob = tuple[str, list[tuple[str, Optional[str]]]]
+
+#: How often the driver polls; also how soon Ctrl-C is noticed.
+POLL_S = 0.25
+
+
+class JobLike(Protocol):
+    def to_native(self) -> NativeJob: ...
+
+
+class RunLike(Protocol):
+    """What the driver uses of ``iolab._native.Run``."""
+
+    def layout_notes(self) -> list[str]: ...
+    def start(self, at_unix_ns: Optional[int] = None) -> None: ...
+    def poll(self, timeout_s: float) -> dict[str, Any]: ...
+    def stop(self) -> None: ...
+    def finished(self) -> bool: ...
+    def wait(self) -> str: ...
+
+
+RunFactory = Callable[..., RunLike]
+
+
+@dataclass(frozen=True)
+class RunOutput:
+    """A finished (or interrupted) run."""
+
+    #: The lossless result (schema ``iolab.result/1``), as the engine wrote it.
+    result_json: str
+    #: Its summary (schema ``iolab.summary/1``), computed by the core.
+    summary_json: str
+    #: True when Ctrl-C stopped the run early: figures cover the time that ran.
+    interrupted: bool
+    #: What layout did before the run, one line each.
+    layout_notes: tuple[str, ...]
+
+    @property
+    def result(self) -> dict[str, Any]:
+        """The lossless result, parsed."""
+        parsed: dict[str, Any] = json.loads(self.result_json)
+        return parsed
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """The summary, parsed: ``summary["jobs"][i]["merged"]["read"]["iops"]``, ..."""
+        parsed: dict[str, Any] = json.loads(self.summary_json)
+        return parsed
+
+
+def native_jobs(specs: Iterable[JobLike]) -> list[NativeJob]:
+    return [s.to_native() for s in specs]
+
+
+def job_warnings(jobs: Sequence[NativeJob]) -> list[str]:
+    """Settings that have no effect, one line per job and warning (from the
+    core's validation; invalid jobs raise ``JobError`` here already)."""
+    lines = []
+    for name, options in jobs:
+        prepared = json.loads(_native.prepare_job(name, options))
+        lines += [f"{name}: warning: {w}" for w in prepared.get("warnings", [])]
+    return lines
+
+
+def run_jobs(
+    specs: Sequence[JobLike],
+    *,
+    allow_overwrite: bool = False,
+    interval_ns: int = 1_000_000_000,
+    progress: Optional[ProgressSink] = None,
+    host: Optional[str] = None,
+    run_factory: RunFactory = _native.Run,
+) -> RunOutput:
+    """Run ``specs`` (stonewall groups one after another) and summarise them.
+
+    Raises ``JobError`` for invalid jobs, ``RefusedError`` when a write
+    would destroy data iolab did not create, ``EngineError``/``OSError``
+    when the run cannot be done.
+    """
+    sink = progress or SilentProgress()
+    jobs = native_jobs(specs)
+    for line in job_warnings(jobs):
+        sink.note(line)
+    run = run_factory(
+        jobs,
+        interval_ns=interval_ns,
+        allow_overwrite=allow_overwrite,
+        host=host or socket.gethostname(),
+    )
+    interrupted, shown = _drive(run, sink, _show_new_notes(run, sink, ()))
+    result_json = run.wait()
+    if interrupted:
+        sink.note("interrupted: the results cover only the time that ran")
+    summary_json = _native.summarize(result_json)
+    return RunOutput(result_json, summary_json, interrupted, shown)
+
+
+def _show_new_notes(run: RunLike, sink: ProgressSink, shown: tuple[str, ...]) -> tuple[str, ...]:
+    notes = tuple(run.layout_notes())
+    for line in notes[len(shown) :]:
+        sink.note(line)
+    return notes
+
+
+def _drive(run: RunLike, sink: ProgressSink, shown: tuple[str, ...]) -> tuple[bool, tuple[str, ...]]:
+    """Start and poll until the end. Returns whether Ctrl-C stopped it, and
+    the notes shown so far."""
+    try:
+        run.start(None)
+        # Starting opens every worker's backend, which may add notes (a
+        # fallback it took, a limit it hit).
+        shown = _show_new_notes(run, sink, shown)
+        while not run.finished():
+            sink.update(run.poll(POLL_S))
+    except KeyboardInterrupt:
+        sink.close()
+        sink.note("interrupted: stopping the workers (Ctrl-C again to give up)")
+        run.stop()
+        return True, shown
+    finally:
+        sink.close()
+    return False, shown

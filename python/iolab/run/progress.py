@@ -1,0 +1,142 @@
+"""Live progress of a run on the terminal.
+
+The driver (:mod:`iolab.run.local`) hands a :class:`ProgressSink` three
+kinds of things: notes (what layout did, that a run was interrupted),
+progress snapshots (``Run.poll``), and the end. :class:`TerminalProgress`
+writes notes as lines and, only when its stream is a terminal, keeps one
+progress line up to date in place (``\\r``); on a pipe or a file it writes
+the notes alone, so logs and captured output stay clean.
+
+The terminal is injected (:class:`Terminal`), so tests can pretend to be
+a TTY of a given width without monkeypatching.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from typing import Any, Optional, Protocol, TextIO
+
+Progress = dict[str, Any]
+"""A ``Run.poll`` snapshot: group, groups, phase, elapsed_ns, remaining_ns,
+fraction, and per direction (index 0 = read, 1 = write) iops,
+bw_bytes_per_s, p50_ns, p99_ns of the last interval."""
+
+DIRS = ("read", "write")
+
+
+class ProgressSink(Protocol):
+    def note(self, line: str) -> None:
+        """A line the user should read (always shown)."""
+
+    def update(self, progress: Progress) -> None:
+        """The latest progress snapshot."""
+
+    def close(self) -> None:
+        """The run is over: leave the terminal clean."""
+
+
+@dataclass(frozen=True)
+class Terminal:
+    """Where progress goes and what it is."""
+
+    stream: TextIO
+    is_tty: bool
+    width_chars: int = 100
+
+    @classmethod
+    def stderr(cls) -> Terminal:
+        isatty = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
+        return cls(sys.stderr, isatty, shutil.get_terminal_size((100, 24)).columns)
+
+
+def fmt_ns(ns: float) -> str:
+    """A duration with its unit: 850 ns, 12.3 µs, 4.10 ms, 1.20 s."""
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= scale:
+            return f"{_three_digits(ns / scale)} {unit}"
+    return f"{ns:.0f} ns"
+
+
+def fmt_count_per_s(x: float) -> str:
+    """An operation rate: 950, 12.3k, 1.20M (per second)."""
+    for unit, scale in (("M", 1e6), ("k", 1e3)):
+        if x >= scale:
+            return f"{_three_digits(x / scale)}{unit}"
+    return f"{x:.0f}"
+
+
+def fmt_mb_per_s(bytes_per_s: float) -> str:
+    """Bandwidth in MB/s (10^6 bytes per second)."""
+    return f"{_three_digits(bytes_per_s / 1e6)} MB/s"
+
+
+def _three_digits(x: float) -> str:
+    if x >= 100:
+        return f"{x:.0f}"
+    if x >= 10:
+        return f"{x:.1f}"
+    return f"{x:.2f}"
+
+
+def progress_line(p: Progress) -> str:
+    """One line: group, phase, time, and per active direction IOPS, MB/s, p50/p99."""
+    elapsed = f"{p.get('elapsed_ns', 0) / 1e9:.0f}s"
+    remaining = p.get("remaining_ns")
+    when = elapsed if remaining is None else f"{elapsed}, {remaining / 1e9:.0f}s left"
+    head = f"[{p.get('group', 0) + 1}/{p.get('groups', 1)}] {p.get('phase', '')} {when}"
+    parts = [head]
+    for i, name in enumerate(DIRS):
+        iops = p["iops"][i] if "iops" in p else 0.0
+        if iops <= 0:
+            continue
+        parts.append(
+            f"{name} {fmt_count_per_s(iops)} IOPS {fmt_mb_per_s(p['bw_bytes_per_s'][i])}"
+            f" p50 {fmt_ns(p['p50_ns'][i])} p99 {fmt_ns(p['p99_ns'][i])}"
+        )
+    return " | ".join(parts)
+
+
+class TerminalProgress:
+    """A :class:`ProgressSink` for a terminal (live line) or a pipe (notes only)."""
+
+    def __init__(self, terminal: Optional[Terminal] = None) -> None:
+        self.terminal = terminal or Terminal.stderr()
+        self._shown = False  # a progress line is on screen and must be cleared first
+
+    def _clear(self) -> None:
+        if self._shown:
+            self.terminal.stream.write("\r\x1b[K")
+            self._shown = False
+
+    def note(self, line: str) -> None:
+        self._clear()
+        self.terminal.stream.write(line + "\n")
+        self.terminal.stream.flush()
+
+    def update(self, progress: Progress) -> None:
+        if not self.terminal.is_tty:
+            return
+        line = progress_line(progress)[: max(self.terminal.width_chars - 1, 20)]
+        self.terminal.stream.write("\r\x1b[K" + line)
+        self.terminal.stream.flush()
+        self._shown = True
+
+    def close(self) -> None:
+        self._clear()
+        self.terminal.stream.flush()
+
+
+class SilentProgress:
+    """A :class:`ProgressSink` that shows nothing (library use)."""
+
+    def note(self, line: str) -> None:
+        pass
+
+    def update(self, progress: Progress) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,68 @@
+"""Shared fixtures: running the CLI in-process and as a real process.
+
+- ``cli``: invoke the typer app in-process (click's CliRunner) and get a
+  :class:`Ran` with stdout and stderr kept apart, so tests can check that
+  nothing but the results reaches stdout.
+- ``iolab_cmd``: the argv prefix to run iolab as a separate process (for
+  signals, TTYs and other users).
+- ``workdir``: a fresh directory that is also the current directory.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from typer.testing import CliRunner
+
+
+@dataclass(frozen=True)
+class Ran:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        """Everything the user saw, for assertion messages."""
+        return f"--- stdout ---\n{self.stdout}\n--- stderr ---\n{self.stderr}"
+
+
+def _runner() -> CliRunner:
+    try:  # click < 8.2 mixes stderr into stdout unless told not to
+        return CliRunner(mix_stderr=False)  # type: ignore[call-arg]
+    except TypeError:
+        return CliRunner()
+
+
+@pytest.fixture
+def cli() -> Callable[..., Ran]:
+    from iolab.cli.main import app
+
+    runner = _runner()
+
+    def invoke(*args: str) -> Ran:
+        r = runner.invoke(app, list(args), catch_exceptions=False)
+        return Ran(r.exit_code, r.stdout, r.stderr)
+
+    return invoke
+
+
+@pytest.fixture
+def iolab_cmd() -> list[str]:
+    return [sys.executable, "-m", "iolab.cli.main"]
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Iterator[Path]:
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        yield tmp_path
+    finally:
+        os.chdir(old)

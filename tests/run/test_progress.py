@@ -1,0 +1,69 @@
+"""Live progress: a line kept up to date on a terminal, nothing but notes on a pipe."""
+
+from __future__ import annotations
+
+import io
+
+from iolab.run.progress import Terminal, TerminalProgress, fmt_mb_per_s, fmt_ns, progress_line
+
+SNAPSHOT = {
+    "group": 0,
+    "groups": 2,
+    "phase": "running",
+    "elapsed_ns": 12_000_000_000,
+    "remaining_ns": 48_000_000_000,
+    "fraction": 0.2,
+    "iops": [12_345.0, 0.0],
+    "bw_bytes_per_s": [50_565_120.0, 0.0],
+    "p50_ns": [81_000, 0],
+    "p99_ns": [412_000, 0],
+}
+
+
+def test_units():
+    assert fmt_ns(850) == "850 ns"
+    assert fmt_ns(12_345) == "12.3 µs"
+    assert fmt_ns(4_100_000) == "4.10 ms"
+    assert fmt_ns(1_200_000_000) == "1.20 s"
+    assert fmt_mb_per_s(50_565_120) == "50.6 MB/s"
+
+
+def test_progress_line_shows_active_directions_with_units():
+    line = progress_line(SNAPSHOT)
+    assert line.startswith("[1/2] running 12s, 48s left"), line
+    assert "read 12.3k IOPS 50.6 MB/s p50 81.0 µs p99 412 µs" in line, line
+    assert "write" not in line, line
+
+
+def test_size_based_run_has_no_remaining_time():
+    line = progress_line({**SNAPSHOT, "remaining_ns": None})
+    assert "left" not in line, line
+
+
+def test_tty_gets_a_live_line_and_notes_clear_it():
+    buf = io.StringIO()
+    p = TerminalProgress(Terminal(buf, is_tty=True, width_chars=200))
+    p.update(SNAPSHOT)
+    p.note("laid out testfile")
+    p.update(SNAPSHOT)
+    p.close()
+    text = buf.getvalue()
+    assert text.count("\r\x1b[K[1/2] running") == 2, repr(text)
+    assert "\r\x1b[Klaid out testfile\n" in text, repr(text)
+    assert text.endswith("\r\x1b[K"), repr(text)
+
+
+def test_line_is_cut_to_the_terminal_width():
+    buf = io.StringIO()
+    TerminalProgress(Terminal(buf, is_tty=True, width_chars=40)).update(SNAPSHOT)
+    assert len(buf.getvalue().split("\x1b[K")[-1]) == 39
+
+
+def test_pipe_gets_notes_only():
+    buf = io.StringIO()
+    p = TerminalProgress(Terminal(buf, is_tty=False))
+    p.update(SNAPSHOT)
+    p.note("laid out testfile")
+    p.update(SNAPSHOT)
+    p.close()
+    assert buf.getvalue() == "laid out testfile\n"

@@ -14,9 +14,27 @@ ROOT=$PWD
 VENV=$ROOT/.venv
 log() { printf '[dev.sh] %s\n' "$*" >&2; }
 
+# Set-up is quiet unless it fails: what its tools print (pip's install log,
+# cargo's build) goes to this log, whose tail is shown when a step fails.
+SETUP_LOG=$VENV/setup.log
+
+# quietly WHAT CMD...: run CMD with its output in $SETUP_LOG; on failure say
+# WHAT failed, show the log's last lines and stop.
+quietly() {
+    local what=$1; shift
+    mkdir -p "$(dirname "$SETUP_LOG")"
+    printf '\n== %s: %s\n' "$what" "$*" >>"$SETUP_LOG"
+    if ! "$@" >>"$SETUP_LOG" 2>&1; then
+        log "$what failed; the last lines of $SETUP_LOG:"
+        tail -n 40 "$SETUP_LOG" >&2
+        exit 1
+    fi
+}
+
 # Debian packages the tests need: fio is the peer iolab is checked against;
-# e2fsprogs/util-linux for device-safety tests.
-APT_PACKAGES=(fio util-linux e2fsprogs)
+# e2fsprogs/util-linux for device-safety tests; libnbd-bin, qemu-utils and
+# nbdkit are the NBD peers the target is tested against.
+APT_PACKAGES=(fio util-linux e2fsprogs libnbd-bin qemu-utils nbdkit)
 
 setup_system() {
     local missing=()
@@ -32,8 +50,8 @@ setup_system() {
         fi
     fi
     log "installing Debian packages: ${missing[*]}"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    quietly "apt-get update" $sudo apt-get update -qq
+    quietly "installing ${missing[*]}" $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 }
 
 setup_rust() {
@@ -48,21 +66,23 @@ setup_python() {
     local py=${PYTHON:-python3}
     if [ ! -x "$VENV/bin/python" ]; then
         log "creating $VENV"
-        "$py" -m venv "$VENV"
+        quietly "creating the venv" "$py" -m venv "$VENV"
     fi
     if ! "$VENV/bin/python" -c "import maturin" 2>/dev/null; then
         log "installing maturin into $VENV"
-        "$VENV/bin/pip" install -q --upgrade pip
-        "$VENV/bin/pip" install -q "maturin>=1.8,<2"
+        quietly "upgrading pip" "$VENV/bin/pip" install --upgrade pip
+        quietly "installing maturin" "$VENV/bin/pip" install "maturin>=1.8,<2"
     fi
     # Builds the native module and installs iolab with its runtime and test
     # dependencies (pyproject's [test] extra) into the venv.
     log "building iolab (release) into $VENV"
-    VIRTUAL_ENV=$VENV "$VENV/bin/maturin" develop --release --quiet -E test >&2
-    "$VENV/bin/python" -c "import iolab._native" || { log "the native module failed to build"; exit 1; }
+    quietly "building iolab" env VIRTUAL_ENV="$VENV" "$VENV/bin/maturin" develop --release -E test
+    quietly "importing the native module" "$VENV/bin/python" -c "import iolab._native"
 }
 
-setup() { setup_system; setup_rust; setup_python; }
+# Each set-up starts a fresh log (the venv may not exist yet: quietly makes
+# its directory).
+setup() { rm -f "$SETUP_LOG"; setup_system; setup_rust; setup_python; }
 
 run_tests() {
     local failed=0

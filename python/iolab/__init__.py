@@ -10,9 +10,14 @@ The Python API::
     out = iolab.run(job)        # RunOutput: .summary, .result, .interrupted
     out.summary["jobs"][0]["merged"]["read"]["iops"]
 
+A result directory (``iolab run --results``, ``iolab sweep``) as a pandas
+DataFrame: ``iolab.load("iolab-results/seed002-qd")`` (docs/plans.md).
+
 Errors: :class:`JobError` (an option; also a ``ValueError``),
 :class:`RefusedError` (would destroy data), :class:`EngineError`, and
 ``OSError`` subclasses for files; all but ``OSError`` are :class:`IolabError`.
+An error that ended a run early (an I/O error) keeps what was measured
+before it: ``iolab.partial_output(e)`` is that ``RunOutput``.
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ from __future__ import annotations
 from iolab import _native
 from iolab.errors import EngineError, IolabError, JobError, RefusedError
 from iolab.jobs import JobSpec
+from iolab.results.rundir import load
 from iolab.run.api import Job, prepare, run
-from iolab.run.local import RunOutput
+from iolab.run.local import RunOutput, partial_output
 
 __version__ = _native.version()
 
@@ -34,6 +40,8 @@ __all__ = [
     "RefusedError",
     "RunOutput",
     "__version__",
+    "load",
+    "partial_output",
     "prepare",
     "run",
 ]

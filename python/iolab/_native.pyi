@@ -48,4 +48,8 @@ class Run:
 
     def finished(self) -> bool: ...
     def wait(self) -> str:
-        """Wait for the end; return the run result as JSON."""
+        """Wait for the end; return the run result as JSON.
+
+        An error that ended the run early (an I/O error: ``OSError``) is
+        raised with the result of the work done before it, as JSON, in its
+        ``result_json`` attribute."""

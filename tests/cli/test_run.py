@@ -4,6 +4,9 @@ output formats and where each output goes."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,3 +118,47 @@ def test_output_into_a_missing_directory_is_refused_before_running(cli, workdir)
     assert r.exit_code == 2, r.output
     assert "no/such/dir" in r.stderr, r.output
     assert not (workdir / "testfile").exists()
+
+
+def _wait_until_open(pid: int, path: Path, timeout_s: float = 30.0) -> None:
+    """Until process ``pid`` holds ``path`` open (iolab opens a job's files
+    once layout has checked them)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for fd in Path(f"/proc/{pid}/fd").glob("*"):
+            try:
+                if Path(os.readlink(fd)) == path:
+                    return
+            except OSError:
+                continue  # closed meanwhile
+        time.sleep(0.005)
+    raise AssertionError(f"process {pid} never opened {path}")
+
+
+def test_io_error_prints_and_writes_the_partial_results_then_the_error(iolab_cmd, workdir):
+    """A file that shrinks under the run to 1 MiB + 1000 bytes: the read at
+    1 MiB comes back short and its rest finds the end of the file. What was
+    done before (256 reads) is still reported, then the error's one line."""
+    path = workdir / "data"
+    path.write_bytes(os.urandom(4 * 2**20))  # not iolab's: read in place, never written
+    cmd = [
+        *iolab_cmd, "run", "--name=t", f"--filename={path}", "--size=4m", "--rw=read",
+        "--ioengine=psync", "--startdelay=2", "--output", "out.json", "--output-format", "json",
+    ]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # startdelay holds the workers back while the file shrinks.
+        _wait_until_open(proc.pid, path)
+        os.truncate(path, 2**20 + 1000)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    output = f"--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}"
+    assert proc.returncode == 1, output
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith(f"iolab: I/O error on {path} at offset 1048576 (4096 bytes, read)"), output
+    assert "ended early on an error" in stderr, output
+    doc = json.loads((workdir / "out.json").read_text())
+    read = doc["summary"]["jobs"][0]["merged"]["read"]
+    assert (read["ios"], read["errors"]) == (256, 1), read
+    assert "IOPS" in stdout, output  # the text summary of the partial results

@@ -149,7 +149,16 @@ def test_rate_limited_extras_and_top_level(ours: Json, doc: Json) -> None:
     assert ours["timestamp"] == 1_700_000_000 and ours["timestamp_ms"] == 1_700_000_000_000
     assert ours["jobs"][0]["job options"] == {
         "rw": "randrw",
+        "rwmixread": "70",
         "bs": "4k",
+        "size": "64m",
+        "iodepth": "8",
+        "numjobs": "2",
         "time_based": "",
+        "runtime": "2",
+        "direct": "1",
+        "ioengine": "null",
+        "randseed": "1",
+        "percentile_list": "1:50:90:99:99.9:99.99",
     }
     assert ours["disk_util"] == []

@@ -1,16 +1,20 @@
-"""The local run driver: notes, progress, Ctrl-C, and what reaches the engine.
+"""The local run driver: notes, progress, Ctrl-C, errors, and what reaches
+the engine.
 
-The engine is replaced by a recording fake (``run_factory``) whose result
-is a real one, made once by the real engine with the null backend."""
+The engine is mostly replaced by a recording fake (``run_factory``) whose
+result is a real one, made once by the real engine with the null backend;
+the I/O-error test drives the real engine and changes its file under it."""
 
 from __future__ import annotations
 
 import json
+import os
 import socket
 from typing import Any, Optional
 
 import iolab
 import pytest
+from iolab import _native
 from iolab.run.local import run_jobs
 
 
@@ -135,3 +139,38 @@ def test_notes_from_starting_the_workers_are_shown_once(real_result_json):
     out = run_jobs([iolab.Job("n", rw="read", size="1m")], progress=sink, run_factory=make_factory(fake))
     assert sink.notes == ["laid out f: 1 MiB", "f: O_DIRECT not supported, using buffered I/O"]
     assert out.layout_notes == tuple(sink.notes)
+
+
+def test_an_io_error_keeps_the_partial_result(tmp_path):
+    """The real engine: the file shrinks to 1 MiB + 1000 bytes between
+    layout and start (as in the engine's own test), so the read at 1 MiB
+    comes back short and its rest finds the end of the file."""
+    path = tmp_path / "t.0.0"
+
+    def shrink_after_prepare(jobs: list[Any], **kw: Any) -> Any:
+        run = _native.Run(jobs, **kw)
+        os.truncate(path, 2**20 + 1000)
+        return run
+
+    sink = Sink()
+    job = iolab.Job("t", directory=str(tmp_path), rw="read", size="4m", ioengine="psync")
+    with pytest.raises(OSError) as raised:
+        run_jobs([job], progress=sink, run_factory=shrink_after_prepare)
+    assert f"I/O error on {path} at offset 1048576 (4096 bytes, read)" in str(raised.value)
+    partial = iolab.partial_output(raised.value)
+    assert partial is not None, "the partial result is attached"
+    read = partial.summary["jobs"][0]["merged"]["read"]
+    assert (read["ios"], read["errors"]) == (256, 1), "the work before the error is kept"
+    assert json.loads(partial.result_json) == partial.result
+    assert any("ended early on an error" in n for n in sink.notes), sink.notes
+
+
+def test_an_error_without_a_result_is_raised_as_it_is(real_result_json):
+    class Broken(FakeRun):
+        def wait(self) -> str:
+            raise iolab.EngineError("run lifecycle: the coordinator thread panicked")
+
+    fake = Broken(real_result_json, polls=1, interrupt_at=None)
+    with pytest.raises(iolab.EngineError) as raised:
+        run_jobs([iolab.Job("n", rw="read", size="1m")], run_factory=make_factory(fake))
+    assert iolab.partial_output(raised.value) is None

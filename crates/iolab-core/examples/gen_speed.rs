@@ -11,54 +11,17 @@ use std::time::Instant;
 
 use iolab_core::cpu::thread_rusage;
 use iolab_core::gen::{FileRegion, IoGen};
-use iolab_core::job::{BsSpec, JobSpec, Pattern, PreparedJob, RandomDistribution, RwMix};
+use iolab_core::job::{JobSpec, PreparedJob};
 
-const K: u64 = 1024;
-
-fn job(pattern: Pattern, read_pct: u32, bs: BsSpec) -> PreparedJob {
-    use iolab_core::job::{CpusAllowedPolicy, IoEngine, RateProcess, SyncMode};
-    PreparedJob {
-        name: "speed".into(),
-        filenames: vec![],
-        shared_files: true,
-        directory: None,
-        size: None,
-        offset: 0,
-        rw: RwMix { pattern, read_pct },
-        bs: [bs.clone(), bs],
-        blockalign: [0, 0],
-        iodepth: 1,
-        iodepth_batch_submit: 1,
-        iodepth_batch_complete_min: 1,
-        iodepth_batch_complete_max: 1,
-        numjobs: 1,
-        runtime_ns: None,
-        time_based: true,
-        ramp_time_ns: 0,
-        startdelay_ns: 0,
-        loops: 1,
-        direct: false,
-        sync: SyncMode::None,
-        fsync: 0,
-        fdatasync: 0,
-        end_fsync: false,
-        ioengine: IoEngine::Null,
-        rate_bytes_per_s: [None, None],
-        rate_iops: [None, None],
-        rate_process: RateProcess::Linear,
-        thinktime_ns: 0,
-        cpus_allowed: None,
-        cpus_allowed_policy: CpusAllowedPolicy::Shared,
-        randseed: 1,
-        randrepeat: true,
-        norandommap: false,
-        random_distribution: RandomDistribution::Uniform,
-        percentile_list: vec![],
-        group_reporting: false,
-        stonewall: false,
-        spec: JobSpec::new("speed"),
-        warnings: Vec::new(),
-    }
+/// A time-based job with the null engine and `opts` (fio options); the
+/// region each case measures is given to the generator, not `size`.
+fn job(opts: &[&str]) -> PreparedJob {
+    JobSpec::new("speed")
+        .args(["filename=speed", "size=1g", "ioengine=null"])
+        .args(["time_based", "runtime=1", "randseed=1"])
+        .args(opts.iter().copied())
+        .prepare()
+        .unwrap_or_else(|e| panic!("{opts:?}: {e}"))
 }
 
 fn measure(label: &str, j: &PreparedJob, region_bytes: u64) {
@@ -122,40 +85,36 @@ fn baseline() {
 fn main() {
     baseline();
     let tib = 1u64 << 40;
-    let r4k = job(Pattern::Random, 100, BsSpec::Fixed(4 * K));
-    measure("randread 4k, random map, 1 TiB", &r4k, tib);
-    measure(
-        "randrw 70/30 4k, random map, 1 TiB",
-        &job(Pattern::Random, 70, BsSpec::Fixed(4 * K)),
-        tib,
-    );
-    measure(
-        "randread 4k, norandommap, 1 TiB",
-        &PreparedJob {
-            norandommap: true,
-            ..r4k.clone()
-        },
-        tib,
-    );
-    measure(
-        "read 128k sequential, 1 TiB",
-        &job(Pattern::Sequential, 100, BsSpec::Fixed(128 * K)),
-        tib,
-    );
-    let split = BsSpec::Split(vec![(4 * K, 50), (16 * K, 30), (64 * K, 20)]);
-    measure(
-        "randread bssplit, random map (bitmap), 16 GiB",
-        &job(Pattern::Random, 100, split),
-        16 << 30,
-    );
-    let zipf = PreparedJob {
-        random_distribution: RandomDistribution::Zipf(1.2),
-        ..r4k.clone()
-    };
-    measure("randread 4k, zipf:1.2, 1 TiB", &zipf, tib);
-    let pareto = PreparedJob {
-        random_distribution: RandomDistribution::Pareto(0.2),
-        ..r4k
-    };
-    measure("randread 4k, pareto:0.2, 1 TiB", &pareto, tib);
+    let cases: [(&str, &[&str], u64); 7] = [
+        ("randread 4k, random map, 1 TiB", &["rw=randread"], tib),
+        (
+            "randrw 70/30 4k, random map, 1 TiB",
+            &["rw=randrw", "rwmixread=70"],
+            tib,
+        ),
+        (
+            "randread 4k, norandommap, 1 TiB",
+            &["rw=randread", "norandommap"],
+            tib,
+        ),
+        ("read 128k sequential, 1 TiB", &["rw=read", "bs=128k"], tib),
+        (
+            "randread bssplit, random map (bitmap), 16 GiB",
+            &["rw=randread", "bssplit=4k/50:16k/30:64k/20"],
+            16 << 30,
+        ),
+        (
+            "randread 4k, zipf:1.2, 1 TiB",
+            &["rw=randread", "random_distribution=zipf:1.2"],
+            tib,
+        ),
+        (
+            "randread 4k, pareto:0.2, 1 TiB",
+            &["rw=randread", "random_distribution=pareto:0.2"],
+            tib,
+        ),
+    ];
+    for (label, opts, region_bytes) in cases {
+        measure(label, &job(opts), region_bytes);
+    }
 }

@@ -63,6 +63,13 @@ pub struct SysTicks {
 /// CPU used over a window, with the facts needed to turn it into cycles.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuUsage {
+    /// The host it was measured on (`HostInfo::hostname` of that host).
+    /// Empty in results written before `CpuUsage` named its host and group.
+    #[serde(default)]
+    pub host: String,
+    /// The stonewall group whose measured window it covers (0-based).
+    #[serde(default)]
+    pub group: u32,
     pub window_ns: u64,
     /// Online CPUs.
     pub ncpus: u32,
@@ -80,11 +87,14 @@ pub struct CpuUsage {
 }
 
 impl CpuUsage {
-    /// Usage between two samples of this host.
+    /// Usage between two samples of this host (`host` and `group` left
+    /// for the caller, which knows whose window it is).
     pub fn between(a: &CpuSample, b: &CpuSample) -> CpuUsage {
         let d = |x: u64, y: u64| y.saturating_sub(x);
         let (clock_hz, clock_source) = clock();
         CpuUsage {
+            host: String::new(),
+            group: 0,
             window_ns: d(a.mono_ns, b.mono_ns),
             ncpus: online_cpus(),
             user_hz: user_hz(),

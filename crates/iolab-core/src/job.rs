@@ -276,6 +276,18 @@ impl JobSpec {
         self
     }
 
+    /// Append options written as on fio's command line without the dashes:
+    /// `"bs=4k"`, or a bare flag such as `"time_based"` (builder style).
+    pub fn args<'a>(mut self, args: impl IntoIterator<Item = &'a str>) -> Self {
+        for arg in args {
+            self = match arg.split_once('=') {
+                Some((name, value)) => self.opt(name, Some(value)),
+                None => self.opt(arg, None),
+            };
+        }
+        self
+    }
+
     /// Validate into a [`PreparedJob`]. See [`crate::options`] for the table.
     pub fn prepare(&self) -> Result<PreparedJob, JobError> {
         crate::options::prepare(self)

@@ -31,11 +31,7 @@ mod units;
 
 /// A job named "t" from `key=value` / bare `key` strings.
 fn spec(opts: &[&str]) -> JobSpec {
-    opts.iter()
-        .fold(JobSpec::new("t"), |s, o| match o.split_once('=') {
-            Some((k, v)) => s.opt(k, Some(v)),
-            None => s.opt(o, None),
-        })
+    JobSpec::new("t").args(opts.iter().copied())
 }
 
 fn prep(opts: &[&str]) -> PreparedJob {

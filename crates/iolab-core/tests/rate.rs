@@ -1,71 +1,23 @@
 //! Tests of rate control (`iolab_core::rate`): mean rate, linear spacing,
 //! Poisson inter-arrival statistics, per-direction limits.
 
-use iolab_core::job::{
-    BsSpec, CpusAllowedPolicy, IoDir, IoEngine, JobSpec, Pattern, PreparedJob, RandomDistribution,
-    RateProcess, RwMix, SyncMode,
-};
+use iolab_core::job::{IoDir, JobSpec, PreparedJob};
 use iolab_core::rate::RateLimiter;
 
 const K: u64 = 1024;
 
-/// A job with fio's defaults and no rate limit.
-fn job() -> PreparedJob {
-    PreparedJob {
-        name: "t".into(),
-        filenames: vec!["/tmp/x".into()],
-        shared_files: true,
-        directory: None,
-        size: Some(1 << 20),
-        offset: 0,
-        rw: RwMix {
-            pattern: Pattern::Random,
-            read_pct: 50,
-        },
-        bs: [BsSpec::Fixed(4 * K), BsSpec::Fixed(4 * K)],
-        blockalign: [0, 0],
-        iodepth: 1,
-        iodepth_batch_submit: 1,
-        iodepth_batch_complete_min: 1,
-        iodepth_batch_complete_max: 1,
-        numjobs: 1,
-        runtime_ns: None,
-        time_based: false,
-        ramp_time_ns: 0,
-        startdelay_ns: 0,
-        loops: 1,
-        direct: false,
-        sync: SyncMode::None,
-        fsync: 0,
-        fdatasync: 0,
-        end_fsync: false,
-        ioengine: IoEngine::Null,
-        rate_bytes_per_s: [None, None],
-        rate_iops: [None, None],
-        rate_process: RateProcess::Linear,
-        thinktime_ns: 0,
-        cpus_allowed: None,
-        cpus_allowed_policy: CpusAllowedPolicy::Shared,
-        randseed: 7,
-        randrepeat: true,
-        norandommap: false,
-        random_distribution: RandomDistribution::Uniform,
-        percentile_list: Vec::new(),
-        group_reporting: false,
-        stonewall: false,
-        spec: JobSpec::new("t"),
-        warnings: Vec::new(),
-    }
+/// A job of fio's defaults with `opts` on top (no rate limit unless given).
+fn job(opts: &[&str]) -> PreparedJob {
+    JobSpec::new("t")
+        .args(["filename=/tmp/x", "size=1m", "rw=randrw", "ioengine=null"])
+        .args(opts.iter().copied())
+        .prepare()
+        .unwrap_or_else(|e| panic!("{opts:?}: {e}"))
 }
 
-fn limited(iops: [Option<u64>; 2], bytes: [Option<u64>; 2], process: RateProcess) -> RateLimiter {
-    let j = PreparedJob {
-        rate_iops: iops,
-        rate_bytes_per_s: bytes,
-        rate_process: process,
-        ..job()
-    };
-    RateLimiter::new(&j, 42).expect("rate limited")
+/// The limiter of a job with the rate options `opts`.
+fn limited(opts: &[&str]) -> RateLimiter {
+    RateLimiter::new(&job(opts), 42).expect("rate limited")
 }
 
 /// Due times of `n` I/Os of `bytes` each in `dir`.
@@ -80,20 +32,22 @@ fn ios_per_s(d: &[u64]) -> f64 {
 
 #[test]
 fn no_limit_means_no_limiter() {
-    assert!(RateLimiter::new(&job(), 1).is_none());
-    let zero = PreparedJob {
-        rate_iops: [Some(0), None],
-        ..job()
-    };
+    assert!(RateLimiter::new(&job(&[]), 1).is_none());
     assert!(
-        RateLimiter::new(&zero, 1).is_none(),
+        RateLimiter::new(&job(&["rate_iops=0,0"]), 1).is_none(),
         "0 means no limit, as in fio"
     );
+    // Built directly, a zero limit still means none.
+    let zero = PreparedJob {
+        rate_iops: [Some(0), None],
+        ..job(&[])
+    };
+    assert!(RateLimiter::new(&zero, 1).is_none());
 }
 
 #[test]
 fn linear_iops_is_evenly_spaced_from_zero() {
-    let mut r = limited([Some(3), None], [None, None], RateProcess::Linear);
+    let mut r = limited(&["rate_iops=3,"]);
     let d = dues(&mut r, IoDir::Read, 4 * K, 10_000);
     assert_eq!(d[0], 0, "the first I/O is due at the start");
     for (i, w) in d.windows(2).enumerate() {
@@ -107,11 +61,7 @@ fn linear_iops_is_evenly_spaced_from_zero() {
 
 #[test]
 fn linear_bytes_rate_follows_the_io_size() {
-    let mut r = limited(
-        [None, None],
-        [Some(100 * 1024 * 1024), None],
-        RateProcess::Linear,
-    );
+    let mut r = limited(&["rate=100m,"]);
     let mut bytes = 0u64;
     let mut last = 0;
     for i in 0..100_000u64 {
@@ -129,26 +79,24 @@ fn linear_bytes_rate_follows_the_io_size() {
 #[test]
 fn stricter_of_rate_and_rate_iops_applies() {
     // 1000 IOPS and 1 MiB/s: 4 KiB I/Os are held to 256/s by bytes,
-    // 512-byte I/Os to 1000/s by the I/O count.
-    let mut r = limited(
-        [Some(1000), None],
-        [Some(1024 * 1024), None],
-        RateProcess::Linear,
-    );
+    // 512-byte I/Os to 1000/s by the I/O count. Set directly: the options
+    // refuse rate with rate_iops (as fio does), but the limiter takes both.
+    let both = PreparedJob {
+        rate_iops: [Some(1000), None],
+        rate_bytes_per_s: [Some(1024 * 1024), None],
+        ..job(&[])
+    };
+    let mut r = RateLimiter::new(&both, 42).unwrap();
     let big = ios_per_s(&dues(&mut r, IoDir::Read, 4 * K, 1000));
     assert!((big - 256.0).abs() < 0.01, "{big}");
-    let mut r = limited(
-        [Some(1000), None],
-        [Some(1024 * 1024), None],
-        RateProcess::Linear,
-    );
+    let mut r = RateLimiter::new(&both, 42).unwrap();
     let small = ios_per_s(&dues(&mut r, IoDir::Read, 512, 1000));
     assert!((small - 1000.0).abs() < 0.01, "{small}");
 }
 
 #[test]
 fn directions_have_their_own_schedules() {
-    let mut r = limited([Some(700), Some(300)], [None, None], RateProcess::Linear);
+    let mut r = limited(&["rate_iops=700,300"]);
     assert!(r.is_limited(IoDir::Read) && r.is_limited(IoDir::Write));
     let reads = ios_per_s(&dues(&mut r, IoDir::Read, 4 * K, 7000));
     let writes = ios_per_s(&dues(&mut r, IoDir::Write, 4 * K, 3000));
@@ -160,7 +108,7 @@ fn directions_have_their_own_schedules() {
 
 #[test]
 fn unlimited_direction_is_due_at_once() {
-    let mut r = limited([Some(100), None], [None, None], RateProcess::Linear);
+    let mut r = limited(&["rate_iops=100,"]);
     assert!(!r.is_limited(IoDir::Write));
     r.next_due_ns(IoDir::Read, 4 * K);
     assert_eq!(dues(&mut r, IoDir::Write, 4 * K, 100), vec![0; 100]);
@@ -173,7 +121,7 @@ fn unlimited_direction_is_due_at_once() {
 
 #[test]
 fn poisson_mean_rate_within_one_percent_and_cv_near_one() {
-    let mut r = limited([Some(5000), None], [None, None], RateProcess::Poisson);
+    let mut r = limited(&["rate_iops=5000,", "rate_process=poisson"]);
     let d = dues(&mut r, IoDir::Read, 4 * K, 1_000_000);
     let rate = ios_per_s(&d);
     assert!((rate / 5000.0 - 1.0).abs() < 0.01, "mean rate {rate}");
@@ -192,11 +140,7 @@ fn poisson_mean_rate_within_one_percent_and_cv_near_one() {
 
 #[test]
 fn poisson_repeats_with_the_seed_and_differs_between_seeds() {
-    let j = PreparedJob {
-        rate_iops: [Some(100), None],
-        rate_process: RateProcess::Poisson,
-        ..job()
-    };
+    let j = job(&["rate_iops=100,", "rate_process=poisson"]);
     let run = |seed| {
         dues(
             &mut RateLimiter::new(&j, seed).unwrap(),
@@ -212,7 +156,7 @@ fn poisson_repeats_with_the_seed_and_differs_between_seeds() {
 #[test]
 fn linear_mean_rate_within_one_percent_for_many_rates() {
     for iops in [1, 7, 1000, 123_456, 3_000_000] {
-        let mut r = limited([None, Some(iops)], [None, None], RateProcess::Linear);
+        let mut r = limited(&[&format!("rate_iops=,{iops}")]);
         let rate = ios_per_s(&dues(&mut r, IoDir::Write, 4 * K, 100_000));
         assert!((rate / iops as f64 - 1.0).abs() < 0.01, "{iops}: {rate}");
     }

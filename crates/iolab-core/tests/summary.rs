@@ -4,7 +4,9 @@
 //! - merged percentiles equal the percentiles of the union of samples;
 //! - IOPS and bandwidth are I/Os and bytes over the runtime;
 //! - interval statistics and the per-interval series;
-//! - CPU figures of a hand-made `CpuUsage`, and which I/Os they are per;
+//! - CPU figures of a hand-made `CpuUsage`, and which I/Os they are per:
+//!   entries matched to groups and hosts by their fields (by position in
+//!   results written before those fields);
 //! - group aggregates over reported entries (jobs or workers);
 //! - rate-limited jobs carry both latencies, labelled;
 //! - JSON: `summarize_json` equals `summarize`; the example fixture that the
@@ -147,10 +149,13 @@ fn interval_stats_and_series() {
     assert_eq!(series[3].write.ios, 0);
 }
 
-fn known_cpu() -> CpuUsage {
+/// Group `group`'s CPU on `host`, with known figures.
+fn known_cpu(host: &str, group: u32) -> CpuUsage {
     // 4 CPUs × 2 s × 100 ticks/s = 800 ticks: user 10 %, system 20 %,
     // irq 2.5 %, softirq 7.5 %, idle 60 %. The process used 1.5 s + 0.5 s.
     CpuUsage {
+        host: host.into(),
+        group,
         window_ns: 2_000_000_000,
         ncpus: 4,
         user_hz: 100,
@@ -178,7 +183,7 @@ fn cpu_figures_known_answer() {
     }
     let run = run_of(
         vec![job_result(job("c", 100, false, false), 0, vec![w])],
-        vec![known_cpu()],
+        vec![known_cpu("testhost", 0)],
     );
     let c = &summarize(&run).groups[0].cpu[0];
     assert_eq!(
@@ -210,13 +215,13 @@ fn merged_hosts_get_their_own_cpu_and_ios() {
     b.host = "h2".into();
     let mut r1 = run_of(
         vec![job_result(job("j", 100, true, false), 0, vec![a])],
-        vec![known_cpu()],
+        vec![known_cpu("h1", 0)],
     );
     r1.jobs[0].workers[0].host = "h1".into();
     r1.hosts[0].hostname = "h1".into();
     let mut r2 = run_of(
         vec![job_result(job("j", 100, true, false), 0, vec![b])],
-        vec![known_cpu()],
+        vec![known_cpu("h2", 0)],
     );
     r2.hosts[0].hostname = "h2".into();
     r1.merge(&r2);
@@ -224,6 +229,84 @@ fn merged_hosts_get_their_own_cpu_and_ios() {
     let hosts: Vec<(&str, u64)> = g.cpu.iter().map(|c| (c.host.as_str(), c.ios)).collect();
     assert_eq!(hosts, [("h1", 1_000), ("h2", 3_000)]);
     assert_eq!(g.read.ios, 4_000);
+}
+
+/// Two hosts, two groups; `h1` lists its groups in reverse order and `h2`
+/// never started group 1 (a stop), so positions say nothing.
+fn two_hosts_two_groups() -> RunResult {
+    let one_job = |host: &str, ios: u64, group: u32| {
+        let mut w = worker(0, 1_000_000_000);
+        w.host = host.into();
+        record_n_ios(&mut w, IoDir::Read, ios, ios * 4096, 9_000);
+        job_result(job(&format!("g{group}"), 100, true, false), group, vec![w])
+    };
+    let window = |mut u: CpuUsage, secs: u64| {
+        u.window_ns = secs * 1_000_000_000;
+        u
+    };
+    let mut run = run_of(
+        vec![one_job("h1", 100, 0), one_job("h1", 200, 1)],
+        vec![
+            window(known_cpu("h1", 1), 11),
+            window(known_cpu("h1", 0), 10),
+        ],
+    );
+    run.hosts[0].hostname = "h1".into();
+    let mut other = run_of(
+        vec![one_job("h2", 300, 0)],
+        vec![window(known_cpu("h2", 0), 20)],
+    );
+    other.hosts[0].hostname = "h2".into();
+    run.merge(&other);
+    run
+}
+
+#[test]
+fn cpu_entries_are_matched_by_host_and_group() {
+    let s = summarize(&two_hosts_two_groups());
+    let cpu = |g: usize| -> Vec<(String, u64, u64)> {
+        s.groups[g]
+            .cpu
+            .iter()
+            .map(|c| (c.host.clone(), c.window_ns / 1_000_000_000, c.ios))
+            .collect()
+    };
+    assert_eq!(
+        cpu(0),
+        [("h1".to_string(), 10, 100), ("h2".to_string(), 20, 300)]
+    );
+    assert_eq!(cpu(1), [("h1".to_string(), 11, 200)]);
+}
+
+#[test]
+fn results_without_cpu_host_and_group_are_read_by_position() {
+    // A result written before CpuUsage named its host and group: one entry
+    // per group, in group order, host after host.
+    let mut run = two_hosts_two_groups();
+    run.cpu = vec![
+        known_cpu("h1", 0),
+        known_cpu("h1", 1),
+        known_cpu("h2", 0),
+        known_cpu("h2", 1),
+    ];
+    let mut json = serde_json::to_value(&run).unwrap();
+    for (i, c) in json["cpu"].as_array_mut().unwrap().iter_mut().enumerate() {
+        let c = c.as_object_mut().unwrap();
+        assert!(c.remove("host").is_some() && c.remove("group").is_some());
+        c.insert("window_ns".into(), (i as u64 + 1).into());
+    }
+    let old: RunResult = serde_json::from_value(json).unwrap();
+    assert!(old.cpu.iter().all(|c| c.host.is_empty() && c.group == 0));
+    let s = summarize(&old);
+    let cpu = |g: usize| -> Vec<(&str, u64, u64)> {
+        s.groups[g]
+            .cpu
+            .iter()
+            .map(|c| (c.host.as_str(), c.window_ns, c.ios))
+            .collect()
+    };
+    assert_eq!(cpu(0), [("h1", 1, 100), ("h2", 3, 300)]);
+    assert_eq!(cpu(1), [("h1", 2, 200), ("h2", 4, 0)]);
 }
 
 #[test]
@@ -238,7 +321,8 @@ fn group_aggregates_over_reported_entries() {
         job_result(job("per-worker", 100, false, false), 0, vec![w0, w1]),
         job_result(job("grouped", 100, true, false), 1, vec![g0.clone(), g0]),
     ];
-    let s = summarize(&run_of(jobs, vec![known_cpu(), known_cpu()]));
+    let cpu = vec![known_cpu("testhost", 0), known_cpu("testhost", 1)];
+    let s = summarize(&run_of(jobs, cpu));
     let r = &s.groups[0].read;
     assert_eq!(
         (r.ios, r.bytes, r.runtime_min_ns, r.runtime_max_ns),

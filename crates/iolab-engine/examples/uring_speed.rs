@@ -8,10 +8,6 @@
 //! e.g. `ioengine=psync`). The file `DIR/uring_speed.0.0` is created and
 //! filled on first use and kept, so fio can run on the same file.
 
-use std::time::Duration;
-
-use iolab_engine::{Run, RunConfig};
-
 #[path = "common/mod.rs"]
 mod common;
 
@@ -20,10 +16,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = args
         .next()
         .unwrap_or_else(|| std::env::temp_dir().display().to_string());
-    let secs: u64 = args.next().map(|s| s.parse()).transpose()?.unwrap_or(5);
-    let (directory, runtime) = (format!("directory={dir}"), format!("runtime={secs}"));
-    let extra: Vec<String> = args.collect();
-    let mut opts = vec![
+    let directory = format!("directory={dir}");
+    let opts = [
         "ioengine=io_uring",
         "direct=1",
         "rw=randread",
@@ -31,23 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "iodepth=32",
         "size=1g",
         "time_based",
-        &runtime,
         &directory,
     ];
-    opts.extend(extra.iter().map(String::as_str));
-    let job = common::job("uring_speed", &opts)?;
-    let cfg = RunConfig {
-        jobs: vec![job],
-        interval: Duration::from_secs(1),
-        allow_overwrite: false,
-        host: String::new(),
-    };
-    let mut run = Run::prepare(cfg)?;
-    for n in run.layout_notes() {
-        eprintln!("{n}");
-    }
-    run.start(None)?;
-    let r = run.wait()?;
-    common::report(&format!("iolab {}", opts.join(" ")), &r);
-    Ok(())
+    common::run("uring_speed", &opts, args)
 }

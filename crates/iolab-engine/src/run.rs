@@ -14,10 +14,12 @@
 //! pinned) is returned by `start` itself, before any I/O.
 //!
 //! Submodules: [`coordinator`] (the thread that runs the groups),
-//! [`progress`] (poll's merged view), [`host`] (host facts).
+//! [`progress`] (poll's merged view), [`host`] (host facts), `notes` (what
+//! the backends said, once per line and named by job where jobs differ).
 
 pub mod coordinator;
 pub mod host;
+mod notes;
 pub mod progress;
 mod setup;
 
@@ -46,7 +48,8 @@ pub struct RunConfig {
     /// create (`--allow-overwrite`). Mounted devices and devices with a
     /// filesystem signature are refused even then.
     pub allow_overwrite: bool,
-    /// Host name recorded in results (fleet: the rank's host).
+    /// Host name recorded in results (fleet: the rank's host); empty: this
+    /// host's own name (uname).
     pub host: String,
 }
 
@@ -107,7 +110,10 @@ pub struct Run {
 
 impl Run {
     /// Validate, check safety, lay out files, open them, allocate buffers.
-    pub fn prepare(cfg: RunConfig) -> Result<Run, EngineError> {
+    pub fn prepare(mut cfg: RunConfig) -> Result<Run, EngineError> {
+        // One name for the host in every part of the result: workers, CPU
+        // accounting, host facts.
+        cfg.host = host::host_name(&cfg.host);
         let setup::Prepared {
             specs,
             groups,
@@ -168,14 +174,14 @@ impl Run {
                 .workers
                 .push(h);
         }
-        let (ctl, coord) = (self.ctl.clone(), self.coord.clone());
+        let (ctl, coord, host) = (self.ctl.clone(), self.coord.clone(), self.cfg.host.clone());
         coord
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .group_start_ns = start_mono;
         let coordinator = std::thread::Builder::new()
             .name("iolab-coord".into())
-            .spawn(move || coordinator::coordinate(plans, start_mono, ctl, coord))
+            .spawn(move || coordinator::coordinate(plans, start_mono, &host, ctl, coord))
             .map_err(|e| {
                 EngineError::Lifecycle(format!("cannot start the coordinator thread: {e}"))
             })?;
@@ -200,11 +206,10 @@ impl Run {
                 }
             }
         }
+        let mut said = Vec::new();
         for h in &handles {
             match h.ready() {
-                Ok(notes) => notes
-                    .into_iter()
-                    .for_each(|n| push_unique(&mut self.notes, n)),
+                Ok(notes) => said.extend(notes.into_iter().map(|n| (h.id.job, n))),
                 Err(e) => {
                     first_err.get_or_insert(e);
                 }
@@ -214,6 +219,8 @@ impl Run {
             handles.into_iter().for_each(|h| drop(h.join()));
             return Err(e);
         }
+        let names: Vec<&str> = self.cfg.jobs.iter().map(|j| j.name.as_str()).collect();
+        self.notes.extend(notes::attribute(&names, &said));
         Ok(handles)
     }
 
@@ -323,12 +330,6 @@ impl Drop for Run {
     /// workers instead of leaving them to run out their time unobserved.
     fn drop(&mut self) {
         self.stop();
-    }
-}
-
-fn push_unique(v: &mut Vec<String>, s: String) {
-    if !v.contains(&s) {
-        v.push(s);
     }
 }
 

@@ -1,7 +1,10 @@
 //! Tests of `iolab_engine::layout`: safety checks and file preparation.
 //!
 //! Index:
-//! - `common`: a PreparedJob builder and guards for mounts and loop devices.
+//! - `common`: a job prepared from fio options, `prepare`, file readers.
+//! - `system`: commands, and guards that undo mounts, loop devices, swap,
+//!   read-only and immutable flags even when a test panics; the lock that
+//!   keeps device tests from racing the others' forks.
 //! - `files`: regular files — create/fill/mark, reuse, extend, refusals
 //!   (byte-for-byte unchanged), bad paths, permissions, free space.
 //! - `direct`: O_DIRECT support and alignment checks, open flags.
@@ -22,3 +25,5 @@ mod direct;
 mod files;
 #[path = "layout/regions.rs"]
 mod regions;
+#[path = "layout/system.rs"]
+mod system;

@@ -6,12 +6,15 @@
 //! Errors that wrap an OS error become the matching built-in `OSError`
 //! subclass (`FileNotFoundError`, `PermissionError`, ...) through PyO3's
 //! own `io::ErrorKind` table. Every message is the Rust error's one-line
-//! `Display`, which names the option or file and says what to do.
+//! `Display`, which names the option or file and says what to do. An error
+//! that ended a run early carries the partial result
+//! ([`with_partial_result`]).
 
 use std::io;
 
 use iolab_core::{CoreError, JobError as CoreJobError};
 use iolab_engine::EngineError as CoreEngineError;
+use pyo3::prelude::*;
 use pyo3::PyErr;
 
 pyo3::import_exception!(iolab.errors, IolabError);
@@ -47,6 +50,17 @@ pub fn core_error(e: CoreError) -> PyErr {
         CoreError::Io(source) => os_error(source.kind(), message),
         _ => IolabError::new_err(message),
     }
+}
+
+/// `err` with the result of the work done before it attached as its
+/// `result_json` attribute (a run that an I/O error ended early).
+pub fn with_partial_result(py: Python<'_>, err: PyErr, result_json: String) -> PyErr {
+    if let Err(e) = err.value(py).setattr("result_json", result_json) {
+        // Every exception class iolab raises takes attributes; if one did
+        // not, the error itself still matters more than the lost result.
+        e.print(py);
+    }
+    err
 }
 
 /// A JSON (de)serialisation failure between the bindings and the core: the

@@ -3,7 +3,8 @@
 //! `Run(jobs, ...)` validates the jobs and prepares the run (safety checks,
 //! file layout: slow, so the GIL is released and Ctrl-C works);
 //! `start`, `poll`, `stop`, `finished`, `wait` map one to one onto
-//! [`iolab_engine::Run`]. The engine run sits behind a mutex so `stop()`
+//! [`iolab_engine::Run`] (`wait` onto `Run::finish`, so an error that ends
+//! the run early keeps the result of the work done before it). The engine run sits behind a mutex so `stop()`
 //! from another Python thread works while one thread polls or waits; each
 //! lock is held for one bounded step with the GIL released.
 
@@ -15,7 +16,7 @@ use iolab_engine::{Run, RunConfig};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::errors::{engine_error, job_error, json_error, EngineError};
+use crate::errors::{engine_error, job_error, json_error, with_partial_result, EngineError};
 use crate::gil;
 
 /// A job as Python passes it: `(name, [(option, value or None), ...])`.
@@ -117,7 +118,9 @@ impl PyRun {
 
     /// Wait for the end; return the lossless result as JSON. Ctrl-C while
     /// waiting stops the run and raises `KeyboardInterrupt`; calling `wait`
-    /// again then returns the partial result.
+    /// again then returns the partial result. An error that ended the run
+    /// early (an I/O error) is raised with the result of the work done
+    /// before it as JSON in its `result_json` attribute.
     fn wait(&self, py: Python<'_>) -> PyResult<String> {
         let waiting = gil::until(py, |step| {
             let mut guard = self.lock();
@@ -127,7 +130,7 @@ impl PyRun {
                     guard
                         .take()
                         .ok_or_else(waited)
-                        .and_then(|r| r.wait().map_err(engine_error)),
+                        .and_then(|r| r.finish().map_err(engine_error)),
                 ),
                 Some(run) => {
                     run.poll(step);
@@ -135,13 +138,18 @@ impl PyRun {
                 }
             }
         });
-        let result = match waiting {
+        let outcome = match waiting {
             Err(interrupt) => {
                 self.stop(py);
                 return Err(interrupt);
             }
-            Ok(result) => result?,
+            Ok(outcome) => outcome?,
         };
-        serde_json::to_string(&result).map_err(|e| json_error("run result", e))
+        let result_json =
+            serde_json::to_string(&outcome.result).map_err(|e| json_error("run result", e))?;
+        match outcome.error {
+            None => Ok(result_json),
+            Some(e) => Err(with_partial_result(py, engine_error(e), result_json)),
+        }
     }
 }

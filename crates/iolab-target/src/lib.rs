@@ -4,6 +4,7 @@
 //!   requests, replies), fuzzable on their own.
 //! - [`stack`]: the [`stack::BlockDev`] trait, backends (memory, file,
 //!   null) and layers (split, delay, inject, corrupt, stats).
+//! - [`config`]: a target from a TOML file or compact command-line specs.
 //! - [`export`]: an export (name, read-only, stack) and the set served.
 //! - [`server`]: [`Server`] — listen, accept, one thread per connection,
 //!   clean shutdown — and its [`ServerConfig`].
@@ -15,6 +16,7 @@
 //! - [`buf`]: O_DIRECT-aligned data buffers.
 
 pub mod buf;
+pub mod config;
 mod conn;
 pub mod error;
 pub mod export;

@@ -51,6 +51,9 @@ pub struct ServerConfig {
     pub workers: usize,
     /// Requests in flight per connection at most (default 1024).
     pub max_inflight: usize,
+    /// READ/WRITE data in flight per connection at most, bytes (default
+    /// 512 MiB; one request is always let in, however large).
+    pub max_inflight_bytes: u64,
     /// Time a client has to finish the handshake (default 30 s).
     pub handshake_timeout: Duration,
     /// Time connections get to finish after a shutdown (default 10 s).
@@ -70,6 +73,7 @@ impl ServerConfig {
             max_request_bytes: 32 << 20,
             workers: 16,
             max_inflight: 1024,
+            max_inflight_bytes: 512 << 20,
             handshake_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(10),
         }
@@ -88,6 +92,9 @@ impl ServerConfig {
         }
         if self.max_inflight == 0 {
             return bad("max_inflight", "must be at least 1".into());
+        }
+        if self.max_inflight_bytes == 0 {
+            return bad("max_inflight_bytes", "must be more than 0".into());
         }
         if self.max_request_bytes > MAX_REQUEST_LIMIT_BYTES {
             return bad(
@@ -381,5 +388,53 @@ impl RunningServer {
         self.thread
             .join()
             .unwrap_or_else(|_| Err(TargetError::Listen("the server thread panicked".into())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::Export;
+    use crate::stack::memory::MemoryDev;
+
+    fn exports() -> ExportSet {
+        ExportSet::new(vec![Export::new(
+            "m",
+            Arc::new(MemoryDev::new(4096).unwrap()),
+        )
+        .unwrap()])
+        .unwrap()
+    }
+
+    #[test]
+    fn settings_are_checked_and_name_their_key() {
+        let base = ServerConfig::new("127.0.0.1:0".parse().unwrap());
+        type Tweak = fn(&mut ServerConfig);
+        let cases: [(Tweak, &str); 5] = [
+            (|c| c.max_connections = 0, "server.max_connections"),
+            (|c| c.workers = 0, "server.workers"),
+            (
+                |c| c.max_request_bytes = MAX_REQUEST_LIMIT_BYTES + 1,
+                "server.max_request_bytes",
+            ),
+            (|c| c.max_request_bytes = 512, "server.max_request_bytes"),
+            (|c| c.max_inflight_bytes = 0, "server.max_inflight_bytes"),
+        ];
+        for (tweak, key) in cases {
+            let mut c = base.clone();
+            tweak(&mut c);
+            let e = Server::bind(c, exports()).unwrap_err().to_string();
+            assert!(e.starts_with(key), "{e}");
+        }
+        assert!(Server::bind(base, exports()).is_ok());
+    }
+
+    #[test]
+    fn shutdown_before_serve_returns_at_once() {
+        let s = Server::bind(ServerConfig::new("127.0.0.1:0".parse().unwrap()), exports()).unwrap();
+        assert!(matches!(s.local_addr(), ListenAddr::Tcp(a) if a.port() != 0));
+        s.shutdown();
+        assert!(s.handle().is_shutting_down());
+        s.serve().unwrap();
     }
 }

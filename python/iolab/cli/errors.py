@@ -7,8 +7,10 @@
 | ``EngineError``, ``OSError``, other ``IolabError`` | 1 |
 | Ctrl-C outside a run's measuring loop   | 130         |
 
-A run that Ctrl-C cut short still prints its results and exits with 130
-(see :mod:`iolab.cli.main`). Anything else is a bug and keeps its traceback.
+A run that Ctrl-C cut short still prints its results and exits with 130; a
+run that an error (an I/O error) ended early prints the results of the work
+done before it, then the error's line, and exits with its status (see
+:mod:`iolab.cli.main`). Anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations

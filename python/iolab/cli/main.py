@@ -6,16 +6,22 @@ Errors are mapped to messages and exit statuses in :mod:`iolab.cli.errors`.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Callable, Optional
 
 import typer
 
 from iolab import _native
+from iolab.cli import catalog as catalog_commands
 from iolab.cli import render
+from iolab.cli import sweep as sweep_commands
 from iolab.cli.errors import EXIT_INTERRUPTED, IolabGroup
+from iolab.errors import IolabError
+from iolab.results.catalog import save_run
 from iolab.run.api import parse_interval_ns, prepare
-from iolab.run.local import run_jobs
+from iolab.run.local import RunOutput, partial_output, run_jobs
 from iolab.run.progress import TerminalProgress
 from iolab.run.quick import run_quick
 from iolab.run.sources import jobs_from_command_line
@@ -52,6 +58,20 @@ def _output_path(value: Optional[Path]) -> Optional[Path]:
     return value
 
 
+@contextmanager
+def _partial_results_first(show: Callable[[RunOutput], None]) -> Iterator[None]:
+    """An error that ended the run early still shows (and writes) the results
+    of the work done before it; the error's own line follows, from
+    :mod:`iolab.cli.errors`."""
+    try:
+        yield
+    except (IolabError, OSError) as e:
+        partial = partial_output(e)
+        if partial is not None:
+            show(partial)
+        raise
+
+
 RUN_HELP = """Run fio-style jobs: job files, fio options, or both.
 
 Examples:
@@ -66,7 +86,8 @@ to every job in them, after the files' own options (so they win). Results
 go to stdout in the chosen format; with --output the file gets that
 format and stdout the text summary. Layout notes and live progress go to
 stderr. Ctrl-C stops the run and still reports what was measured (exit
-status 130).
+status 130); so does an I/O error, whose one-line message follows the
+results (exit status 1).
 """
 
 
@@ -105,18 +126,25 @@ def run(
     interval: Annotated[
         str, typer.Option("--interval", help="Time-series interval (e.g. 1s, 500ms).", callback=_interval)
     ] = "1s",
+    results: Annotated[
+        Optional[Path],
+        typer.Option("--results", help="Also keep the run as a result directory under this root (see `iolab ls`)."),
+    ] = None,
 ) -> None:
     jobs = jobs_from_command_line(ctx.args)
     if dry_run:
         typer.echo(render.prepared_jobs([prepare(j) for j in jobs]))
         return
-    out = run_jobs(
-        jobs,
-        allow_overwrite=allow_overwrite,
-        interval_ns=parse_interval_ns(interval),
-        progress=TerminalProgress(),
-    )
+    with _partial_results_first(lambda partial: render.run_output(partial, output_format.value, output)):
+        out = run_jobs(
+            jobs,
+            allow_overwrite=allow_overwrite,
+            interval_ns=parse_interval_ns(interval),
+            progress=TerminalProgress(),
+        )
     render.run_output(out, output_format.value, output)
+    if results is not None:
+        typer.echo(f"results: {save_run(results, jobs, out)}", err=True)
     if out.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
 
@@ -154,14 +182,15 @@ def quick(
         bool, typer.Option("--allow-overwrite", help="Also run the write jobs on an existing file or device.")
     ] = False,
 ) -> None:
-    out = run_quick(
-        path,
-        size=size,
-        runtime_per_job=runtime_per_job,
-        allow_overwrite=allow_overwrite,
-        progress=TerminalProgress(),
-    )
-    render.quick_output(out, output)
+    with _partial_results_first(lambda partial: render.quick_output(partial, output)):
+        out = run_quick(
+            path,
+            size=size,
+            runtime_per_job=runtime_per_job,
+            allow_overwrite=allow_overwrite,
+            progress=TerminalProgress(),
+        )
+    render.quick_output(out.run, output)
     if out.run.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
 
@@ -199,6 +228,11 @@ def docs(
     if stale:
         typer.echo("out of date: " + ", ".join(str(p) for p in stale), err=True)
         raise typer.Exit(1)
+
+
+# Plans, sweeps and the results catalog live in their own command modules.
+sweep_commands.register(app)
+catalog_commands.register(app)
 
 
 def main() -> None:

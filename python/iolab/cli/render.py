@@ -15,7 +15,7 @@ from iolab.report import format_quick_table, format_text
 from iolab.report.units import fmt_bw, fmt_bytes, fmt_secs
 from iolab.results import build_output, to_fio_json
 from iolab.run.local import RunOutput
-from iolab.run.quick import QuickOutput, write_quick_results
+from iolab.run.quick import write_quick_results
 
 # ---- run results ----
 
@@ -99,9 +99,9 @@ def prepared_jobs(jobs: list[dict[str, Any]]) -> str:
 # ---- quick ----
 
 
-def quick_output(out: QuickOutput, output: Optional[Path]) -> None:
+def quick_output(out: RunOutput, output: Optional[Path]) -> None:
     """The quick table on stdout; the results files, named on stderr."""
-    doc = out.document()
+    doc = build_output(out.result_json, out.summary_json)
     for path in write_quick_results(doc, output):
         typer.echo(f"results written to {path}", err=True)
     sys.stdout.write(format_quick_table(doc))

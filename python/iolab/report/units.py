@@ -7,7 +7,8 @@ that line) and says it, and sizes say KiB/MiB/GiB or MB/s explicitly.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Callable
 
 _LAT_UNITS = (("ns", 1.0), ("µs", 1e3), ("ms", 1e6), ("s", 1e9))
 
@@ -57,20 +58,27 @@ def fmt_num(x: float) -> str:
     return f"{x:.3f}"
 
 
+_BINARY_BYTES = ((" TiB", 2.0**40), (" GiB", 2.0**30), (" MiB", 2.0**20), (" KiB", 2.0**10))
+_DECIMAL_BYTES = ((" TB", 1e12), (" GB", 1e9), (" MB", 1e6), (" kB", 1e3))
+
+
+def fmt_scaled(x: float, units: Sequence[tuple[str, float]], digits: Callable[[float], str], below: str) -> str:
+    """``x`` in the largest of ``units`` (suffix, size; largest first) that it
+    reaches, written by ``digits``; below them all, whole ones with ``below``."""
+    for suffix, scale in units:
+        if x >= scale:
+            return digits(x / scale) + suffix
+    return f"{x:.0f}{below}"
+
+
 def fmt_bytes(n: float) -> str:
     """A byte count with a binary unit (B, KiB, MiB, GiB, TiB)."""
-    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{fmt_num(n / scale)} {unit}"
-    return f"{n:.0f} B"
+    return fmt_scaled(n, _BINARY_BYTES, fmt_num, " B")
 
 
 def fmt_decimal_bytes(n: float) -> str:
     """A byte count with a decimal unit (B, kB, MB, GB, TB)."""
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{fmt_num(n / scale)} {unit}"
-    return f"{n:.0f} B"
+    return fmt_scaled(n, _DECIMAL_BYTES, fmt_num, " B")
 
 
 def fmt_bw(bytes_per_s: float) -> str:

@@ -5,7 +5,9 @@ native ``Run`` validates the jobs and lays out files), show what layout
 did, start, poll for progress until the end, wait for the result, and
 summarise it. Ctrl-C stops the workers and keeps what was measured so far
 (``RunOutput.interrupted`` says so); a second Ctrl-C while the workers
-stop gives up.
+stop gives up. An error that ends the run early (an I/O error) is raised
+with the results of the work done before it attached:
+:func:`partial_output` gets them.
 
 The engine is injected (``run_factory``) so the driver's own behaviour —
 notes, progress, interruption — is tested without real I/O as well as
@@ -42,7 +44,10 @@ class RunLike(Protocol):
     def poll(self, timeout_s: float) -> dict[str, Any]: ...
     def stop(self) -> None: ...
     def finished(self) -> bool: ...
-    def wait(self) -> str: ...
+    def wait(self) -> str:
+        """The result JSON; an error that ended the run early is raised with
+        the partial result JSON in its ``result_json`` attribute."""
+        ...
 
 
 RunFactory = Callable[..., RunLike]
@@ -114,11 +119,29 @@ def run_jobs(
         host=host or socket.gethostname(),
     )
     interrupted, shown = _drive(run, sink, _show_new_notes(run, sink, ()))
-    result_json = run.wait()
+    try:
+        result_json = run.wait()
+    except Exception as e:
+        partial = getattr(e, "result_json", None)
+        if not isinstance(partial, str):
+            raise
+        sink.note("the run ended early on an error: the results cover the work done before it")
+        setattr(e, _PARTIAL, RunOutput(partial, _native.summarize(partial), interrupted, shown))
+        raise
     if interrupted:
         sink.note("interrupted: the results cover only the time that ran")
     summary_json = _native.summarize(result_json)
     return RunOutput(result_json, summary_json, interrupted, shown)
+
+
+#: The attribute of an exception that ended a run early holding its partial output.
+_PARTIAL = "partial_output"
+
+
+def partial_output(e: BaseException) -> Optional[RunOutput]:
+    """The results of the work done before ``e`` ended a run early, if it did."""
+    partial = getattr(e, _PARTIAL, None)
+    return partial if isinstance(partial, RunOutput) else None
 
 
 def _show_new_notes(run: RunLike, sink: ProgressSink, shown: tuple[str, ...]) -> tuple[str, ...]:

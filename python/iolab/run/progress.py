@@ -19,6 +19,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol, TextIO
 
+from iolab.report.units import fmt_scaled
+
 Progress = dict[str, Any]
 """A ``Run.poll`` snapshot: group, groups, phase, elapsed_ns, remaining_ns,
 fraction, and per direction (index 0 = read, 1 = write) iops,
@@ -54,18 +56,12 @@ class Terminal:
 
 def fmt_ns(ns: float) -> str:
     """A duration with its unit: 850 ns, 12.3 µs, 4.10 ms, 1.20 s."""
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if ns >= scale:
-            return f"{_three_digits(ns / scale)} {unit}"
-    return f"{ns:.0f} ns"
+    return fmt_scaled(ns, ((" s", 1e9), (" ms", 1e6), (" µs", 1e3)), _three_digits, " ns")
 
 
 def fmt_count_per_s(x: float) -> str:
     """An operation rate: 950, 12.3k, 1.20M (per second)."""
-    for unit, scale in (("M", 1e6), ("k", 1e3)):
-        if x >= scale:
-            return f"{_three_digits(x / scale)}{unit}"
-    return f"{x:.0f}"
+    return fmt_scaled(x, (("M", 1e6), ("k", 1e3)), _three_digits, "")
 
 
 def fmt_mb_per_s(bytes_per_s: float) -> str:

@@ -225,11 +225,15 @@ fn block_sizes(job: &PreparedJob) -> Result<([BsGen; 2], u64), JobError> {
 fn take_contexts(job: &PreparedJob, bs: &[BsGen; 2], grain: u64) -> [TakeCtx; 2] {
     // blockalign 0 means "not given": the random map's block where the map
     // places offsets, else fio's default, the direction's minimum size.
+    // With the map, the direction's minimum size is that default too (what
+    // prepare records when blockalign was not given, or given equal to it),
+    // so `rw=randrw bs=4k,12k` shares one 4 KiB map between directions.
     let map = job.rw.pattern == Pattern::Random
         && !job.norandommap
         && job.random_distribution == RandomDistribution::Uniform;
     let align = |d: usize| match job.blockalign[d] {
         0 if map => grain,
+        a if map && a == bs[d].min_max().0 => grain,
         0 => bs[d].min_max().0,
         a => a,
     };

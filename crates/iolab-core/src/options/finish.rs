@@ -324,11 +324,14 @@ fn seed(d: &Draft) -> u64 {
 
 /// Non-uniform distributions never use the random map (fio's rule); settings
 /// that cannot act on this job are reported rather than dropped silently.
+/// A distribution on sequential I/O is reset to uniform once reported, so
+/// the prepared job says what is done (the generator refuses it otherwise).
 fn note_no_effect(d: &mut Draft, rw: RwMix) {
     if d.distribution != RandomDistribution::Uniform {
         if rw.pattern == Pattern::Sequential {
             d.warnings
                 .push("random_distribution has no effect on sequential I/O".into());
+            d.distribution = RandomDistribution::Uniform;
         } else {
             d.norandommap = true;
         }

@@ -5,10 +5,13 @@
 //! The CPU figures themselves are [`CpuUsage`]'s derived methods; this
 //! module only pairs each group's usage with the I/Os and bytes done in it.
 //!
-//! `RunResult::cpu` holds one [`CpuUsage`] per group, in group order; a
-//! result merged from several hosts ([`RunResult::merge`]) appends each
-//! host's list, so entry `k * groups + g` is host `k`'s usage for group `g`,
-//! and host `k`'s name is `hosts[k].hostname`.
+//! `RunResult::cpu` holds one [`CpuUsage`] per host and group that ran,
+//! each naming its `host` and `group`; entries are matched to groups and to
+//! the workers of their host by those fields, whatever their order (a
+//! merged result appends each host's list; a stopped run has no entry for
+//! the groups it never started). Results written before the fields existed
+//! (every `host` empty) held one entry per group in group order, host after
+//! host: `located` places those by position.
 
 use serde::{Deserialize, Serialize};
 
@@ -85,6 +88,7 @@ impl CpuSummary {
 /// One [`GroupSummary`] per stonewall group, in group order.
 pub(super) fn group_summaries(run: &RunResult, jobs: &[JobSummary]) -> Vec<GroupSummary> {
     let ngroups = run.jobs.iter().map(|j| j.group + 1).max().unwrap_or(0);
+    let cpu = located(run, ngroups);
     (0..ngroups)
         .map(|g| GroupSummary {
             group: g,
@@ -95,7 +99,7 @@ pub(super) fn group_summaries(run: &RunResult, jobs: &[JobSummary]) -> Vec<Group
                 .collect(),
             read: group_dir(jobs, g, IoDir::Read),
             write: group_dir(jobs, g, IoDir::Write),
-            cpu: group_cpu(run, g, ngroups),
+            cpu: group_cpu(run, g, &cpu),
         })
         .collect()
 }
@@ -127,24 +131,54 @@ fn group_dir(jobs: &[JobSummary], g: u32, d: IoDir) -> GroupDirSummary {
     }
 }
 
+/// One CPU entry and where it belongs.
+struct Located<'a> {
+    host: &'a str,
+    group: u32,
+    usage: &'a CpuUsage,
+}
+
+/// Every CPU entry with its host and group: its own fields, or for a
+/// result written before they existed, its position (see the module doc).
+fn located(run: &RunResult, ngroups: u32) -> Vec<Located<'_>> {
+    let positional = run.cpu.iter().all(|u| u.host.is_empty());
+    let per_host = ngroups.max(1) as usize;
+    run.cpu
+        .iter()
+        .enumerate()
+        .map(|(i, usage)| {
+            if !positional {
+                return Located {
+                    host: &usage.host,
+                    group: usage.group,
+                    usage,
+                };
+            }
+            let host = run.hosts.get(i / per_host);
+            Located {
+                host: host.map_or("", |h| h.hostname.as_str()),
+                group: (i % per_host) as u32,
+                usage,
+            }
+        })
+        .collect()
+}
+
 /// Group `g`'s CPU usage on each host, with the I/Os that host did.
-fn group_cpu(run: &RunResult, g: u32, ngroups: u32) -> Vec<CpuSummary> {
-    let per_host = ngroups as usize;
-    let nhosts = run.cpu.len() / per_host.max(1);
-    (0..nhosts)
-        .map(|k| {
-            let usage = &run.cpu[k * per_host + g as usize];
-            let host = run.hosts.get(k).map_or("", |h| h.hostname.as_str());
-            // On a single host every worker counts, whatever name it recorded.
-            let mine = |w_host: &str| nhosts == 1 || w_host == host;
+fn group_cpu(run: &RunResult, g: u32, cpu: &[Located<'_>]) -> Vec<CpuSummary> {
+    // On a single host every worker counts, whatever name it recorded.
+    let single_host = run.hosts.len() <= 1;
+    cpu.iter()
+        .filter(|c| c.group == g)
+        .map(|c| {
             let (mut ios, mut bytes) = (0, 0);
             for j in run.jobs.iter().filter(|j| j.group == g) {
-                for w in j.workers.iter().filter(|w| mine(&w.host)) {
+                for w in j.workers.iter().filter(|w| single_host || w.host == c.host) {
                     ios += w.dirs.iter().map(|d| d.ios).sum::<u64>();
                     bytes += w.dirs.iter().map(|d| d.bytes).sum::<u64>();
                 }
             }
-            CpuSummary::of(usage, host, ios, bytes)
+            CpuSummary::of(c.usage, c.host, ios, bytes)
         })
         .collect()
 }

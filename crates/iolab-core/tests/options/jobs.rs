@@ -383,6 +383,16 @@ fn cpus_seeds_distributions_and_reporting() {
         dist("zoned:60/10:40/90").random_distribution,
         RandomDistribution::Zoned(zones)
     );
+    // Fixes a bug: prepare warned "no effect" and kept the distribution,
+    // which the generator then refused, so the job could not run.
+    let seq = prep(&["size=1m", "rw=read", "random_distribution=zipf:1.2"]);
+    assert_eq!(seq.random_distribution, RandomDistribution::Uniform);
+    assert!(seq.warnings[0].contains("no effect on sequential"));
+    let regions = vec![iolab_core::gen::FileRegion {
+        start: 0,
+        len: 1 << 20,
+    }];
+    assert!(iolab_core::gen::IoGen::new(&seq, 0, regions).is_ok());
     let j = prep(&[
         "size=1m",
         "percentile_list=50:99.9",

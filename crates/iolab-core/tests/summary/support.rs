@@ -2,10 +2,7 @@
 
 use iolab_core::cpu::{CpuUsage, SysTicks};
 use iolab_core::hist::{LatHist, PackedHist};
-use iolab_core::job::{
-    BsSpec, CpusAllowedPolicy, IoDir, IoEngine, JobSpec, Pattern, PreparedJob, RandomDistribution,
-    RateProcess, RwMix, SyncMode,
-};
+use iolab_core::job::{IoDir, JobSpec, PreparedJob};
 use iolab_core::stats::{HostInfo, IntervalSample, JobResult, RunResult, WorkerResult, SCHEMA};
 
 pub const PCTS: [f64; 6] = [1.0, 50.0, 90.0, 99.0, 99.9, 99.99];
@@ -22,58 +19,29 @@ impl Rng {
     }
 }
 
-/// A prepared job, written out field by field (the summary reads only the
-/// display fields, the percentile list, group_reporting and rate limits).
+/// A time-based 4 KiB random job of two workers at iodepth 8, prepared
+/// from fio options (the summary reads the display fields, the percentile
+/// list, group_reporting and rate limits).
 pub fn job(name: &str, read_pct: u32, group_reporting: bool, rate_limited: bool) -> PreparedJob {
-    let spec = JobSpec::new(name)
-        .opt("rw", Some("randrw"))
-        .opt("bs", Some("4k"))
-        .opt("time_based", None);
-    PreparedJob {
-        name: name.into(),
-        filenames: vec![],
-        shared_files: false,
-        directory: None,
-        size: Some(64 << 20),
-        offset: 0,
-        rw: RwMix {
-            pattern: Pattern::Random,
-            read_pct,
-        },
-        bs: [BsSpec::Fixed(4096), BsSpec::Fixed(4096)],
-        blockalign: [4096, 4096],
-        iodepth: 8,
-        iodepth_batch_submit: 1,
-        iodepth_batch_complete_min: 1,
-        iodepth_batch_complete_max: 8,
-        numjobs: 2,
-        runtime_ns: Some(2 * SEC),
-        time_based: true,
-        ramp_time_ns: 0,
-        startdelay_ns: 0,
-        loops: 1,
-        direct: true,
-        sync: SyncMode::None,
-        fsync: 0,
-        fdatasync: 0,
-        end_fsync: false,
-        ioengine: IoEngine::Null,
-        rate_bytes_per_s: [None, None],
-        rate_iops: [None, if rate_limited { Some(1000) } else { None }],
-        rate_process: RateProcess::Linear,
-        thinktime_ns: 0,
-        cpus_allowed: None,
-        cpus_allowed_policy: CpusAllowedPolicy::Shared,
-        randseed: 1,
-        randrepeat: true,
-        norandommap: false,
-        random_distribution: RandomDistribution::Uniform,
-        percentile_list: PCTS.to_vec(),
-        group_reporting,
-        stonewall: false,
-        warnings: Vec::new(),
-        spec,
+    let rw = match read_pct {
+        100 => "rw=randread".to_string(),
+        0 => "rw=randwrite".to_string(),
+        pct => format!("rw=randrw rwmixread={pct}"),
+    };
+    let percentiles = PCTS.map(|p| p.to_string()).join(":");
+    let mut spec = JobSpec::new(name)
+        .args(rw.split(' '))
+        .args(["bs=4k", "size=64m", "iodepth=8", "numjobs=2"])
+        .args(["time_based", "runtime=2", "direct=1", "ioengine=null"])
+        .opt("randseed", Some("1"))
+        .opt("percentile_list", Some(&percentiles));
+    if group_reporting {
+        spec = spec.opt("group_reporting", None);
     }
+    if rate_limited {
+        spec = spec.opt("rate_iops", Some(",1000"));
+    }
+    spec.prepare().unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 pub fn worker(index: u32, runtime_ns: u64) -> WorkerResult {
@@ -197,7 +165,9 @@ pub fn example_run() -> RunResult {
         w.syncs = 50;
         w.sync_lat_ns.record_n(1_200_000, 50);
     }
-    let cpu = |idle: u64| CpuUsage {
+    let cpu = |group: u32, idle: u64| CpuUsage {
+        host: "testhost".into(),
+        group,
         window_ns: 3 * SEC,
         ncpus: 4,
         user_hz: 100,
@@ -220,6 +190,6 @@ pub fn example_run() -> RunResult {
             job_result(job("randrw", 70, false, false), 0, plain),
             job_result(job("rated-write", 0, true, true), 1, rated),
         ],
-        vec![cpu(588), cpu(600)],
+        vec![cpu(0, 588), cpu(1, 600)],
     )
 }

@@ -1,23 +1,46 @@
-//! Shared by the speed examples: a job from fio's options, and a one-line
-//! report with the worker thread's CPU per I/O.
+//! Shared by the speed examples: run one job given as fio options, and a
+//! one-line report with the worker thread's CPU per I/O.
 
-use iolab_core::job::{JobSpec, PreparedJob};
+use std::time::Duration;
+
+use iolab_core::job::JobSpec;
 use iolab_core::stats::RunResult;
+use iolab_engine::{Run, RunConfig};
 
-/// A job from fio-style `--opt=value` strings (without the dashes).
-pub fn job(name: &str, opts: &[&str]) -> Result<PreparedJob, iolab_core::JobError> {
-    let mut spec = JobSpec::new(name);
-    for o in opts {
-        spec = match o.split_once('=') {
-            Some((k, v)) => spec.opt(k, Some(v)),
-            None => spec.opt(o, None),
-        };
+/// Runs the job `name` of fio-style `opts` ("bs=4k", or a bare flag like
+/// "time_based"; no dashes) for the seconds given by the first of `args`
+/// (default 5), with the rest of `args` appended as further options; shows
+/// the engine's notes on stderr and prints the report line.
+pub fn run(
+    name: &str,
+    opts: &[&str],
+    mut args: impl Iterator<Item = String>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let secs: u64 = args.next().map(|s| s.parse()).transpose()?.unwrap_or(5);
+    let runtime = format!("runtime={secs}");
+    let extra: Vec<String> = args.collect();
+    let mut opts = opts.to_vec();
+    opts.push(&runtime);
+    opts.extend(extra.iter().map(String::as_str));
+    let job = JobSpec::new(name).args(opts.iter().copied()).prepare()?;
+    let cfg = RunConfig {
+        jobs: vec![job],
+        interval: Duration::from_secs(1),
+        allow_overwrite: false,
+        host: String::new(),
+    };
+    let mut run = Run::prepare(cfg)?;
+    run.start(None)?;
+    for n in run.layout_notes() {
+        eprintln!("{n}");
     }
-    spec.prepare()
+    let r = run.wait()?;
+    report(&format!("iolab {}", opts.join(" ")), &r);
+    Ok(())
 }
 
 /// IOPS, latency and the worker thread's CPU per I/O.
-pub fn report(what: &str, r: &RunResult) {
+fn report(what: &str, r: &RunResult) {
     let w = r.jobs[0].merged();
     let d = &w.dirs[0];
     let secs = w.runtime_ns as f64 / 1e9;

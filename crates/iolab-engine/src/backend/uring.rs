@@ -255,7 +255,7 @@ impl Backend for UringBackend {
             RingMode::Plain => "no set-up flags (kernel lacks COOP_TASKRUN)",
         };
         v.push(format!(
-            "io_uring: ring of {} entries, {mode}",
+            "io_uring ring of {} entries, {mode}",
             self.ring.params().sq_entries()
         ));
         v

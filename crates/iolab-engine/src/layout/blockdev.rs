@@ -12,6 +12,7 @@ use std::fs::{File, Metadata, OpenOptions};
 use std::io::{Seek, SeekFrom};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
+use std::time::Duration;
 
 use super::direct::DirectAlign;
 use super::plan::FileNeed;
@@ -123,16 +124,35 @@ fn check_read_only_flag(path: &Path, rdev: u64) -> Result<(), EngineError> {
     Ok(())
 }
 
+/// How often, and how far apart, a refused exclusive open is tried before
+/// the device counts as busy: about half a second in all.
+const EXCLUSIVE_TRIES: u32 = 10;
+const EXCLUSIVE_RETRY: Duration = Duration::from_millis(50);
+
 /// `O_EXCL` on a block device (without `O_CREAT`) asks the kernel for an
 /// exclusive claim, which fails with EBUSY while anything else holds one:
 /// a mounted filesystem, swap, md, device-mapper. It catches users the
 /// tables in /proc do not show (e.g. a mount in another namespace).
+///
+/// A claim can also exist for a moment with no user behind it: a process
+/// that forks while it holds an `O_EXCL` descriptor keeps a copy in the
+/// child until the child execs, and the claim ends only with the last
+/// copy. The users that matter hold theirs for as long as they use the
+/// device, so the device is busy only if every try over ~0.5 s is refused.
 fn exclusive_open_busy(path: &Path) -> bool {
-    let res = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_EXCL)
-        .open(path);
-    matches!(res, Err(e) if e.raw_os_error() == Some(libc::EBUSY))
+    for attempt in 1..=EXCLUSIVE_TRIES {
+        let res = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_EXCL)
+            .open(path);
+        if !matches!(res, Err(e) if e.raw_os_error() == Some(libc::EBUSY)) {
+            return false;
+        }
+        if attempt < EXCLUSIVE_TRIES {
+            std::thread::sleep(EXCLUSIVE_RETRY);
+        }
+    }
+    true
 }
 
 fn signature_check(path: &Path, file: &File, size: u64) -> Result<(), EngineError> {

@@ -4,8 +4,9 @@
 //! (the caller's `at` for the first group, "now" for the next ones), takes
 //! a CPU sample when the group's measured window begins (start + the
 //! longest startdelay + ramp_time of its jobs) and another when its last
-//! worker has ended: that window is the group's CPU accounting. After a
-//! stop request or an error, later groups are not started.
+//! worker has ended: that window is the group's CPU accounting, recorded
+//! with this host's name and the group's index. After a stop request or an
+//! error, later groups are not started (and have no CPU entry).
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -43,9 +44,11 @@ pub struct CoordOut {
     pub notes: Vec<String>,
 }
 
+/// Runs the groups; `host` names this host in the CPU accounting.
 pub fn coordinate(
     groups: Vec<GroupPlan>,
     first_start_ns: u64,
+    host: &str,
     ctl: Arc<Control>,
     state: Arc<Mutex<CoordState>>,
 ) -> CoordOut {
@@ -77,9 +80,14 @@ pub fn coordinate(
             out.outcomes.push((id, o));
         }
         let cpu1 = cpu_sample(&mut out.notes);
-        out.cpu.push(match (cpu0, cpu1) {
+        let usage = match (cpu0, cpu1) {
             (Some(a), Some(b)) => CpuUsage::between(&a, &b),
             _ => CpuUsage::default(),
+        };
+        out.cpu.push(CpuUsage {
+            host: host.to_string(),
+            group: g as u32,
+            ..usage
         });
     }
     set_state(&state, |s| s.done = true);

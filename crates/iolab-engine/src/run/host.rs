@@ -7,14 +7,9 @@ use iolab_core::stats::HostInfo;
 /// Facts of this host; `name` overrides the host name when not empty (a
 /// fleet rank reports the name it was planned under).
 pub fn host_info(name: &str) -> HostInfo {
-    let (nodename, release) = uname();
     HostInfo {
-        hostname: if name.is_empty() {
-            nodename
-        } else {
-            name.to_string()
-        },
-        kernel: release,
+        hostname: host_name(name),
+        kernel: uname().1,
         cpu_model: std::fs::read_to_string("/proc/cpuinfo")
             .map(|s| cpu_model(&s))
             .unwrap_or_default(),
@@ -22,6 +17,15 @@ pub fn host_info(name: &str) -> HostInfo {
         mem_bytes: std::fs::read_to_string("/proc/meminfo")
             .map(|s| mem_total_bytes(&s))
             .unwrap_or(0),
+    }
+}
+
+/// `name` when not empty, else this host's name (uname's nodename).
+pub fn host_name(name: &str) -> String {
+    if name.is_empty() {
+        uname().0
+    } else {
+        name.to_string()
     }
 }
 
@@ -88,6 +92,7 @@ mod tests {
         );
         let h = host_info("rank7");
         assert_eq!(h.hostname, "rank7");
+        assert!(!host_name("").is_empty(), "uname names this host");
         assert!(h.ncpus >= 1 && h.mem_bytes > 0 && !h.kernel.is_empty());
     }
 }

@@ -59,6 +59,27 @@ impl Default for Slot {
     }
 }
 
+impl Slot {
+    /// The slot of unit `u` issued at `issue_ns`, handed to the backend at
+    /// `submit_ns` (0 until known), due at `due_ns` (0: none).
+    #[inline]
+    fn issued(u: &IoUnit, issue_ns: u64, submit_ns: u64, due_ns: u64) -> Slot {
+        Slot {
+            times: IoTimes {
+                issue_ns,
+                submit_ns,
+                // An I/O without a due time was intended for when it was issued.
+                due_ns: if due_ns == 0 { issue_ns } else { due_ns },
+            },
+            offset: u.offset,
+            len: u.len as u32,
+            done: 0,
+            file: u.file,
+            dir: u.dir,
+        }
+    }
+}
+
 impl<B: Backend> Worker<B> {
     /// Read the clock, remember the reading, close intervals / the ramp.
     #[inline]
@@ -195,19 +216,7 @@ impl<B: Backend> Worker<B> {
         for i in 0..self.batch.len() {
             let (u, due) = self.batch[i];
             let slot = self.free.pop().expect("batch never exceeds free slots");
-            self.slots[slot as usize] = Slot {
-                // An I/O without a due time was intended for when it was issued.
-                times: IoTimes {
-                    issue_ns: t0,
-                    submit_ns: 0,
-                    due_ns: if due == 0 { t0 } else { due },
-                },
-                offset: u.offset,
-                len: u.len as u32,
-                done: 0,
-                file: u.file,
-                dir: u.dir,
-            };
+            self.slots[slot as usize] = Slot::issued(&u, t0, 0, due);
             self.staged.push(slot);
             per_dir[u.dir as usize] += 1;
             self.queue(slot)?;
@@ -232,18 +241,7 @@ impl<B: Backend> Worker<B> {
         for i in 0..self.batch.len() {
             let (u, due) = self.batch[i];
             let t0 = self.clock();
-            self.slots[0] = Slot {
-                times: IoTimes {
-                    issue_ns: t0,
-                    submit_ns: t0,
-                    due_ns: if due == 0 { t0 } else { due },
-                },
-                offset: u.offset,
-                len: u.len as u32,
-                done: 0,
-                file: u.file,
-                dir: u.dir,
-            };
+            self.slots[0] = Slot::issued(&u, t0, t0, due);
             loop {
                 let c = match self.backend.queue(&self.request(slot)) {
                     Ok(Queued::Done(c)) => c,

@@ -16,14 +16,11 @@ pub const MIB: u64 = 1024 * 1024;
 /// A job from fio options ("bs=4k", or a bare flag like "time_based"),
 /// validated by iolab's option table, with `directory=dir`.
 pub fn job(name: &str, dir: &Path, opts: &[&str]) -> PreparedJob {
-    let mut spec = JobSpec::new(name).opt("directory", Some(dir.to_str().unwrap()));
-    for o in opts {
-        spec = match o.split_once('=') {
-            Some((k, v)) => spec.opt(k, Some(v)),
-            None => spec.opt(o, None),
-        };
-    }
-    spec.prepare().unwrap_or_else(|e| panic!("{opts:?}: {e}"))
+    JobSpec::new(name)
+        .opt("directory", Some(dir.to_str().unwrap()))
+        .args(opts.iter().copied())
+        .prepare()
+        .unwrap_or_else(|e| panic!("{opts:?}: {e}"))
 }
 
 pub fn config(jobs: Vec<PreparedJob>) -> RunConfig {

@@ -114,6 +114,13 @@ fn stonewall_runs_groups_one_after_another() {
     let r = run_ok(config(vec![a, b]));
     assert_eq!((r.jobs[0].group, r.jobs[1].group), (0, 1));
     assert_eq!(r.cpu.len(), 2, "one CPU window per group");
+    let whose: Vec<(&str, u32)> = r.cpu.iter().map(|c| (c.host.as_str(), c.group)).collect();
+    assert_eq!(
+        whose,
+        [("test", 0), ("test", 1)],
+        "each names its host and group"
+    );
+    assert_eq!(r.hosts[0].hostname, "test");
     assert!(
         r.cpu[0].window_ns >= 150_000_000,
         "group 0 window {}",
@@ -164,6 +171,36 @@ fn engine_decisions_are_stated_in_the_notes() {
     );
     let r = run_ok(config(vec![u]));
     let notes = r.layout_notes.join("\n");
-    assert!(notes.contains("io_uring: ring of 8 entries"), "{notes}");
+    assert!(
+        r.layout_notes
+            .iter()
+            .any(|n| n.starts_with("io_uring ring of 8 entries")),
+        "one job: the note stands alone\n{notes}"
+    );
     assert_eq!(worker(&r, 0, 0).dirs[0].ios, 16);
+}
+
+#[test]
+fn each_note_is_told_once_and_named_by_job_where_jobs_differ() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let uring = |name, depth: &str| {
+        let opts = ["ioengine=io_uring", "size=64k", "numjobs=2", depth];
+        job(name, dir.path(), &opts)
+    };
+    let jobs = vec![
+        uring("qd5", "iodepth=5"),
+        uring("qd32", "iodepth=32"),
+        uring("qd8", "iodepth=8"),
+    ];
+    let r = run_ok(config(jobs));
+    let rings: Vec<&str> = r
+        .layout_notes
+        .iter()
+        .filter(|n| n.contains("io_uring ring of"))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(rings.len(), 2, "{rings:?}");
+    assert!(rings[0].starts_with("qd5, qd8: io_uring ring of 8 entries, "));
+    assert!(rings[1].starts_with("qd32: io_uring ring of 32 entries, "));
 }

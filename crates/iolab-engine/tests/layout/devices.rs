@@ -11,7 +11,8 @@ use iolab_engine::layout::signature::{
 use iolab_engine::layout::{self, FileKind};
 use iolab_engine::EngineError;
 
-use crate::common::{job, prepare, read, sh, LoopDev, Mount, MIB};
+use crate::common::{job, prepare, read, MIB};
+use crate::system::{sh, LoopDev, Mount, ReadOnly, Swap};
 
 /// Probe an 8 MiB zeroed image with `magic` written at `offset`.
 fn probe_with(offset: u64, magic: &[u8]) -> Option<String> {
@@ -306,34 +307,60 @@ fn loop_device_in_use_as_swap_is_refused() {
     let Some(lo) = LoopDev::new(16 * MIB) else {
         return;
     };
-    let dev = lo.dev.to_str().unwrap();
-    if let Err(e) = sh("mkswap", &[dev]).and_then(|_| sh("swapon", &[dev])) {
-        eprintln!("SKIP: {e}");
+    let Some(_swap) = Swap::on(&lo) else {
         return;
-    }
-    let res = prepare(&[job("w", &[&lo.dev], 0, Some(MIB))], true);
-    sh("swapoff", &[dev]).unwrap();
-    let msg = res.unwrap_err().to_string();
+    };
+    let msg = prepare(&[job("w", &[&lo.dev], 0, Some(MIB))], true)
+        .unwrap_err()
+        .to_string();
     assert!(msg.contains("the device is in use as swap"), "{msg}");
 }
 
+/// An exclusive claim on the device, as a mount or another program holds.
+fn claim(lo: &LoopDev) -> std::fs::File {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(&lo.dev)
+        .unwrap()
+}
+
+/// Fixes a flaky failure of the last assertion: another test thread that
+/// forked while the claim was open kept a copy of it in its child until
+/// the exec, so the claim outlived `drop`. `LoopDev` now keeps every
+/// other test from forking while a device test runs (see `system`).
 #[test]
 fn loop_device_claimed_exclusively_elsewhere_is_refused() {
     let Some(lo) = LoopDev::new(16 * MIB) else {
         return;
     };
     // An exclusive claim shows in no table in /proc; only the kernel knows.
-    let claim = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_EXCL)
-        .open(&lo.dev)
-        .unwrap();
+    let claim = claim(&lo);
     let msg = prepare(&[job("w", &[&lo.dev], 0, Some(MIB))], true)
         .unwrap_err()
         .to_string();
     assert!(msg.contains("the kernel reports it busy"), "{msg}");
     drop(claim);
-    assert!(prepare(&[job("w", &[&lo.dev], 0, Some(MIB))], true).is_ok());
+    if let Err(e) = prepare(&[job("w", &[&lo.dev], 0, Some(MIB))], true) {
+        panic!("the claim is gone, the device is free: {e}");
+    }
+}
+
+#[test]
+fn a_claim_that_ends_at_once_is_not_a_user() {
+    let Some(lo) = LoopDev::new(16 * MIB) else {
+        return;
+    };
+    // As a forked child holds one until it execs: released within ~10 ms,
+    // well inside the check's half second of retries.
+    let claim = claim(&lo);
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        drop(claim);
+    });
+    let res = prepare(&[job("w", &[&lo.dev], 0, Some(MIB))], true);
+    release.join().unwrap();
+    assert!(res.is_ok(), "{res:?}");
 }
 
 #[test]
@@ -341,17 +368,13 @@ fn read_only_loop_device_is_reported_when_written() {
     let Some(lo) = LoopDev::new(16 * MIB) else {
         return;
     };
-    let dev = lo.dev.to_str().unwrap();
-    if let Err(e) = sh("blockdev", &["--setro", dev]) {
-        eprintln!("SKIP: {e}");
+    let Some(_ro) = ReadOnly::set(&lo) else {
         return;
-    }
-    let write = prepare(&[job("w", &[&lo.dev], 0, Some(MIB))], true);
-    let read = prepare(&[job("r", &[&lo.dev], 100, Some(MIB))], false);
-    // The flag outlives the loop device's backing file: reset it for
-    // whoever attaches this device next.
-    sh("blockdev", &["--setrw", dev]).unwrap();
-    let msg = write.unwrap_err().to_string();
+    };
+    let msg = prepare(&[job("w", &[&lo.dev], 0, Some(MIB))], true)
+        .unwrap_err()
+        .to_string();
     assert!(msg.contains("is a read-only device"), "{msg}");
+    let read = prepare(&[job("r", &[&lo.dev], 100, Some(MIB))], false);
     assert!(read.is_ok(), "{read:?}");
 }

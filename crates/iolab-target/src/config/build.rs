@@ -42,7 +42,12 @@ pub fn backend(kind: &str, p: &mut Params) -> Result<Arc<dyn BlockDev>, TargetEr
             };
             Arc::new(FileDev::open(fp).map_err(|m| p.err("path", m))?)
         }
-        other => return Err(p.err("backend", format!("unknown backend '{other}' (known: {BACKENDS})"))),
+        other => {
+            return Err(p.err(
+                "backend",
+                format!("unknown backend '{other}' (known: {BACKENDS})"),
+            ))
+        }
     })
 }
 
@@ -55,7 +60,10 @@ pub struct LayerStats {
 impl LayerStats {
     fn register(&mut self, p: &Params, name: String) -> Result<Arc<Recorder>, TargetError> {
         if self.recorders.iter().any(|(n, _)| *n == name) {
-            return Err(p.err("name", format!("a stats layer named '{name}' exists already")));
+            return Err(p.err(
+                "name",
+                format!("a stats layer named '{name}' exists already"),
+            ));
         }
         let rec = Arc::new(Recorder::new());
         self.recorders.push((name, rec.clone()));
@@ -86,19 +94,25 @@ pub fn layer(
         "corrupt" => {
             let cp = CorruptParams {
                 rate: p.fraction("rate")?.unwrap_or(0.0),
-                bits: u32::try_from(p.uint("bits")?.unwrap_or(1)).map_err(|_| p.err("bits", "too large"))?,
+                bits: u32::try_from(p.uint("bits")?.unwrap_or(1))
+                    .map_err(|_| p.err("bits", "too large"))?,
                 offsets: p.sizes("offsets")?.unwrap_or_default(),
                 seed: p.uint("seed")?.unwrap_or(0),
             };
             Arc::new(CorruptLayer::new(dev, cp).map_err(|m| p.err("rate", m))?)
         }
         "stats" => {
-            let name = p.string("name")?.unwrap_or_else(|| default_name.to_string());
+            let name = p
+                .string("name")?
+                .unwrap_or_else(|| default_name.to_string());
             let rec = stats.register(p, name.clone())?;
             Arc::new(StatsLayer::new(dev, name, rec))
         }
         "split" => {
-            return Err(p.err("type", "split is not a layer here: set split = N on the device or export"));
+            return Err(p.err(
+                "type",
+                "split is not a layer here: set split = N on the device or export",
+            ));
         }
         other => return Err(p.err("type", format!("unknown layer '{other}' (known: {LAYERS})"))),
     })
@@ -127,11 +141,18 @@ fn delay_params(p: &mut Params) -> Result<DelayParams, TargetError> {
 }
 
 fn ops(p: &mut Params) -> Result<Vec<Op>, TargetError> {
-    let Some(names) = p.list("ops")? else { return Ok(vec![Op::Read, Op::Write]) };
+    let Some(names) = p.list("ops")? else {
+        return Ok(vec![Op::Read, Op::Write]);
+    };
     names
         .iter()
         .map(|n| {
-            Op::parse(n).ok_or_else(|| p.err("ops", format!("unknown op '{n}' (read, write, flush, trim, zero)")))
+            Op::parse(n).ok_or_else(|| {
+                p.err(
+                    "ops",
+                    format!("unknown op '{n}' (read, write, flush, trim, zero)"),
+                )
+            })
         })
         .collect()
 }

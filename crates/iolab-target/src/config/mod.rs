@@ -85,8 +85,10 @@ impl TargetSpec {
 /// Read and build a TOML config file.
 pub fn load_toml(path: &Path) -> Result<TargetSpec, TargetError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| TargetError::ConfigFile { path: shown.clone(), msg: e.to_string() })?;
+    let text = std::fs::read_to_string(path).map_err(|e| TargetError::ConfigFile {
+        path: shown.clone(),
+        msg: e.to_string(),
+    })?;
     let raw = RawConfig::from_toml(&text).map_err(|e| match e {
         TargetError::ConfigFile { msg, .. } => TargetError::ConfigFile { path: shown, msg },
         other => other,
@@ -101,8 +103,16 @@ pub fn parse_toml(text: &str) -> Result<TargetSpec, TargetError> {
 
 /// Build exports from compact specs, served with `server`.
 pub fn parse_compact(specs: &[&str], server: ServerConfig) -> Result<TargetSpec, TargetError> {
-    let exports = specs.iter().enumerate().map(|(i, s)| parse_compact_spec(i, s)).collect::<Result<_, _>>()?;
-    let raw = RawConfig { server: None, devices: Vec::new(), exports };
+    let exports = specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| parse_compact_spec(i, s))
+        .collect::<Result<_, _>>()?;
+    let raw = RawConfig {
+        server: None,
+        devices: Vec::new(),
+        exports,
+    };
     raw.build_with(server)
 }
 
@@ -125,7 +135,11 @@ impl RawConfig {
     pub fn build(mut self) -> Result<TargetSpec, TargetError> {
         let server = match self.server.take() {
             Some(p) => server_config(p)?,
-            None => ServerConfig::new(DEFAULT_LISTEN.parse().map_err(|m| TargetError::config("server.listen", m))?),
+            None => ServerConfig::new(
+                DEFAULT_LISTEN
+                    .parse()
+                    .map_err(|m| TargetError::config("server.listen", m))?,
+            ),
         };
         self.build_with(server)
     }
@@ -136,7 +150,10 @@ impl RawConfig {
         for (i, piece) in self.devices.into_iter().enumerate() {
             let d = device(i, piece, &mut stats)?;
             if devices.iter().any(|o| o.name == d.name) {
-                return Err(TargetError::config(format!("device[{i}].name"), format!("'{}' is defined twice", d.name)));
+                return Err(TargetError::config(
+                    format!("device[{i}].name"),
+                    format!("'{}' is defined twice", d.name),
+                ));
             }
             devices.push(d);
         }
@@ -144,7 +161,11 @@ impl RawConfig {
         for (i, piece) in self.exports.into_iter().enumerate() {
             export(i, piece, &devices, &mut stats, &mut exports)?;
         }
-        Ok(TargetSpec { server, exports: ExportSet::new(exports)?, layer_stats: stats.recorders })
+        Ok(TargetSpec {
+            server,
+            exports: ExportSet::new(exports)?,
+            layer_stats: stats.recorders,
+        })
     }
 }
 
@@ -154,7 +175,9 @@ fn server_config(mut p: Params) -> Result<ServerConfig, TargetError> {
     let mut c = ServerConfig::new(listen);
     c.allow_remote = p.bool("allow_remote")?.unwrap_or(c.allow_remote);
     let usize_of = |p: &Params, k: &'static str, v: Option<u64>, d: usize| {
-        v.map_or(Ok(d), |v| usize::try_from(v).map_err(|_| p.err(k, "too large")))
+        v.map_or(Ok(d), |v| {
+            usize::try_from(v).map_err(|_| p.err(k, "too large"))
+        })
     };
     let v = p.uint("max_connections")?;
     c.max_connections = usize_of(&p, "max_connections", v, c.max_connections)?;
@@ -162,10 +185,16 @@ fn server_config(mut p: Params) -> Result<ServerConfig, TargetError> {
     c.workers = usize_of(&p, "workers", v, c.workers)?;
     let v = p.uint("max_inflight")?;
     c.max_inflight = usize_of(&p, "max_inflight", v, c.max_inflight)?;
+    c.max_inflight_bytes = p
+        .size("max_inflight_bytes")?
+        .unwrap_or(c.max_inflight_bytes);
     if let Some(v) = p.size("max_request_bytes")? {
-        c.max_request_bytes = u32::try_from(v).map_err(|_| p.err("max_request_bytes", "more than 4 GiB"))?;
+        c.max_request_bytes =
+            u32::try_from(v).map_err(|_| p.err("max_request_bytes", "more than 4 GiB"))?;
     }
-    c.handshake_timeout = p.duration("handshake_timeout")?.unwrap_or(c.handshake_timeout);
+    c.handshake_timeout = p
+        .duration("handshake_timeout")?
+        .unwrap_or(c.handshake_timeout);
     c.shutdown_grace = p.duration("shutdown_grace")?.unwrap_or(c.shutdown_grace);
     p.finish()?;
     Ok(c)
@@ -198,12 +227,17 @@ fn apply_layers(
 }
 
 fn device(i: usize, piece: Piece, stats: &mut LayerStats) -> Result<Device, TargetError> {
-    let Piece { mut params, mut layers } = piece;
+    let Piece {
+        mut params,
+        mut layers,
+    } = piece;
     let name = params.string("name")?;
     let name = params.required("name", name)?;
     let path = format!("device[{i}] ({name})");
     params.set_path(&path);
-    layers.iter_mut().for_each(|l| l.set_path(format!("{path}.layers")));
+    layers
+        .iter_mut()
+        .for_each(|l| l.set_path(format!("{path}.layers")));
     let kind = params.string("backend")?;
     let kind = params.required("backend", kind)?;
     let parts = params.uint("split")?;
@@ -237,20 +271,29 @@ fn export(
     stats: &mut LayerStats,
     out: &mut Vec<Export>,
 ) -> Result<(), TargetError> {
-    let Piece { mut params, mut layers } = piece;
+    let Piece {
+        mut params,
+        mut layers,
+    } = piece;
     let name = params.string("name")?;
     let name = params.required("name", name)?;
     let path = format!("export[{i}] ({name})");
     params.set_path(&path);
-    layers.iter_mut().for_each(|l| l.set_path(format!("{path}.layers")));
+    layers
+        .iter_mut()
+        .for_each(|l| l.set_path(format!("{path}.layers")));
     let common = ExportCommon {
         description: params.string("description")?.unwrap_or_default(),
         read_only: params.bool("read_only")?.unwrap_or(false),
     };
     let (device_name, kind) = (params.string("device")?, params.string("backend")?);
     let bases = match (device_name, kind) {
-        (Some(_), Some(_)) => return Err(params.err("device", "give either device or backend, not both")),
-        (None, None) => return Err(params.err("backend", "missing (or name a [[device]] with device = …)")),
+        (Some(_), Some(_)) => {
+            return Err(params.err("device", "give either device or backend, not both"))
+        }
+        (None, None) => {
+            return Err(params.err("backend", "missing (or name a [[device]] with device = …)"))
+        }
         (Some(d), None) => vec![(name.clone(), device_base(&mut params, devices, &d)?)],
         (None, Some(k)) => private_bases(&mut params, &name, &k)?,
     };
@@ -264,7 +307,11 @@ fn export(
 }
 
 /// The device (or its part) an export refers to.
-fn device_base(p: &mut Params, devices: &[Device], name: &str) -> Result<Arc<dyn BlockDev>, TargetError> {
+fn device_base(
+    p: &mut Params,
+    devices: &[Device],
+    name: &str,
+) -> Result<Arc<dyn BlockDev>, TargetError> {
     let part = p.uint("part")?;
     for k in ["count", "split"] {
         if p.has(k) {
@@ -278,24 +325,35 @@ fn device_base(p: &mut Params, devices: &[Device], name: &str) -> Result<Arc<dyn
     match (&d.parts, part) {
         (None, None) => Ok(d.whole.clone()),
         (None, Some(_)) => Err(p.err("part", format!("device '{name}' is not split"))),
-        (Some(parts), None) => Err(p.err("part", format!("missing: device '{name}' is split in {}", parts.len()))),
-        (Some(parts), Some(k)) => parts
-            .get(k as usize)
-            .cloned()
-            .ok_or_else(|| p.err("part", format!("{k} is not a part of '{name}' (0..{})", parts.len()))),
+        (Some(parts), None) => Err(p.err(
+            "part",
+            format!("missing: device '{name}' is split in {}", parts.len()),
+        )),
+        (Some(parts), Some(k)) => parts.get(k as usize).cloned().ok_or_else(|| {
+            p.err(
+                "part",
+                format!("{k} is not a part of '{name}' (0..{})", parts.len()),
+            )
+        }),
     }
 }
 
+/// An export's name and the device under its layers.
+type NamedDev = (String, Arc<dyn BlockDev>);
+
 /// The backends of an export entry with its own backend: one, `count`
 /// separate ones, or one `split` in parts.
-fn private_bases(p: &mut Params, name: &str, kind: &str) -> Result<Vec<(String, Arc<dyn BlockDev>)>, TargetError> {
+fn private_bases(p: &mut Params, name: &str, kind: &str) -> Result<Vec<NamedDev>, TargetError> {
     if p.has("part") {
         return Err(p.err("part", "only with device = …"));
     }
     let (count, parts) = (p.uint("count")?, p.uint("split")?);
     match (count, parts) {
         (Some(_), Some(_)) => Err(p.err("count", "give count or split, not both")),
-        (Some(0), _) | (_, Some(0)) => Err(p.err(if count.is_some() { "count" } else { "split" }, "must be at least 1")),
+        (Some(0), _) | (_, Some(0)) => Err(p.err(
+            if count.is_some() { "count" } else { "split" },
+            "must be at least 1",
+        )),
         (Some(n), None) => {
             if kind == "file" && n > 1 {
                 return Err(p.err("count", "a file backend cannot be repeated (every copy would be the same file); use split"));
@@ -313,7 +371,11 @@ fn private_bases(p: &mut Params, name: &str, kind: &str) -> Result<Vec<(String, 
             p.finish()?;
             let n32 = u32::try_from(n).map_err(|_| p.err("split", "too large"))?;
             let parts = split(dev, n32).map_err(|m| p.err("split", m))?;
-            Ok(parts.into_iter().enumerate().map(|(j, d)| (format!("{name}{j}"), d)).collect())
+            Ok(parts
+                .into_iter()
+                .enumerate()
+                .map(|(j, d)| (format!("{name}{j}"), d))
+                .collect())
         }
         (None, None) => {
             let dev = build::backend(kind, p)?;

@@ -50,7 +50,11 @@ pub struct Params {
 impl Params {
     /// `path` names the piece in errors, e.g. `export[0] (disk0)`.
     pub fn new(path: impl Into<String>, entries: Vec<(String, Value)>) -> Params {
-        Params { path: path.into(), entries, asked: Vec::new() }
+        Params {
+            path: path.into(),
+            entries,
+            asked: Vec::new(),
+        }
     }
 
     pub fn path(&self) -> &str {
@@ -104,21 +108,31 @@ impl Params {
 
     /// A size in bytes (`4096`, `4k`, `1g`).
     pub fn size(&mut self, key: &'static str) -> Result<Option<u64>, TargetError> {
-        let Some(v) = self.take(key) else { return Ok(None) };
+        let Some(v) = self.take(key) else {
+            return Ok(None);
+        };
         let s = self.text(key, v, "a size like 4k or 1g")?;
-        units::parse_size(&s, KB_BASE_DEFAULT).map(Some).map_err(|e| self.err(key, format!("'{s}': {e}")))
+        units::parse_size(&s, KB_BASE_DEFAULT)
+            .map(Some)
+            .map_err(|e| self.err(key, format!("'{s}': {e}")))
     }
 
     /// A whole number.
     pub fn uint(&mut self, key: &'static str) -> Result<Option<u64>, TargetError> {
-        let Some(v) = self.take(key) else { return Ok(None) };
+        let Some(v) = self.take(key) else {
+            return Ok(None);
+        };
         let s = self.text(key, v, "a whole number")?;
-        units::parse_uint(&s).map(Some).map_err(|e| self.err(key, format!("'{s}': {e}")))
+        units::parse_uint(&s)
+            .map(Some)
+            .map_err(|e| self.err(key, format!("'{s}': {e}")))
     }
 
     /// A duration; a unit is required (a bare number is ambiguous) except for 0.
     pub fn duration(&mut self, key: &'static str) -> Result<Option<Duration>, TargetError> {
-        let Some(v) = self.take(key) else { return Ok(None) };
+        let Some(v) = self.take(key) else {
+            return Ok(None);
+        };
         let s = self.text(key, v, "a duration like 500us or 1ms")?;
         if s.trim() != "0" && s.trim().chars().all(|c| c.is_ascii_digit()) {
             return Err(self.err(key, format!("'{s}' has no unit; write e.g. {s}us or {s}ms")));
@@ -129,7 +143,9 @@ impl Params {
 
     /// A fraction 0..=1: `0.01` or `1%`.
     pub fn fraction(&mut self, key: &'static str) -> Result<Option<f64>, TargetError> {
-        let Some(v) = self.take(key) else { return Ok(None) };
+        let Some(v) = self.take(key) else {
+            return Ok(None);
+        };
         let f = match v {
             Value::Float(f) => f,
             Value::Int(i) => i as f64,
@@ -157,7 +173,9 @@ impl Params {
         match self.take(key) {
             None => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(b)),
-            Some(Value::Text(s)) => units::parse_bool(Some(&s)).map(Some).map_err(|e| self.err(key, e)),
+            Some(Value::Text(s)) => units::parse_bool(Some(&s))
+                .map(Some)
+                .map_err(|e| self.err(key, e)),
             Some(v) => Err(self.err(key, format!("expected true or false, got {}", v.describe()))),
         }
     }
@@ -167,15 +185,24 @@ impl Params {
         let items = match self.take(key) {
             None => return Ok(None),
             Some(Value::List(v)) => v,
-            Some(Value::Text(s)) => s.split(':').map(|p| Value::Text(p.trim().to_string())).collect(),
+            Some(Value::Text(s)) => s
+                .split(':')
+                .map(|p| Value::Text(p.trim().to_string()))
+                .collect(),
             Some(v) => vec![v],
         };
-        items.into_iter().map(|v| self.text(key, v, "a list of values")).collect::<Result<_, _>>().map(Some)
+        items
+            .into_iter()
+            .map(|v| self.text(key, v, "a list of values"))
+            .collect::<Result<_, _>>()
+            .map(Some)
     }
 
     /// A list of sizes (offsets).
     pub fn sizes(&mut self, key: &'static str) -> Result<Option<Vec<u64>>, TargetError> {
-        let Some(items) = self.list(key)? else { return Ok(None) };
+        let Some(items) = self.list(key)? else {
+            return Ok(None);
+        };
         let parse = |s: &String| {
             units::parse_size(s, KB_BASE_DEFAULT).map_err(|e| self.err(key, format!("'{s}': {e}")))
         };
@@ -189,7 +216,9 @@ impl Params {
 
     /// Refuse keys nobody took, naming the ones this piece accepts.
     pub fn finish(&self) -> Result<(), TargetError> {
-        let Some((key, _)) = self.entries.first() else { return Ok(()) };
+        let Some((key, _)) = self.entries.first() else {
+            return Ok(());
+        };
         let mut known = self.asked.clone();
         known.sort_unstable();
         known.dedup();
@@ -205,7 +234,13 @@ mod tests {
     use super::*;
 
     fn p(pairs: &[(&str, Value)]) -> Params {
-        Params::new("x", pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+        Params::new(
+            "x",
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        )
     }
 
     fn t(s: &str) -> Value {
@@ -238,13 +273,28 @@ mod tests {
 
     #[test]
     fn errors_name_the_key_and_the_problem() {
-        let e = p(&[("read", t("1"))]).duration("read").unwrap_err().to_string();
+        let e = p(&[("read", t("1"))])
+            .duration("read")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("x.read:") && e.contains("no unit"), "{e}");
-        let e = p(&[("size", t("1x"))]).size("size").unwrap_err().to_string();
-        assert!(e.contains("x.size") && e.contains("unknown size unit"), "{e}");
-        let e = p(&[("rate", t("150%"))]).fraction("rate").unwrap_err().to_string();
+        let e = p(&[("size", t("1x"))])
+            .size("size")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("x.size") && e.contains("unknown size unit"),
+            "{e}"
+        );
+        let e = p(&[("rate", t("150%"))])
+            .fraction("rate")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not between 0 and 1"), "{e}");
-        let e = p(&[("size", Value::Bool(true))]).size("size").unwrap_err().to_string();
+        let e = p(&[("size", Value::Bool(true))])
+            .size("size")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("expected a size"), "{e}");
     }
 

@@ -22,7 +22,11 @@ impl RawConfig {
     /// Parse TOML text (syntax errors carry the line and column).
     pub fn from_toml(text: &str) -> Result<RawConfig, TargetError> {
         let doc: toml::Table =
-            text.parse().map_err(|e: toml::de::Error| TargetError::ConfigFile { path: "config".into(), msg: e.to_string() })?;
+            text.parse()
+                .map_err(|e: toml::de::Error| TargetError::ConfigFile {
+                    path: "config".into(),
+                    msg: e.to_string(),
+                })?;
         let mut raw = RawConfig::default();
         for (key, value) in doc {
             match (key.as_str(), value) {
@@ -31,9 +35,17 @@ impl RawConfig {
                 ("export", toml::Value::Array(a)) => raw.exports = pieces("export", a)?,
                 ("server", _) => return Err(cfg_err("server", "must be a table: [server]")),
                 ("device" | "export", _) => {
-                    return Err(cfg_err(&key, format!("must be an array of tables: [[{key}]]")));
+                    return Err(cfg_err(
+                        &key,
+                        format!("must be an array of tables: [[{key}]]"),
+                    ));
                 }
-                _ => return Err(cfg_err(&key, "unknown top-level key (known: server, device, export)")),
+                _ => {
+                    return Err(cfg_err(
+                        &key,
+                        "unknown top-level key (known: server, device, export)",
+                    ))
+                }
             }
         }
         Ok(raw)
@@ -52,9 +64,17 @@ fn pieces(what: &str, items: Vec<toml::Value>) -> Result<Vec<Piece>, TargetError
             let layers = match t.remove("layers") {
                 None => Vec::new(),
                 Some(toml::Value::Array(a)) => layer_params(&path, a)?,
-                Some(_) => return Err(cfg_err(format!("{path}.layers"), "must be an array of tables")),
+                Some(_) => {
+                    return Err(cfg_err(
+                        format!("{path}.layers"),
+                        "must be an array of tables",
+                    ))
+                }
             };
-            Ok(Piece { params: params_of(&path, t)?, layers })
+            Ok(Piece {
+                params: params_of(&path, t)?,
+                layers,
+            })
         })
         .collect()
 }
@@ -65,7 +85,10 @@ fn layer_params(path: &str, items: Vec<toml::Value>) -> Result<Vec<Params>, Targ
         .enumerate()
         .map(|(j, v)| match v {
             toml::Value::Table(t) => params_of(&format!("{path}.layers[{j}]"), t),
-            _ => Err(cfg_err(format!("{path}.layers[{j}]"), "must be a table like { type = \"delay\", read = \"1ms\" }")),
+            _ => Err(cfg_err(
+                format!("{path}.layers[{j}]"),
+                "must be a table like { type = \"delay\", read = \"1ms\" }",
+            )),
         })
         .collect()
 }
@@ -84,7 +107,11 @@ fn value_of(key: &str, v: toml::Value) -> Result<Value, TargetError> {
         toml::Value::Integer(i) => Value::Int(i),
         toml::Value::Float(f) => Value::Float(f),
         toml::Value::Boolean(b) => Value::Bool(b),
-        toml::Value::Array(a) => Value::List(a.into_iter().map(|x| value_of(key, x)).collect::<Result<_, _>>()?),
+        toml::Value::Array(a) => Value::List(
+            a.into_iter()
+                .map(|x| value_of(key, x))
+                .collect::<Result<_, _>>()?,
+        ),
         toml::Value::Datetime(_) => return Err(cfg_err(key, "a date is not a valid value here")),
         toml::Value::Table(_) => return Err(cfg_err(key, "a table is not a valid value here")),
     })
@@ -96,7 +123,9 @@ pub fn parse_compact_spec(index: usize, spec: &str) -> Result<Piece, TargetError
     let path = format!("export[{index}]");
     let bad = |msg: String| cfg_err(&path, format!("'{spec}': {msg}"));
     let Some((name, rest)) = spec.split_once('=') else {
-        return Err(bad("expected NAME=BACKEND[,KEY=VALUE…][+LAYER[,KEY=VALUE…]…]".into()));
+        return Err(bad(
+            "expected NAME=BACKEND[,KEY=VALUE…][+LAYER[,KEY=VALUE…]…]".into(),
+        ));
     };
     let mut groups = rest.split('+');
     let (backend, mut entries) = group(groups.next().unwrap_or_default()).map_err(&bad)?;
@@ -110,7 +139,10 @@ pub fn parse_compact_spec(index: usize, spec: &str) -> Result<Piece, TargetError
             Ok(Params::new(format!("{path}.layers[{j}]"), kv))
         })
         .collect::<Result<_, TargetError>>()?;
-    Ok(Piece { params: Params::new(path.clone(), entries), layers })
+    Ok(Piece {
+        params: Params::new(path.clone(), entries),
+        layers,
+    })
 }
 
 /// `TYPE,K=V,K=V` → (TYPE, entries).
@@ -122,7 +154,9 @@ fn group(g: &str) -> Result<(String, Vec<(String, Value)>), String> {
     }
     let kv = items
         .map(|item| match item.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), Value::Text(v.trim().to_string()))),
+            Some((k, v)) if !k.trim().is_empty() => {
+                Ok((k.trim().to_string(), Value::Text(v.trim().to_string())))
+            }
             _ => Err(format!("'{item}' is not KEY=VALUE")),
         })
         .collect::<Result<_, _>>()?;

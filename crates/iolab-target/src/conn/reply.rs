@@ -59,7 +59,9 @@ pub(crate) struct Replier {
     out: Mutex<Stream>,
     structured: bool,
     broken: AtomicBool,
-    inflight: Mutex<usize>,
+    /// Requests and data bytes in flight.
+    inflight: Mutex<(usize, u64)>,
+    limits: (usize, u64),
     idle: Condvar,
     pub bufs: BufCache,
     rec: Arc<Recorder>,
@@ -67,12 +69,14 @@ pub(crate) struct Replier {
 }
 
 impl Replier {
-    pub fn new(out: Stream, structured: bool, rec: Arc<Recorder>) -> Replier {
+    /// `limits`: at most this many requests and data bytes in flight.
+    pub fn new(out: Stream, structured: bool, rec: Arc<Recorder>, limits: (usize, u64)) -> Replier {
         Replier {
             out: Mutex::new(out),
             structured,
             broken: AtomicBool::new(false),
-            inflight: Mutex::new(0),
+            inflight: Mutex::new((0, 0)),
+            limits,
             idle: Condvar::new(),
             bufs: BufCache::default(),
             rec,
@@ -80,35 +84,41 @@ impl Replier {
         }
     }
 
-    /// Take a slot for one more request, waiting while `max` are in flight.
-    pub fn begin(&self, max: usize) {
-        let mut n = lock(&self.inflight);
-        while *n >= max {
-            n = self.idle.wait(n).unwrap_or_else(PoisonError::into_inner);
+    /// Take a slot for one more request carrying `data_bytes`, waiting
+    /// while the limits are reached (a request is always let in when
+    /// nothing else is in flight, however large).
+    pub fn begin(&self, data_bytes: u64) {
+        let (max_n, max_bytes) = self.limits;
+        let mut f = lock(&self.inflight);
+        while f.0 > 0 && (f.0 >= max_n || f.1 + data_bytes > max_bytes) {
+            f = self.idle.wait(f).unwrap_or_else(PoisonError::into_inner);
         }
-        *n += 1;
+        f.0 += 1;
+        f.1 += data_bytes;
     }
 
-    fn end(&self) {
-        let mut n = lock(&self.inflight);
-        *n -= 1;
+    fn end(&self, data_bytes: u64) {
+        let mut f = lock(&self.inflight);
+        f.0 -= 1;
+        f.1 -= data_bytes;
         self.idle.notify_all();
     }
 
     /// Give up a slot taken by [`Replier::begin`] without replying (the
     /// client vanished before its request was complete).
     pub fn abandon(&self, buf: Option<AlignedBuf>) {
+        let n = buf.as_ref().map_or(0, |b| b.len() as u64);
         if let Some(b) = buf {
             self.bufs.put(b);
         }
-        self.end();
+        self.end(n);
     }
 
     /// Wait until every request has been answered.
     pub fn wait_idle(&self) {
-        let mut n = lock(&self.inflight);
-        while *n > 0 {
-            n = self.idle.wait(n).unwrap_or_else(PoisonError::into_inner);
+        let mut f = lock(&self.inflight);
+        while f.0 > 0 {
+            f = self.idle.wait(f).unwrap_or_else(PoisonError::into_inner);
         }
     }
 
@@ -154,10 +164,11 @@ impl Replier {
                 self.mark_broken();
             }
         }
+        let n = done.buf.as_ref().map_or(0, |b| b.len() as u64);
         if let Some(b) = done.buf.take() {
             self.bufs.put(b);
         }
-        self.end();
+        self.end(n);
     }
 
     /// The client is gone: stop writing, and wake the reader.

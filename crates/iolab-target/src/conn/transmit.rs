@@ -4,15 +4,15 @@
 //! ends the session: the stream has lost its framing); stamps the time it
 //! was received (the start of its server-side latency, moved later by the
 //! time its payload takes to arrive); decides what to do with a WRITE
-//! payload (read it, or read
-//! and discard it when the request is refused, or end the session when it
-//! is too long to be worth reading — see
+//! payload (read it; read and discard it when the request is refused; or
+//! end the session when it is too long to be worth reading — see
 //! [`crate::proto::request::write_payload_action`]); judges the request
-//! ([`crate::proto::request::check_request`]); takes an in-flight slot
-//! (at most `max_inflight` per connection: a client that pipelines without
-//! reading replies is slowed down, not given unbounded memory); gets a
-//! data buffer — the point where IO pacing will make a request wait for a
-//! buffer before its payload is read — and hands the request on.
+//! ([`crate::proto::request::check_request`]); takes an in-flight slot (at
+//! most `max_inflight` requests and `max_inflight_bytes` of data per
+//! connection: a client that pipelines without reading replies is slowed
+//! down, not given unbounded memory); gets a data buffer — the point where
+//! IO pacing will make a request wait for a buffer before its payload is
+//! read — and hands the request on.
 //!
 //! After NBD_CMD_DISC, end of stream, or server shutdown, the reader waits
 //! for every request in flight to be answered, then stops the workers and
@@ -48,10 +48,12 @@ pub(super) fn run(
         .get(sel.index)
         .expect("negotiation selects an existing export")
         .clone();
+    let limits = (env.cfg.max_inflight, env.cfg.max_inflight_bytes);
     let replier = Arc::new(Replier::new(
         writer,
         sel.structured_replies,
         export.recorder().clone(),
+        limits,
     ));
     if let Err(e) = replier.start_timer(id) {
         return End::Io(e);
@@ -154,15 +156,14 @@ impl Reader<'_> {
     }
 
     fn dispatch(&mut self, cookie: u64, cmd: Command, received: Instant) -> Result<(), End> {
-        self.replier.begin(self.env.cfg.max_inflight);
-        // IO pacing hooks in here: a request waits for its buffer before
-        // its payload is read from the socket.
-        let mut buf = match cmd {
-            Command::Read { len_bytes, .. } | Command::Write { len_bytes, .. } => {
-                Some(self.replier.bufs.get(len_bytes as usize))
-            }
+        let data_len = match cmd {
+            Command::Read { len_bytes, .. } | Command::Write { len_bytes, .. } => Some(len_bytes),
             _ => None,
         };
+        self.replier.begin(u64::from(data_len.unwrap_or(0)));
+        // IO pacing hooks in here: a request waits for its buffer before
+        // its payload is read from the socket.
+        let mut buf = data_len.map(|n| self.replier.bufs.get(n as usize));
         let mut started = received;
         if let (Command::Write { .. }, Some(b)) = (&cmd, buf.as_mut()) {
             let t = Instant::now();
@@ -194,7 +195,7 @@ impl Reader<'_> {
         if matches!(a, PayloadAction::Read | PayloadAction::Discard) {
             discard(self.reader, u64::from(h.len_bytes))?;
         }
-        self.replier.begin(self.env.cfg.max_inflight);
+        self.replier.begin(0);
         self.replier.complete(Done {
             cookie: h.cookie,
             op: op_of_kind(h.kind),

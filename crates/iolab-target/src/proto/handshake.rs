@@ -13,10 +13,10 @@
 //! STRUCTURED_REPLY; every other option (STARTTLS, meta contexts, extended
 //! headers, unknown codes) gets `NBD_REP_ERR_UNSUP` with a message.
 
+use super::reply::{push_error, push_info_string, push_reply};
 use super::{
     be_u16, be_u32, be_u64, info, opt, rep, tflags, ProtoError, FLAG_C_FIXED_NEWSTYLE,
     FLAG_C_NO_ZEROES, FLAG_FIXED_NEWSTYLE, FLAG_NO_ZEROES, IHAVEOPT, MAX_STRING_BYTES, NBDMAGIC,
-    OPT_REPLY_MAGIC,
 };
 
 /// Option data longer than this ends the session: no option the server
@@ -353,40 +353,6 @@ pub fn parse_info_request(data: &[u8]) -> Result<InfoRequest<'_>, &'static str> 
     }
     let infos = rest.chunks_exact(2).map(|c| be_u16(c, 0)).collect();
     Ok(InfoRequest { name, infos })
-}
-
-/// Append one option reply.
-pub fn push_reply(out: &mut Vec<u8>, option: u32, reply_type: u32, data: &[u8]) {
-    out.extend_from_slice(&OPT_REPLY_MAGIC.to_be_bytes());
-    out.extend_from_slice(&option.to_be_bytes());
-    out.extend_from_slice(&reply_type.to_be_bytes());
-    out.extend_from_slice(&(data.len() as u32).to_be_bytes());
-    out.extend_from_slice(data);
-}
-
-/// Append an error reply carrying a message for the user.
-pub fn push_error(out: &mut Vec<u8>, option: u32, reply_type: u32, msg: &str) {
-    push_reply(out, option, reply_type, truncate_str(msg).as_bytes());
-}
-
-fn push_info_string(out: &mut Vec<u8>, option: u32, ty: u16, s: &str) {
-    let s = truncate_str(s);
-    let mut d = Vec::with_capacity(2 + s.len());
-    d.extend_from_slice(&ty.to_be_bytes());
-    d.extend_from_slice(s.as_bytes());
-    push_reply(out, option, rep::INFO, &d);
-}
-
-/// Cut a string to the spec's 4096-byte limit on a character boundary.
-fn truncate_str(s: &str) -> &str {
-    if s.len() <= MAX_STRING_BYTES {
-        return s;
-    }
-    let mut end = MAX_STRING_BYTES;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 fn lossy(data: &[u8]) -> String {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::proto::rep;
+use crate::proto::{rep, OPT_REPLY_MAGIC};
 
 struct Two;
 

@@ -1,4 +1,5 @@
-//! Transmission replies: simple replies and structured reply chunks.
+//! Replies: transmission replies (simple replies and structured reply
+//! chunks) and, at the end, the option replies of the handshake.
 //!
 //! Without structured replies every request gets a 16-byte simple reply
 //! (followed by the data of a successful READ). With them, the server
@@ -14,7 +15,10 @@
 //! The functions return fixed-size headers so that the data of a READ can
 //! follow in the same vectored write without being copied.
 
-use super::{chunk, Errno, MAX_STRING_BYTES, SIMPLE_REPLY_MAGIC, STRUCTURED_REPLY_MAGIC};
+use super::{
+    chunk, rep, Errno, MAX_STRING_BYTES, OPT_REPLY_MAGIC, SIMPLE_REPLY_MAGIC,
+    STRUCTURED_REPLY_MAGIC,
+};
 
 pub const SIMPLE_REPLY_BYTES: usize = 16;
 pub const CHUNK_HEADER_BYTES: usize = 20;
@@ -69,11 +73,7 @@ pub fn offset_data_header(
 
 /// A final ERROR chunk with a message (cut to the spec's string limit).
 pub fn error_chunk(cookie: u64, errno: Errno, msg: &str) -> Vec<u8> {
-    let mut end = msg.len().min(MAX_STRING_BYTES);
-    while !msg.is_char_boundary(end) {
-        end -= 1;
-    }
-    let msg = &msg.as_bytes()[..end];
+    let msg = truncate_str(msg).as_bytes();
     let payload_len = 6 + msg.len() as u32;
     let mut b = Vec::with_capacity(CHUNK_HEADER_BYTES + payload_len as usize);
     b.extend_from_slice(&chunk_header(
@@ -86,6 +86,41 @@ pub fn error_chunk(cookie: u64, errno: Errno, msg: &str) -> Vec<u8> {
     b.extend_from_slice(&(msg.len() as u16).to_be_bytes());
     b.extend_from_slice(msg);
     b
+}
+
+/// Append one option reply.
+pub fn push_reply(out: &mut Vec<u8>, option: u32, reply_type: u32, data: &[u8]) {
+    out.extend_from_slice(&OPT_REPLY_MAGIC.to_be_bytes());
+    out.extend_from_slice(&option.to_be_bytes());
+    out.extend_from_slice(&reply_type.to_be_bytes());
+    out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    out.extend_from_slice(data);
+}
+
+/// Append an option error reply carrying a message for the user.
+pub fn push_error(out: &mut Vec<u8>, option: u32, reply_type: u32, msg: &str) {
+    push_reply(out, option, reply_type, truncate_str(msg).as_bytes());
+}
+
+/// Append an `NBD_REP_INFO` whose payload is a string (NAME, DESCRIPTION).
+pub fn push_info_string(out: &mut Vec<u8>, option: u32, ty: u16, s: &str) {
+    let s = truncate_str(s);
+    let mut d = Vec::with_capacity(2 + s.len());
+    d.extend_from_slice(&ty.to_be_bytes());
+    d.extend_from_slice(s.as_bytes());
+    push_reply(out, option, rep::INFO, &d);
+}
+
+/// Cut a string to the spec's 4096-byte limit on a character boundary.
+pub fn truncate_str(s: &str) -> &str {
+    if s.len() <= MAX_STRING_BYTES {
+        return s;
+    }
+    let mut end = MAX_STRING_BYTES;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 #[cfg(test)]

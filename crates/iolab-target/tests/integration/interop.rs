@@ -17,7 +17,7 @@ fn require_peer(tool: &str, package: &str) -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !found {
-        if std::env::var("CI").as_deref() == Ok("true") {
+        if std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true")) {
             panic!("{tool} is required under CI=true: apt-get install {package}");
         }
         eprintln!("skipped: {tool} not installed (apt-get install {package})");

@@ -214,3 +214,83 @@ fn a_failing_flush_at_shutdown_is_reported() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_client_that_stops_reading_is_cut_at_shutdown_and_blocks_nobody() {
+    let t = Target::start_with(vec![memory("m", 1 << 20)], |c| {
+        c.shutdown_grace = Duration::from_millis(300);
+    });
+    let mut stuck = Client::open(&t.sock, "m");
+    stuck.s.set_nonblocking(true).unwrap();
+    // Pipeline reads and never read a reply: the server's writes fill the
+    // socket and block that connection only.
+    let req = {
+        let mut m = 0x2560_9513u32.to_be_bytes().to_vec();
+        m.extend_from_slice(&[0, 0, 0, 0]);
+        m.extend_from_slice(&[0u8; 8]);
+        m.extend_from_slice(&[0u8; 8]);
+        m.extend_from_slice(&65536u32.to_be_bytes());
+        m
+    };
+    let mut sent = 0;
+    while sent < 2000 && std::io::Write::write_all(&mut stuck.s, &req).is_ok() {
+        sent += 1;
+    }
+    assert!(sent > 10);
+    let mut good = Client::open(&t.sock, "m");
+    good.write(0, &[3u8; 4096], 0).unwrap();
+    assert_eq!(good.read(0, 4096).unwrap(), vec![3u8; 4096]);
+    good.disconnect();
+    let t0 = Instant::now();
+    t.stop().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+}
+
+#[test]
+fn inflight_data_is_capped_per_connection() {
+    // 4 KiB reads held 100 ms each, at most 16 KiB in flight: 16 reads take
+    // at least 4 rounds of 100 ms.
+    let t = Target::start_with(vec![export("d", delayed(100))], |c| {
+        c.max_inflight_bytes = 16 << 10
+    });
+    let mut c = Client::open(&t.sock, "d");
+    let t0 = Instant::now();
+    for i in 0..16 {
+        c.send(CMD_READ, 0, i * 4096, 4096, &[]);
+    }
+    for _ in 0..16 {
+        assert_eq!(c.recv().unwrap().error, 0);
+    }
+    let took = t0.elapsed();
+    assert!(
+        took >= Duration::from_millis(400) && took < Duration::from_millis(900),
+        "{took:?}"
+    );
+}
+
+#[test]
+fn a_toml_config_serves_what_it_describes() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("s");
+    let text = format!(
+        "[server]\nlisten = \"unix:{}\"\n\n[[export]]\nname = \"null\"\nbackend = \"null\"\nsize = \"1g\"\ncount = 16\n\n\
+         [[export]]\nname = \"mem\"\nbackend = \"memory\"\nsize = \"4m\"\nsplit = 2\n\
+         layers = [{{ type = \"delay\", write = \"20ms\" }}]\n",
+        sock.display()
+    );
+    let running = iolab_target::config::parse_toml(&text)
+        .unwrap()
+        .bind()
+        .unwrap()
+        .spawn()
+        .unwrap();
+    let mut n = Client::open(&sock, "null15");
+    assert_eq!(n.size, 1 << 30);
+    assert_eq!(n.read(0, 4096).unwrap(), vec![0u8; 4096]);
+    let mut m = Client::open(&sock, "mem1");
+    assert_eq!(m.size, 2 << 20);
+    let t0 = Instant::now();
+    m.write(0, &[5u8; 4096], 0).unwrap();
+    assert!(t0.elapsed() >= Duration::from_millis(20));
+    running.stop().unwrap();
+}

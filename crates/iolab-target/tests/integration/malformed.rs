@@ -151,3 +151,30 @@ fn hostile_clients_are_cut_off_without_disturbing_others() {
     );
     assert!(snap.connections.last_error.is_some());
 }
+
+#[test]
+fn random_bytes_never_hurt_the_server() {
+    let t = Target::start(vec![memory("m", 1 << 20)]);
+    let mut rng = fastrand::Rng::with_seed(2024);
+    for i in 0..100u64 {
+        // Half start with a valid handshake, so the garbage reaches the
+        // transmission phase; the rest is garbage from the first byte.
+        let mut s = if i % 2 == 0 {
+            Client::open(&t.sock, "m").s
+        } else {
+            Handshake::connect(&t.sock).unwrap().s
+        };
+        let mut junk: Vec<u8> = (0..rng.usize(1..4096)).map(|_| rng.u8(..)).collect();
+        if i % 4 == 0 {
+            // A valid request magic makes the server read further into the junk.
+            junk[..4].copy_from_slice(&0x2560_9513u32.to_be_bytes());
+        }
+        let _ = s.write_all(&junk);
+        let _ = s.shutdown(std::net::Shutdown::Write);
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let _ = std::io::copy(&mut s, &mut std::io::sink());
+    }
+    let mut c = Client::open(&t.sock, "m");
+    c.write(0, &[1u8; 512], 0).unwrap();
+    assert_eq!(c.read(0, 512).unwrap(), vec![1u8; 512]);
+}

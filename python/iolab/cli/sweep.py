@@ -1,0 +1,63 @@
+"""``iolab sweep PLAN``: run a plan (iolab.plans) into a results directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from iolab.cli.errors import EXIT_INTERRUPTED
+from iolab.plans.sweep import SweepInterrupted, SweepOptions, run_sweep
+
+DEFAULT_RESULTS = Path("iolab-results")
+
+SWEEP_HELP = """Run a sweep plan (TOML): every point x repeat, resumable.
+
+Example:
+
+  iolab sweep examples/plans/seed002-bs.toml --quick
+
+Every point's job is checked before the first one runs. Each finished
+point is written at once to RESULTS/<plan name>/points/; running the same
+command again resumes after the last finished point (the plan must be
+unchanged: --restart discards the old points). Progress (runs done/total,
+ETA) goes to stderr; Ctrl-C stops cleanly (exit status 130) and keeps
+what finished. See docs/plans.md.
+"""
+
+
+def sweep(
+    plan: Annotated[Path, typer.Argument(help="The plan file (TOML).", exists=True, dir_okay=False)],
+    quick: Annotated[bool, typer.Option("--quick", help="Shrink the plan as its [quick] table says.")] = False,
+    results: Annotated[
+        Path, typer.Option("--results", help="Results root (the sweep goes to RESULTS/<plan name>/).")
+    ] = DEFAULT_RESULTS,
+    target: Annotated[
+        Optional[str], typer.Option("--target", help="File or device to test (replaces the plan's filename).")
+    ] = None,
+    restart: Annotated[
+        bool, typer.Option("--restart", help="Discard the finished points of this plan in RESULTS and start over.")
+    ] = False,
+    allow_overwrite: Annotated[
+        bool,
+        typer.Option(
+            "--allow-overwrite", help="Allow writing to existing files iolab did not create, as in `iolab run`."
+        ),
+    ] = False,
+) -> None:
+    opts = SweepOptions(quick=quick, target=target, restart=restart, allow_overwrite=allow_overwrite)
+    try:
+        out = run_sweep(plan, results, opts)
+    except SweepInterrupted as e:
+        typer.echo(f"iolab: {e}", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    ran = out.runs_done_now
+    typer.echo(
+        f"sweep {out.sweep_id}: {out.points} points, {out.runs_total} runs "
+        f"({ran} run now, {out.runs_done_before} already done) → {out.directory}"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command(help=SWEEP_HELP)(sweep)

@@ -1,0 +1,73 @@
+"""The SNIA PTS steady-state test, and the page-cache drop between points.
+
+:func:`steady_state_reached`: over the last ``rounds`` values of a metric,
+(1) the range (max - min) is within ``excursion_pct`` of their mean, and
+(2) the least-squares line's change across the window (slope x (n - 1)) is
+within ``slope_pct`` of the mean. SNIA PTS states the excursion as the
+range over the mean (20 %) and the slope excursion as 10 % of the mean.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from iolab.plans.model import SteadyState
+
+DROP_CACHES = Path("/proc/sys/vm/drop_caches")
+
+
+def steady_state_check(values: Sequence[float], ss: SteadyState) -> dict[str, Any]:
+    """Whether the window of the last ``ss.rounds`` values is steady, with the figures."""
+    if len(values) < ss.rounds:
+        return {"reached": False, "why": f"{len(values)} of {ss.rounds} rounds"}
+    window = list(values[-ss.rounds :])
+    n = len(window)
+    mean = sum(window) / n
+    if mean <= 0:
+        return {"reached": False, "why": "mean is zero"}
+    excursion_pct = (max(window) - min(window)) / mean * 100
+    slope = _slope(window)
+    slope_pct = abs(slope * (n - 1)) / mean * 100
+    reached = excursion_pct <= ss.excursion_pct and slope_pct <= ss.slope_pct
+    return {"reached": reached, "window_mean": mean, "excursion_pct": excursion_pct, "slope_pct": slope_pct}
+
+
+def _slope(ys: Sequence[float]) -> float:
+    """Least-squares slope of ``ys`` against 0, 1, 2, ... (per round)."""
+    n = len(ys)
+    if n < 2:
+        return 0.0
+    x_mean = (n - 1) / 2
+    y_mean = sum(ys) / n
+    num = sum((x - x_mean) * (y - y_mean) for x, y in enumerate(ys))
+    den = sum((x - x_mean) ** 2 for x in range(n))
+    return num / den
+
+
+def steady_metric(summary: dict[str, Any], metric: str) -> float:
+    """The run's value of a steady-state metric, over every job and direction."""
+    dirs = [j["merged"][d] for j in summary["jobs"] for d in ("read", "write")]
+    if metric == "iops":
+        return float(sum(s["iops"] for s in dirs))
+    if metric == "bw_bytes_per_s":
+        return float(sum(s["bw_bytes_per_s"] for s in dirs))
+    ios = sum(s["lat"]["count"] for s in dirs)
+    return float(sum(s["lat"]["mean_ns"] * s["lat"]["count"] for s in dirs) / ios) if ios else 0.0
+
+
+def drop_caches(path: Path = DROP_CACHES) -> dict[str, Any]:
+    """Write dirty pages back, then drop the page cache, dentries and inodes.
+
+    Returns what happened, for the point's record: ``{"done": True}`` or
+    ``{"done": False, "error": "..."}`` (not root, a container's read-only /proc).
+    """
+    os.sync()
+    try:
+        with open(path, "w", encoding="ascii") as f:
+            f.write("3\n")
+    except OSError as e:
+        return {"done": False, "error": f"{path}: {e.strerror or e}"}
+    return {"done": True}

@@ -1,0 +1,154 @@
+"""Self-describing result directories, and reading them back as tables.
+
+A run directory (one ``iolab run --results``, one point x repeat of a sweep)::
+
+    config.json        the jobs as written and as prepared (every option resolved)
+    host.json          host facts (iolab.results.hostfacts), with the target's filesystem and device
+    result.json        the iolab.result/1 document: summary, histograms (HdrHistogram V2), raw series
+    timeseries.parquet the per-interval series of every job and direction (pyarrow)
+    run.json           id, kind, times, tool version, interrupted; written LAST: its presence marks
+                       the directory complete
+
+A sweep directory holds ``sweep.json``, the plan and ``points/pNNN-rK/`` run
+directories (see :mod:`iolab.plans.sweep`). :func:`load` reads either into a
+pandas DataFrame (pandas is imported only there, so the CLI starts fast).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
+
+from iolab.results.document import build_output, check_document
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+Json = dict[str, Any]
+DIRS = ("read", "write")
+RUN_FILE = "run.json"
+RESULT_FILE = "result.json"
+SERIES_FILE = "timeseries.parquet"
+
+
+def write_json(path: Path, value: Any) -> None:
+    """Write atomically (a reader never sees half a file)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(value, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_run_dir(
+    directory: Path,
+    result_json: str,
+    summary_json: str,
+    *,
+    run_meta: Json,
+    config: Json,
+    host: Json,
+) -> Json:
+    """Write a complete run directory; returns its results document."""
+    directory.mkdir(parents=True, exist_ok=True)
+    doc = build_output(result_json, summary_json)
+    write_json(directory / "config.json", config)
+    write_json(directory / "host.json", host)
+    write_json(directory / RESULT_FILE, doc)
+    write_series(directory / SERIES_FILE, series_rows(doc))
+    write_json(directory / RUN_FILE, {**run_meta, "tool_version": doc["tool"]["version"]})
+    return doc
+
+
+def is_complete(directory: Path) -> bool:
+    return (directory / RUN_FILE).is_file()
+
+
+def read_document(directory: Path) -> Json:
+    doc: Json = json.loads((directory / RESULT_FILE).read_text(encoding="utf-8"))
+    return check_document(doc)
+
+
+def series_rows(doc: Json) -> list[Json]:
+    """One row per job, interval and direction of the summary's time series."""
+    rows = []
+    for job in doc["summary"]["jobs"]:
+        for s in job["series"]:
+            for d in DIRS:
+                rows.append(
+                    {"job": job["name"], "t_start_ns": s["t_start_ns"], "t_end_ns": s["t_end_ns"], "dir": d, **s[d]}
+                )
+    return rows
+
+
+def write_series(path: Path, rows: Sequence[Json]) -> None:
+    """The time series as Parquet (columnar, typed, read by pandas/polars/duckdb)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    columns = ["job", "t_start_ns", "t_end_ns", "dir", "ios", "bytes", "iops", "bw_bytes_per_s"]
+    columns += ["lat_p50_ns", "lat_p99_ns", "lat_max_ns"]
+    table = pa.table({c: [r.get(c) for r in rows] for c in columns}) if rows else pa.table({c: [] for c in columns})
+    pq.write_table(table, path)
+
+
+def _pct(lat: Json, p: float) -> Optional[int]:
+    for entry in lat.get("percentiles", []):
+        if abs(entry["percentile"] - p) < 1e-9:
+            return int(entry["value_ns"])
+    return None
+
+
+def figure_rows(doc: Json) -> Iterator[Json]:
+    """Headline figures, one row per job and direction that did I/O."""
+    for job in doc["summary"]["jobs"]:
+        merged = job["merged"]
+        for d in DIRS:
+            s = merged[d]
+            if s["ios"] == 0:
+                continue
+            row: Json = {"job": job["name"], "dir": d, "ios": s["ios"], "iops": s["iops"]}
+            row["bw_bytes_per_s"] = s["bw_bytes_per_s"]
+            for kind in ("slat", "clat", "lat"):
+                lat = s[kind]
+                row[f"{kind}_mean_ns"] = lat["mean_ns"]
+                row[f"{kind}_min_ns"] = lat["min_ns"]
+                row[f"{kind}_max_ns"] = lat["max_ns"]
+                for p, name in ((50.0, "p50"), (99.0, "p99"), (99.9, "p99_9")):
+                    row[f"{kind}_{name}_ns"] = _pct(lat, p)
+            row["usr_cpu_pct"] = merged["usr_cpu_pct"]
+            row["sys_cpu_pct"] = merged["sys_cpu_pct"]
+            yield row
+
+
+def run_dirs(path: Path) -> list[Path]:
+    """The complete run directories at ``path``: itself, or a sweep's points."""
+    if is_complete(path):
+        return [path]
+    points = path / "points"
+    if points.is_dir():
+        return sorted(p for p in points.iterdir() if is_complete(p))
+    raise FileNotFoundError(2, "not an iolab run or sweep directory (no run.json or points/)", str(path))
+
+
+def table_rows(path: Path) -> list[Json]:
+    """What :func:`load` returns, as plain dicts."""
+    rows = []
+    for d in run_dirs(path):
+        meta = json.loads((d / RUN_FILE).read_text(encoding="utf-8"))
+        params = meta.get("params", {})
+        base = {"run": meta["id"], "point": meta.get("point"), "repeat": meta.get("repeat"), **params}
+        for fig in figure_rows(read_document(d)):
+            rows.append({**base, **fig})
+    return rows
+
+
+def load(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """A run or sweep directory → a DataFrame: one row per point x repeat x
+    job x direction, with the point's axis values as columns and the
+    headline figures (IOPS, bandwidth, slat/clat/lat mean, min, max, p50,
+    p99, p99.9 in ns, CPU %)."""
+    import pandas as pd
+
+    return pd.DataFrame(table_rows(Path(path)))

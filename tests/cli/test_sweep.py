@@ -1,0 +1,131 @@
+"""`iolab sweep`, `iolab ls`, `iolab show`: exit statuses and messages."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+PLAN = """
+[plan]
+name = "cli"
+[base]
+filename = "t.dat"
+size = "1m"
+rw = "randread"
+ioengine = "null"
+time_based = true
+runtime = "50ms"
+[axes]
+bs = ["4k", "{second}"]
+[quick]
+runtime = "20ms"
+"""
+
+
+def _plan(workdir: Path, second: str = "8k") -> Path:
+    path = workdir / "plan.toml"
+    path.write_text(PLAN.format(second=second))
+    return path
+
+
+def test_sweep_then_ls_and_show(cli, workdir):
+    r = cli("sweep", str(_plan(workdir)), "--results", "res")
+    assert r.exit_code == 0, r.output
+    assert "sweep cli: 2 points, 2 runs (2 run now, 0 already done)" in r.stdout, r.output
+    assert "[1/2 runs" in r.stderr, r.output
+    again = cli("sweep", str(_plan(workdir)), "--results", "res")
+    assert again.exit_code == 0, again.output
+    assert "(0 run now, 2 already done)" in again.stdout, again.output
+    listed = cli("ls", "--results", "res")
+    assert listed.exit_code == 0, listed.output
+    assert "cli" in listed.stdout and "sweep" in listed.stdout and "complete" in listed.stdout, listed.output
+    shown = cli("show", "cli", "--results", "res")
+    assert shown.exit_code == 0, shown.output
+    assert "bs=8k" in shown.stdout and "files:" in shown.stdout, shown.output
+    one = cli("show", str(workdir / "res" / "cli" / "points" / "p002-r1"))
+    assert one.exit_code == 0, one.output
+    assert "IOPS" in one.stdout, one.output
+
+
+def test_invalid_point_is_reported_before_anything_runs(cli, workdir):
+    r = cli("sweep", str(_plan(workdir, second="huge")), "--results", "res")
+    assert r.exit_code == 2, r.output
+    assert "iolab: point 2 (bs=huge): " in r.stderr, r.output
+    assert not (workdir / "res" / "cli").exists(), r.output
+
+
+def test_plan_error_names_the_key(cli, workdir):
+    path = workdir / "bad.toml"
+    path.write_text('[plan]\nname = "x"\nmode = "grid"\n[base]\nsize = "1m"\n')
+    r = cli("sweep", str(path))
+    assert r.exit_code == 2, r.output
+    assert "plan.mode: 'grid' is not matrix or zip" in r.stderr, r.output
+
+
+def test_changed_plan_exit_1_with_advice(cli, workdir):
+    assert cli("sweep", str(_plan(workdir)), "--results", "res").exit_code == 0
+    r = cli("sweep", str(_plan(workdir, second="16k")), "--results", "res")
+    assert r.exit_code == 1, r.output
+    assert "--restart" in r.stderr and "different plan" in r.stderr, r.output
+    ok = cli("sweep", str(_plan(workdir, second="16k")), "--results", "res", "--restart")
+    assert ok.exit_code == 0, ok.output
+
+
+def test_quick_and_target(cli, workdir):
+    r = cli("sweep", str(_plan(workdir)), "--results", "res", "--quick", "--target", str(workdir / "other.dat"))
+    assert r.exit_code == 0, r.output
+    meta = json.loads((workdir / "res" / "cli" / "sweep.json").read_text())
+    assert meta["target"] == str(workdir / "other.dat") and meta["quick"] is True, r.output
+    run = json.loads((workdir / "res" / "cli" / "points" / "p001-r1" / "config.json").read_text())
+    assert run["prepared"][0]["runtime_ns"] == 20_000_000, r.output
+
+
+def test_ls_and_show_without_catalog(cli, workdir):
+    r = cli("ls", "--results", "nowhere")
+    assert r.exit_code == 1, r.output
+    assert "no catalog.sqlite here" in r.stderr, r.output
+    assert cli("sweep", str(_plan(workdir)), "--results", "res").exit_code == 0
+    missing = cli("show", "nope", "--results", "res")
+    assert missing.exit_code == 1, missing.output
+    assert "nope: no such run or sweep" in missing.stderr, missing.output
+
+
+def test_run_with_results_keeps_a_directory_and_stdout_unchanged(cli, workdir):
+    args = ["run", "--name=j", "--filename=t.dat", "--size=1m", "--ioengine=null", "--time_based", "--runtime=50ms"]
+    plain = cli(*args, "--output-format", "json")
+    kept = cli(*args, "--output-format", "json", "--results", "res")
+    assert kept.exit_code == 0, kept.output
+    assert json.loads(kept.stdout)["schema"] == json.loads(plain.stdout)["schema"], kept.output
+    assert "results: res/run-" in kept.stderr, kept.output
+    (run_dir,) = [p for p in (workdir / "res").iterdir() if p.is_dir()]
+    assert (run_dir / "run.json").is_file() and (run_dir / "timeseries.parquet").is_file(), kept.output
+    listed = cli("ls", "--results", "res")
+    assert run_dir.name in listed.stdout and " run " in listed.stdout, listed.output
+    shown = cli("show", run_dir.name, "--results", "res")
+    assert shown.exit_code == 0 and "IOPS" in shown.stdout, shown.output
+
+
+def test_ctrl_c_stops_the_sweep_and_it_resumes(iolab_cmd, workdir):
+    """A real SIGINT in the middle of the second point: exit 130, the first
+    point kept, the second not; the same command then runs only the rest."""
+    path = workdir / "plan.toml"
+    path.write_text(PLAN.format(second="8k").replace('runtime = "50ms"', 'runtime = "2s"'))
+    args = [*iolab_cmd, "sweep", str(path), "--results", "res"]
+    p = subprocess.Popen(args, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    points = workdir / "res" / "cli" / "points"
+    while not (points / "p001-r1" / "run.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.7)  # inside the second point's run
+    p.send_signal(signal.SIGINT)
+    stdout, stderr = p.communicate(timeout=30)
+    out = f"stdout:\n{stdout}\nstderr:\n{stderr}"
+    assert p.returncode == 130, out
+    assert "finished points are kept" in stderr and "Traceback" not in stderr, out
+    assert sorted(d.name for d in points.iterdir() if (d / "run.json").exists()) == ["p001-r1"], out
+    again = subprocess.run(args, cwd=workdir, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+    assert "(1 run now, 1 already done)" in again.stdout, again.stdout + again.stderr

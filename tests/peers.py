@@ -15,6 +15,10 @@ import pytest
 
 INSTALL_HINT = {
     "fio": "apt-get install fio (or ./dev.sh setup as root)",
+    "nbdinfo": "apt-get install libnbd-bin",
+    "nbdsh": "apt-get install python3-libnbd (nbdsh) and libnbd-bin",
+    "qemu-io": "apt-get install qemu-utils",
+    "nbdkit": "apt-get install nbdkit",
 }
 
 

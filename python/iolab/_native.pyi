@@ -53,3 +53,37 @@ class Run:
         An error that ended the run early (an I/O error: ``OSError``) is
         raised with the result of the work done before it, as JSON, in its
         ``result_json`` attribute."""
+
+class Target:
+    """An iolab NBD target: parse and bind in the constructor → start →
+    (shutdown) → wait. Config errors raise ``ValueError`` naming the key;
+    a socket that cannot be bound raises ``OSError``."""
+
+    def __new__(
+        cls,
+        config_toml: Optional[str] = None,
+        exports: list[str] = ...,
+        listen: Optional[str] = None,
+        stats_http: Optional[str] = None,
+        read_only: bool = False,
+        max_connections: Optional[int] = None,
+        allow_remote: bool = False,
+        pacing: Optional[str] = None,
+    ) -> Target: ...
+    def start(self) -> None:
+        """Serve on a background thread."""
+
+    def addresses(self) -> dict[str, Optional[str]]:
+        """``{"nbd": ..., "stats_http": ... or None}``."""
+
+    def exports(self) -> list[tuple[str, int, str, bool]]:
+        """(name, size in bytes, stack, read-only) per export."""
+
+    def stats_json(self, reset: bool = False) -> str:
+        """The stats window as JSON; with ``reset`` a new one starts at once."""
+
+    def shutdown(self) -> None:
+        """Ask for a clean stop (returns at once)."""
+
+    def wait(self) -> None:
+        """Wait until serving ends, running signal handlers meanwhile."""

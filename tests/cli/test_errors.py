@@ -98,3 +98,21 @@ def test_permission_denied(iolab_cmd, tmp_path: Path):
     assert "Traceback" not in r.stderr, out
     assert len(r.stderr.strip().splitlines()) == 1, out
     assert "ermission denied" in r.stderr and str(locked) in r.stderr, out
+
+
+def test_closed_stdout_is_not_an_error(iolab_cmd: list[str], workdir: Path) -> None:
+    # `iolab show RUN | head -1`: the reader goes away while iolab still
+    # writes (77 KB of text for 64 workers: more than a pipe holds).
+    run = ["run", "--name=x", "--ioengine=null", "--size=1m", "--numjobs=64", "--results", "res"]
+    subprocess.run([*iolab_cmd, *run], capture_output=True, check=True)
+    run_id = next((workdir / "res").glob("run-*")).name
+    p = subprocess.Popen(
+        [*iolab_cmd, "show", "--results", "res", run_id], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert p.stdout is not None and p.stderr is not None
+    p.stdout.readline()
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    rc = p.wait(timeout=60)
+    assert rc in (0, 141), err
+    assert "Traceback" not in err and "Broken pipe" not in err, err

@@ -79,7 +79,7 @@ def test_group_lines_with_system_cpu_and_cycles(doc: Json) -> None:
     assert "run=3.000-3.000 s" in g0
     assert "  cpu on testhost over 3.000 s, 4 CPUs, 13292 I/Os, 51.92 MiB:" in g0
     assert "iolab process (% of one CPU): usr=33.33%, sys=66.67%, total=100.00%" in g0
-    assert "system (% of all CPUs): usr=25.00%, sys=16.67%, irq=0.83%, softirq=7.50%" in g0
+    assert "system (% of all CPUs): usr=25.00%, nice=0.00%, sys=16.67%, irq=0.83%, softirq=7.50%" in g0
     assert "privileged=25.00%" in g0
     c = doc["summary"]["groups"][0]["cpu"][0]
     assert f"cycles per byte (c/B): {c['cycles_per_byte']:.1f}; clock 2.500 GHz (cpufreq base_frequency)" in g0

@@ -94,6 +94,8 @@ pub enum IoEngine {
     IoUring,
     Psync,
     Null,
+    /// An NBD server over a socket (the engine's own client; see [`NbdTarget`]).
+    Nbd,
 }
 
 impl IoEngine {
@@ -102,8 +104,31 @@ impl IoEngine {
             IoEngine::IoUring => "io_uring",
             IoEngine::Psync => "psync",
             IoEngine::Null => "null",
+            IoEngine::Nbd => "nbd",
         }
     }
+}
+
+/// How to reach an NBD server: `nbd://host[:port]/export` (TCP, port 10809
+/// by default) or `nbd+unix:///export?socket=PATH` (libnbd's and fio's URI
+/// forms).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NbdAddr {
+    Tcp { host: String, port: u16 },
+    Unix { socket: PathBuf },
+}
+
+/// `ioengine=nbd`: the parsed `uri=` and `nbd_connections=`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NbdTarget {
+    /// The URI as written, for messages and the result.
+    pub uri: String,
+    pub addr: NbdAddr,
+    /// Export name ("" = the server's default export).
+    pub export: String,
+    /// Connections per worker; requests are spread over them round-robin.
+    pub connections: u32,
 }
 
 /// `sync=`: open flags for synchronous writes.
@@ -205,6 +230,10 @@ pub struct PreparedJob {
     pub fdatasync: u32,
     pub end_fsync: bool,
     pub ioengine: IoEngine,
+    /// The server for `ioengine=nbd` (None for every other engine, and in
+    /// results written before the nbd engine existed).
+    #[serde(default)]
+    pub nbd: Option<NbdTarget>,
     pub rate_bytes_per_s: [Option<u64>; 2],
     pub rate_iops: [Option<u64>; 2],
     pub rate_process: RateProcess,
@@ -241,7 +270,11 @@ impl PreparedJob {
     }
 
     /// Files worker `i` (0-based clone index) works on.
+    /// For `ioengine=nbd` this is the URI: the one "file" every worker uses.
     pub fn files_for_worker(&self, i: u32) -> Vec<PathBuf> {
+        if let Some(nbd) = &self.nbd {
+            return vec![PathBuf::from(&nbd.uri)];
+        }
         if self.shared_files {
             return self.filenames.clone();
         }

@@ -20,6 +20,7 @@
 mod draft;
 mod finish;
 mod fio_names;
+pub mod nbd;
 mod table;
 mod values;
 

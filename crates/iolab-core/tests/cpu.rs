@@ -220,5 +220,9 @@ fn burning_200ms_of_cpu_shows_in_thread_and_process_time() {
     );
     assert!(u.proc_cpu_pct() > 0.0);
     let s = u.sys_pct();
-    assert!(s.user > 0.0, "system-wide user time saw the burn: {s:?}");
+    // Under `nice` (as a CI runner may be) the burn is counted as nice time.
+    assert!(
+        s.user + s.nice > 0.0,
+        "system-wide user or nice time saw the burn: {s:?}"
+    );
 }

@@ -24,6 +24,8 @@ use iolab_core::job::{JobSpec, PreparedJob};
 mod errors;
 #[path = "options/jobs.rs"]
 mod jobs;
+#[path = "options/nbd.rs"]
+mod nbd;
 #[path = "options/table.rs"]
 mod table;
 #[path = "options/units.rs"]

@@ -19,6 +19,7 @@
 
 pub mod coordinator;
 pub mod host;
+mod nbd;
 mod notes;
 pub mod progress;
 mod setup;

@@ -8,6 +8,7 @@
 //!   stop → wait).
 //! - [`errors`]: engine/core errors → `iolab.errors` exceptions and
 //!   `OSError` subclasses.
+//! - [`target`]: the `Target` class (an NBD target served from Python).
 //! - [`gil`]: the one helper that releases the GIL and notices Ctrl-C.
 //!
 //! Module functions: `prepare_job`, `option_table`, `options_markdown`,
@@ -17,6 +18,7 @@
 mod errors;
 mod gil;
 mod run;
+mod target;
 
 use iolab_core::options::{DefaultValue, OptionDef, OPTIONS};
 use pyo3::prelude::*;
@@ -86,5 +88,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(summarize, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_class::<PyRun>()?;
+    m.add_class::<target::PyTarget>()?;
     Ok(())
 }

@@ -12,16 +12,23 @@
 //!   out-of-order replies, held replies for delay layers.
 //! - [`stats`] and [`measure`]: server-side per-export counters and latency
 //!   histograms, CPU, and the resettable snapshot.
+//! - [`http`] and [`metrics`]: the stats endpoint (JSON, Prometheus text,
+//!   atomic snapshot-and-reset).
 //! - [`net`]: Unix and TCP listening addresses (loopback unless allowed).
 //! - [`buf`]: O_DIRECT-aligned data buffers.
+//! - [`pacing`]: IO pacing, a shared pool of data buffers with per-worker
+//!   caches, a FIFO pending queue and per-export limits.
 
 pub mod buf;
 pub mod config;
 mod conn;
 pub mod error;
 pub mod export;
+pub mod http;
 pub mod measure;
+pub mod metrics;
 pub mod net;
+pub mod pacing;
 pub mod proto;
 pub mod server;
 pub mod stack;

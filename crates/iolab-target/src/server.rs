@@ -33,6 +33,7 @@ use crate::conn::{self, Env};
 use crate::error::TargetError;
 use crate::export::ExportSet;
 use crate::net::{ListenAddr, Listener, Stream};
+use crate::pacing::{Pacer, PacingParams};
 use crate::stack::IoCtx;
 use crate::stats::{ConnCounters, NamedRecorder, Stats};
 
@@ -58,6 +59,9 @@ pub struct ServerConfig {
     pub handshake_timeout: Duration,
     /// Time connections get to finish after a shutdown (default 10 s).
     pub shutdown_grace: Duration,
+    /// IO pacing: a shared pool of data buffers (see [`crate::pacing`]);
+    /// `None`: every request gets its buffer at once.
+    pub pacing: Option<PacingParams>,
 }
 
 /// Largest allowed `max_request_bytes`.
@@ -76,6 +80,7 @@ impl ServerConfig {
             max_inflight_bytes: 512 << 20,
             handshake_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(10),
+            pacing: None,
         }
     }
 
@@ -101,6 +106,17 @@ impl ServerConfig {
                 "max_request_bytes",
                 format!("{} is more than 64 MiB", self.max_request_bytes),
             );
+        }
+        if let Some(p) = &self.pacing {
+            p.validate().map_err(|m| TargetError::config("pacing", m))?;
+            let cap = p.max_request_bytes();
+            if u64::from(self.max_request_bytes) > cap {
+                let m = format!(
+                    "{} is more than one request may hold under pacing ({cap} bytes: unit x min(buffers, export_limit)); lower it or raise pacing.unit",
+                    self.max_request_bytes
+                );
+                return bad("max_request_bytes", m);
+            }
         }
         for e in exports.iter() {
             let pref = e.caps().preferred_block_bytes;
@@ -196,11 +212,13 @@ impl Server {
         wake_rx
             .set_nonblocking(true)
             .map_err(|e| TargetError::io("wake-up socket", e))?;
-        let stats = Arc::new(Stats::new(&exports, layers)?);
+        let pacer = cfg.pacing.map(Pacer::new);
+        let stats = Arc::new(Stats::new(&exports, layers, pacer.clone())?);
         let env = Arc::new(Env {
             exports,
             cfg,
             stats,
+            pacer,
             shutting_down: Default::default(),
         });
         let shared = Arc::new(Shared {
@@ -380,6 +398,18 @@ impl RunningServer {
 
     pub fn local_addr(&self) -> &ListenAddr {
         &self.addr
+    }
+
+    /// Whether the server thread has ended (after a shutdown, or an error).
+    pub fn is_finished(&self) -> bool {
+        self.thread.is_finished()
+    }
+
+    /// Wait for the server thread without asking it to stop.
+    pub fn join(self) -> Result<(), TargetError> {
+        self.thread
+            .join()
+            .unwrap_or_else(|_| Err(TargetError::Listen("the server thread panicked".into())))
     }
 
     /// Shut down cleanly and wait for the server thread.

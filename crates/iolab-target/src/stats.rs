@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::TargetError;
 use crate::export::ExportSet;
 use crate::measure::{OpStatsSet, Recorder};
+use crate::pacing::{Pacer, PacingSnapshot};
 
 /// A stats layer's name and counters.
 pub type NamedRecorder = (String, Arc<Recorder>);
@@ -36,6 +37,7 @@ pub struct Stats {
     layers: Vec<NamedRecorder>,
     pub(crate) conns: ConnCounters,
     window_start: Mutex<CpuSample>,
+    pacer: Option<Arc<Pacer>>,
 }
 
 /// Connection events (counts are per window; `active` is a gauge).
@@ -96,12 +98,16 @@ pub struct StatsSnapshot {
     pub layers: Vec<NamedOps>,
     pub connections: ConnSnapshot,
     pub cpu: CpuUsage,
+    /// IO pacing state, when the target paces.
+    #[serde(default)]
+    pub pacing: Option<PacingSnapshot>,
 }
 
 impl Stats {
     pub(crate) fn new(
         exports: &ExportSet,
         layers: Vec<NamedRecorder>,
+        pacer: Option<Arc<Pacer>>,
     ) -> Result<Stats, TargetError> {
         let start =
             cpu::sample().map_err(|e| TargetError::io("read CPU counters (/proc/stat)", e))?;
@@ -113,6 +119,7 @@ impl Stats {
             layers,
             conns: ConnCounters::default(),
             window_start: Mutex::new(start),
+            pacer,
         })
     }
 
@@ -167,6 +174,7 @@ impl Stats {
                     .clone(),
             },
             cpu: CpuUsage::between(&start, &now),
+            pacing: self.pacer.as_ref().map(|p| p.snapshot(reset)),
         };
         if reset {
             *start = now;
@@ -199,7 +207,7 @@ mod tests {
         let set =
             ExportSet::new(vec![Export::new("n", Arc::new(NullDev::new(4096))).unwrap()]).unwrap();
         let layer = Arc::new(Recorder::new());
-        let stats = Stats::new(&set, vec![("dev".into(), layer.clone())]).unwrap();
+        let stats = Stats::new(&set, vec![("dev".into(), layer.clone())], None).unwrap();
         set.get(0)
             .unwrap()
             .recorder()

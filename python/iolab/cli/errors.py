@@ -6,6 +6,7 @@
 | ``RefusedError`` (would destroy data)   | 3           |
 | ``EngineError``, ``OSError``, other ``IolabError`` | 1 |
 | Ctrl-C outside a run's measuring loop   | 130         |
+| stdout closed by its reader (``| head``) | 141 (quietly) |
 
 A run that Ctrl-C cut short still prints its results and exits with 130; a
 run that an error (an I/O error) ended early prints the results of the work
@@ -15,6 +16,8 @@ done before it, then the error's line, and exits with its status (see
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 import click
@@ -27,6 +30,8 @@ EXIT_ENGINE = 1
 EXIT_JOB = 2
 EXIT_REFUSED = 3
 EXIT_INTERRUPTED = 130
+# 128 + SIGPIPE, what a shell reports for a writer killed by a closed pipe.
+EXIT_BROKEN_PIPE = 141
 
 
 def exit_status(e: BaseException) -> int:
@@ -54,6 +59,12 @@ class IolabGroup(TyperGroup):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:
+            # The reader went away (`iolab show RUN | head`): not an error of
+            # ours. Point stdout at /dev/null so the interpreter's final flush
+            # does not complain, and exit like `head`'s writer would.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(EXIT_BROKEN_PIPE) from None
         except (IolabError, OSError, KeyboardInterrupt) as e:
             typer.echo(f"iolab: {message(e)}", err=True)
             raise typer.Exit(exit_status(e)) from None

@@ -17,6 +17,7 @@ from iolab import _native
 from iolab.cli import catalog as catalog_commands
 from iolab.cli import render
 from iolab.cli import sweep as sweep_commands
+from iolab.cli import target as target_commands
 from iolab.cli.errors import EXIT_INTERRUPTED, IolabGroup
 from iolab.errors import IolabError
 from iolab.results.catalog import save_run
@@ -233,6 +234,7 @@ def docs(
 # Plans, sweeps and the results catalog live in their own command modules.
 sweep_commands.register(app)
 catalog_commands.register(app)
+target_commands.register(app)
 
 
 def main() -> None:

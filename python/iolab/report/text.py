@@ -184,8 +184,8 @@ def _cpu_lines(c: Json) -> list[str]:
         f"  cpu{host} over {fmt_secs(c['window_ns'])}, {c['ncpus']} CPUs, {c['ios']} I/Os, {fmt_bytes(c['bytes'])}:",
         f"    iolab process (% of one CPU): usr={fmt_pct(c['proc_user_pct'])}, "
         f"sys={fmt_pct(c['proc_sys_pct'])}, total={fmt_pct(c['proc_cpu_pct'])}",
-        f"    system (% of all CPUs): usr={fmt_pct(c['sys_user_pct'])}, sys={fmt_pct(c['sys_system_pct'])}, "
-        f"irq={fmt_pct(c['sys_irq_pct'])}, softirq={fmt_pct(c['sys_softirq_pct'])}, "
+        f"    system (% of all CPUs): usr={fmt_pct(c['sys_user_pct'])}, nice={fmt_pct(c['sys_nice_pct'])}, "
+        f"sys={fmt_pct(c['sys_system_pct'])}, irq={fmt_pct(c['sys_irq_pct'])}, softirq={fmt_pct(c['sys_softirq_pct'])}, "
         f"steal={fmt_pct(c['sys_steal_pct'])}, iowait={fmt_pct(c['sys_iowait_pct'])}, "
         f"idle={fmt_pct(c['sys_idle_pct'])}; privileged={fmt_pct(c['privileged_pct'])}",
         f"    cycles per I/O: {fmt_num(c['cycles_per_io'])} (system), "

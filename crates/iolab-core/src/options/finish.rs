@@ -28,6 +28,7 @@ struct Depth {
 }
 
 pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobError> {
+    let nbd = super::nbd::target(&d)?;
     let (filenames, directory) = files(&d)?;
     let shared_files = d.filename.is_some();
     let rw = rw_mix(&mut d);
@@ -66,6 +67,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         fdatasync: d.fdatasync,
         end_fsync: d.end_fsync,
         ioengine: d.ioengine,
+        nbd,
         rate_bytes_per_s,
         rate_iops,
         rate_process: d.rate_process,
@@ -149,7 +151,8 @@ fn done_dirs(rw: RwMix) -> impl Iterator<Item = IoDir> {
 
 fn check_size(d: &Draft, rw: RwMix, nfiles: usize) -> Result<(), JobError> {
     let Some(size) = d.size else {
-        if d.filename.is_none() {
+        // nbd: the export's size, learnt when the engine connects.
+        if d.filename.is_none() && d.ioengine != IoEngine::Nbd {
             return Err(JobError::BadForm {
                 option: "size".into(),
                 reason: "is required when iolab creates the files (no filename given); give \
@@ -327,6 +330,26 @@ fn seed(d: &Draft) -> u64 {
 /// A distribution on sequential I/O is reset to uniform once reported, so
 /// the prepared job says what is done (the generator refuses it otherwise).
 fn note_no_effect(d: &mut Draft, rw: RwMix) {
+    if d.ioengine != IoEngine::Nbd && d.explicit.contains("nbd_connections") {
+        d.warnings.push(format!(
+            "nbd_connections has no effect with ioengine={}",
+            d.ioengine.name()
+        ));
+    }
+    if d.ioengine == IoEngine::Nbd {
+        if d.direct {
+            d.warnings.push(
+                "direct=1 has no effect with ioengine=nbd: the server decides how it caches".into(),
+            );
+        }
+        if d.nbd_connections > d.iodepth {
+            d.warnings.push(format!(
+                "nbd_connections={} is more than iodepth={}: only {} connections are opened \
+                 (each needs at least one request in flight)",
+                d.nbd_connections, d.iodepth, d.iodepth
+            ));
+        }
+    }
     if d.distribution != RandomDistribution::Uniform {
         if rw.pattern == Pattern::Sequential {
             d.warnings

@@ -239,7 +239,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "unit_base",
     "unlink",
     "unlink_each_loop",
-    "uri",
     "userspace_reap",
     "verb",
     "verify",
@@ -291,7 +290,6 @@ fn advice(name: &str) -> Option<&'static str> {
             "iolab caps rates (rate, rate_iops) but does not enforce minimums"
         }
         "thread" => "iolab always runs workers as threads; drop it",
-        "uri" => "NBD targets are not supported yet",
         "clat_percentiles" | "lat_percentiles" | "slat_percentiles" => {
             "iolab always records submission, completion and total latency"
         }

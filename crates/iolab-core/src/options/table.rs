@@ -59,7 +59,9 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "size",
         aliases: &[],
         kind: Size,
-        default: Note("the whole existing file or device (needs filename)"),
+        default: Note(
+            "the whole existing file or device (needs filename), or nbd export, from offset on",
+        ),
         unit: "bytes",
         help: "Bytes of I/O per worker per pass, split evenly among the files. Required \
                when iolab creates the files. Percentages are not supported yet.",
@@ -289,11 +291,33 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef {
         name: "ioengine",
         aliases: &[],
-        kind: Choice(&["io_uring", "psync", "null"]),
+        kind: Choice(&["io_uring", "psync", "null", "nbd"]),
         default: Value("psync"),
         unit: "",
         help: "How I/O is issued: io_uring (asynchronous, honours iodepth), psync \
-               (pread/pwrite, fio's default on Linux) or null (no I/O, measures iolab itself).",
+               (pread/pwrite, fio's default on Linux), null (no I/O, measures iolab itself) \
+               or nbd (requests to an NBD server named by uri=, pipelined up to iodepth).",
+    },
+    OptionDef {
+        name: "uri",
+        aliases: &[],
+        kind: Text,
+        default: Note("none; required with ioengine=nbd"),
+        unit: "",
+        help: "NBD server for ioengine=nbd, in libnbd's (and fio's) URI form: \
+               nbd://host[:port]/export (TCP, port 10809 by default) or \
+               nbd+unix:///export?socket=PATH. TLS (nbds://) is not supported. No filename= is \
+               needed; size defaults to the export's size from offset on; fsync/fdatasync send \
+               NBD_CMD_FLUSH and sync= sends writes with FUA.",
+    },
+    OptionDef {
+        name: "nbd_connections",
+        aliases: &[],
+        kind: Int,
+        default: Value("1"),
+        unit: "connections",
+        help: "NBD connections per worker (iolab's own option; fio's nbd engine has none). \
+               The worker's requests, up to iodepth, are spread over them round-robin.",
     },
     // --- rate -----------------------------------------------------------
     OptionDef {

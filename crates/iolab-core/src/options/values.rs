@@ -51,12 +51,13 @@ pub(super) fn parse_ioengine(text: &str) -> Result<IoEngine, String> {
         "io_uring" => Ok(IoEngine::IoUring),
         "psync" => Ok(IoEngine::Psync),
         "null" => Ok(IoEngine::Null),
+        "nbd" => Ok(IoEngine::Nbd),
         e @ ("sync" | "vsync" | "pvsync" | "pvsync2") => Err(format!(
             "iolab has no '{e}' engine (it would issue other system calls than pread/pwrite); \
              use ioengine=psync, or io_uring for queue depth"
         )),
         "iouring" | "uring" => Err("did you mean io_uring?".into()),
-        _ => Err("not supported by iolab; supported engines: io_uring, psync, null".into()),
+        _ => Err("not supported by iolab; supported engines: io_uring, psync, null, nbd".into()),
     }
 }
 

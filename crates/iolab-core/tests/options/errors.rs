@@ -25,8 +25,7 @@ fn unknown_options_get_a_hint() {
     );
     assert_eq!(
         err(&["uri=nbd://x"]),
-        "unknown option 'uri': fio option not supported by iolab \
-        yet (NBD targets are not supported yet)"
+        "uri= is only used by ioengine=nbd (this job uses ioengine=psync); add ioengine=nbd"
     );
     assert!(err(&["frobnicate=1"]).contains("--help-options"));
     assert!(matches!(

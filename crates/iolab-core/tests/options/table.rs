@@ -49,5 +49,5 @@ fn every_option_is_accepted_and_documented() {
         };
         prep(&["size=1m", &format!("{}={value}", o.name)]);
     }
-    assert!(md.contains("Values: io_uring, psync, null."));
+    assert!(md.contains("Values: io_uring, psync, null, nbd."));
 }

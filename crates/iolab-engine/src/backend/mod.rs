@@ -7,6 +7,7 @@
 //! through [`Queued::Done`]. Workers are generic over `B: Backend`, so the
 //! per-I/O path is statically dispatched.
 
+pub mod nbd;
 pub mod null;
 pub mod psync;
 pub mod uring;
@@ -76,6 +77,11 @@ pub struct BackendConfig {
     pub iodepth: u32,
     /// The worker's buffers (registered with io_uring when possible).
     pub buffers: Vec<(*mut u8, usize)>,
+    /// The server of an `ioengine=nbd` job (None for the other backends).
+    pub nbd: Option<iolab_core::job::NbdTarget>,
+    /// `sync=` was given: the nbd backend sends writes with FUA (file
+    /// backends get O_SYNC/O_DSYNC from the open flags instead).
+    pub sync_writes: bool,
 }
 
 pub trait Backend: Sized {

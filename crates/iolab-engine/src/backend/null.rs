@@ -91,6 +91,8 @@ mod tests {
         let cfg = BackendConfig {
             iodepth: 4,
             buffers: Vec::new(),
+            nbd: None,
+            sync_writes: false,
         };
         let mut b = NullBackend::open(&[], &cfg).unwrap();
         let mut out = Vec::new();

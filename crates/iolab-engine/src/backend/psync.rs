@@ -102,6 +102,8 @@ mod tests {
         let cfg = BackendConfig {
             iodepth: 1,
             buffers: Vec::new(),
+            nbd: None,
+            sync_writes: false,
         };
         let mut b = PsyncBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
         let mut buf = vec![0u8; 4096];

@@ -276,6 +276,8 @@ mod tests {
         let cfg = BackendConfig {
             iodepth: 3,
             buffers: bufs.iter_mut().map(|b| (b.as_mut_ptr(), b.len())).collect(),
+            nbd: None,
+            sync_writes: false,
         };
         let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
         assert_eq!(b.ring.params().sq_entries(), 4);
@@ -332,6 +334,8 @@ mod tests {
         let cfg = BackendConfig {
             iodepth: 1,
             buffers: Vec::new(),
+            nbd: None,
+            sync_writes: false,
         };
         // A read-only view of a descriptor: write to an O_RDONLY file gives EBADF.
         let path = format!("/proc/self/fd/{}", f.as_raw_fd());

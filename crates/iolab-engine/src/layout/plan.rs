@@ -53,9 +53,10 @@ impl FileNeed {
     }
 }
 
-/// Jobs that touch no file: the null engine only pretends to do I/O.
+/// Jobs that touch no file: the null engine only pretends to do I/O, and
+/// nbd jobs do theirs on a server's export (set up in `run::nbd`).
 pub(crate) fn uses_files(job: &PreparedJob) -> bool {
-    job.ioengine != IoEngine::Null
+    !matches!(job.ioengine, IoEngine::Null | IoEngine::Nbd)
 }
 
 /// Every path the jobs use, in first-use order, each described once.
@@ -126,7 +127,8 @@ pub(crate) fn per_file_len(job: &PreparedJob) -> Result<Option<u64>, EngineError
         .into());
     }
     let Some(size) = job.size else {
-        if uses_files(job) {
+        // nbd: the export's size, known once connected (run::nbd).
+        if uses_files(job) || job.ioengine == IoEngine::Nbd {
             return Ok(None);
         }
         return Err(JobError::Conflict(format!(

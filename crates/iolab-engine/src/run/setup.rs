@@ -12,6 +12,7 @@ use iolab_core::stats::{JobResult, RunResult, SCHEMA};
 
 use super::coordinator::CoordOut;
 use super::host::host_info;
+use super::nbd::Exports;
 use super::{RunConfig, RunOutcome};
 use crate::layout::{self, Layout};
 use crate::worker::buffers::AlignedBufs;
@@ -55,16 +56,18 @@ pub fn prepare(cfg: &RunConfig) -> Result<Prepared, EngineError> {
         ));
     }
     let layout = layout::prepare(&cfg.jobs, cfg.allow_overwrite, &mut |_, _, _| {})?;
+    let mut notes = layout.notes.clone();
+    let exports = Exports::probe(&cfg.jobs, &mut notes)?;
     let mut out = Prepared {
         specs: Vec::new(),
         groups: stonewall_groups(&cfg.jobs),
-        notes: layout.notes.clone(),
+        notes,
         planned_bytes: Vec::new(),
     };
     for (ji, job) in cfg.jobs.iter().enumerate() {
         let shared = Arc::new(job.clone());
         for w in 0..job.workers() {
-            let spec = worker_spec(cfg, &layout, &shared, ji as u32, w)?;
+            let spec = worker_spec(cfg, &layout, &exports, &shared, ji as u32, w)?;
             out.planned_bytes.push(spec.gen.total_bytes());
             out.specs.push(spec);
         }
@@ -75,13 +78,17 @@ pub fn prepare(cfg: &RunConfig) -> Result<Prepared, EngineError> {
 fn worker_spec(
     cfg: &RunConfig,
     layout: &Layout,
+    exports: &Exports,
     job: &Arc<PreparedJob>,
     ji: u32,
     w: u32,
 ) -> Result<WorkerSpec, EngineError> {
-    let regions = layout::regions_for_worker(layout, job, w)?;
+    let regions = match &job.nbd {
+        Some(t) => vec![exports.region(job, t)?],
+        None => layout::regions_for_worker(layout, job, w)?,
+    };
     let mut files = Vec::new();
-    if job.ioengine != IoEngine::Null {
+    if !matches!(job.ioengine, IoEngine::Null | IoEngine::Nbd) {
         for r in &regions {
             let pf = layout.file(&r.path).ok_or_else(|| not_laid_out(&r.path))?;
             files.push(layout::open(pf, job)?);

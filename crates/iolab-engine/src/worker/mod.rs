@@ -228,6 +228,8 @@ impl<B: Backend> Worker<B> {
         let cfg = BackendConfig {
             iodepth: p.iodepth,
             buffers: spec.bufs.regions(),
+            nbd: spec.job.nbd.clone(),
+            sync_writes: spec.job.writes() && spec.job.sync != iolab_core::job::SyncMode::None,
         };
         let backend = B::open(&open, &cfg)?;
         let n = spec.paths.len();

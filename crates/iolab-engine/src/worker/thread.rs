@@ -10,6 +10,7 @@ use iolab_core::job::{CpusAllowedPolicy, IoEngine, PreparedJob};
 
 use super::record::Recorder;
 use super::{Control, Worker, WorkerId, WorkerMsg, WorkerOutcome, WorkerSpec};
+use crate::backend::nbd::NbdBackend;
 use crate::backend::null::NullBackend;
 use crate::backend::psync::PsyncBackend;
 use crate::backend::uring::UringBackend;
@@ -125,6 +126,7 @@ pub fn spawn(
             IoEngine::IoUring => thread_main::<UringBackend>(spec, ctl, tx, ready_tx, go_rx),
             IoEngine::Psync => thread_main::<PsyncBackend>(spec, ctl, tx, ready_tx, go_rx),
             IoEngine::Null => thread_main::<NullBackend>(spec, ctl, tx, ready_tx, go_rx),
+            IoEngine::Nbd => thread_main::<NbdBackend>(spec, ctl, tx, ready_tx, go_rx),
         })
         .map_err(|e| EngineError::Lifecycle(format!("cannot start a worker thread: {e}")))?;
     Ok(WorkerHandle {

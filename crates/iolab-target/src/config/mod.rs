@@ -2,6 +2,8 @@
 //! line, turned into exports ready to serve ([`TargetSpec`]).
 //!
 //! ```toml
+//! pacing = { buffers = 96, cache = 6, unit = "128k", export_limit = 32 }  # optional
+//!
 //! [server]                      # every key optional (defaults: ServerConfig::new)
 //! listen = "unix:/tmp/iolab.sock"   # or "127.0.0.1:10809" (the default)
 //! max_connections = 64
@@ -46,6 +48,7 @@
 //! `export[1] (slow).layers[0] (delay).read: '1' has no unit; …`.
 
 pub mod build;
+pub mod pacing;
 pub mod params;
 mod read;
 
@@ -110,6 +113,7 @@ pub fn parse_compact(specs: &[&str], server: ServerConfig) -> Result<TargetSpec,
         .collect::<Result<_, _>>()?;
     let raw = RawConfig {
         server: None,
+        pacing: None,
         devices: Vec::new(),
         exports,
     };
@@ -133,7 +137,11 @@ struct Device {
 impl RawConfig {
     /// Build with the `[server]` table (or the defaults).
     pub fn build(mut self) -> Result<TargetSpec, TargetError> {
-        let server = match self.server.take() {
+        let explicit_max = self
+            .server
+            .as_ref()
+            .is_some_and(|p| p.has("max_request_bytes"));
+        let mut server = match self.server.take() {
             Some(p) => server_config(p)?,
             None => ServerConfig::new(
                 DEFAULT_LISTEN
@@ -141,6 +149,9 @@ impl RawConfig {
                     .map_err(|m| TargetError::config("server.listen", m))?,
             ),
         };
+        if let Some(p) = self.pacing.take() {
+            pacing::apply(&mut server, pacing::pacing_params(p)?, explicit_max);
+        }
         self.build_with(server)
     }
 

@@ -10,6 +10,8 @@ use crate::error::TargetError;
 #[derive(Debug, Default)]
 pub struct RawConfig {
     pub server: Option<Params>,
+    /// The `pacing` table (see `config::pacing`).
+    pub pacing: Option<Params>,
     pub devices: Vec<Piece>,
     pub exports: Vec<Piece>,
 }
@@ -31,6 +33,13 @@ impl RawConfig {
         for (key, value) in doc {
             match (key.as_str(), value) {
                 ("server", toml::Value::Table(t)) => raw.server = Some(params_of("server", t)?),
+                ("pacing", toml::Value::Table(t)) => raw.pacing = Some(params_of("pacing", t)?),
+                ("pacing", _) => {
+                    return Err(cfg_err(
+                        "pacing",
+                        "must be a table: pacing = { buffers = 96 }",
+                    ))
+                }
                 ("device", toml::Value::Array(a)) => raw.devices = pieces("device", a)?,
                 ("export", toml::Value::Array(a)) => raw.exports = pieces("export", a)?,
                 ("server", _) => return Err(cfg_err("server", "must be a table: [server]")),
@@ -43,7 +52,7 @@ impl RawConfig {
                 _ => {
                     return Err(cfg_err(
                         &key,
-                        "unknown top-level key (known: server, device, export)",
+                        "unknown top-level key (known: server, pacing, device, export)",
                     ))
                 }
             }

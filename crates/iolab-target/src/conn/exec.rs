@@ -16,6 +16,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use super::reply::{Done, Replier};
 use crate::buf::AlignedBuf;
+use crate::pacing::Grant;
 use crate::proto::request::Command;
 use crate::stack::{BlockDev, IoCtx, Op};
 
@@ -25,6 +26,8 @@ pub(crate) struct Job {
     pub cookie: u64,
     pub cmd: Command,
     pub buf: Option<AlignedBuf>,
+    /// Pacing buffers held until the reply is sent.
+    pub grant: Option<Grant>,
     /// Start of the server-side latency (see `transmit`).
     pub started: Instant,
 }
@@ -92,6 +95,7 @@ pub(crate) fn execute(dev: &dyn BlockDev, mut job: Job) -> Done {
         bytes,
         read_offset,
         buf: job.buf,
+        grant: job.grant,
         result,
         started: job.started,
         hold_until: ctx.hold_until(),

@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use crate::export::ExportSet;
 use crate::net::Stream;
+use crate::pacing::Pacer;
 use crate::proto::handshake::{
     greeting, parse_client_flags, parse_option_header, Catalog, ExportInfo, Negotiation, Outcome,
     Selected,
@@ -38,6 +39,8 @@ pub(crate) struct Env {
     pub exports: ExportSet,
     pub cfg: ServerConfig,
     pub stats: Arc<Stats>,
+    /// The IO pacing pool, when configured.
+    pub pacer: Option<Arc<Pacer>>,
     pub shutting_down: AtomicBool,
 }
 

@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 use crate::buf::{AlignedBuf, BufCache};
 use crate::measure::Recorder;
 use crate::net::{write_all_vectored, Stream};
+use crate::pacing::Grant;
 use crate::proto::chunk;
 use crate::proto::reply::{chunk_header, error_chunk, offset_data_header, simple_reply};
 use crate::stack::{BlockError, Op};
@@ -43,6 +44,8 @@ pub(crate) struct Done {
     /// `Some(offset)` for a READ (its reply carries data).
     pub read_offset: Option<u64>,
     pub buf: Option<AlignedBuf>,
+    /// Pacing buffers, given back once the reply is written (dropped).
+    pub grant: Option<Grant>,
     pub result: Result<(), BlockError>,
     /// Start of the server-side latency.
     pub started: Instant,
@@ -168,6 +171,8 @@ impl Replier {
         if let Some(b) = done.buf.take() {
             self.bufs.put(b);
         }
+        // The reply is out: its pacing buffers may serve a waiting request.
+        drop(done.grant.take());
         self.end(n);
     }
 

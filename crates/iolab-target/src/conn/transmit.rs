@@ -78,11 +78,17 @@ pub(super) fn run(
         replier: &replier,
         exec: &exec,
         geo,
+        conn_id: id,
+        export_index: sel.index,
     }
     .serve();
     replier.wait_idle();
     exec.close();
     replier.close();
+    // This connection's cached pacing buffers go back to the shared pool.
+    if let Some(p) = &env.pacer {
+        p.retire(id);
+    }
     end
 }
 
@@ -92,6 +98,9 @@ struct Reader<'a> {
     replier: &'a Arc<Replier>,
     exec: &'a Executor,
     geo: Geometry,
+    /// The pacing worker this connection is (see [`crate::pacing`]).
+    conn_id: u64,
+    export_index: usize,
 }
 
 /// The op a request type counts under (unknown commands are not counted).
@@ -160,9 +169,17 @@ impl Reader<'_> {
             Command::Read { len_bytes, .. } | Command::Write { len_bytes, .. } => Some(len_bytes),
             _ => None,
         };
+        // IO pacing: a request waits for its buffers before its payload is
+        // read from the socket (the wait counts in its server latency).
+        // Requests without data need no buffer, as in SPDK.
+        let grant = match (&self.env.pacer, data_len) {
+            (Some(p), Some(n)) => match p.acquire(self.conn_id, self.export_index, n as usize) {
+                Ok(g) => Some(g),
+                Err(e) => return self.refuse_too_large(cookie, &cmd, e, received),
+            },
+            _ => None,
+        };
         self.replier.begin(u64::from(data_len.unwrap_or(0)));
-        // IO pacing hooks in here: a request waits for its buffer before
-        // its payload is read from the socket.
         let mut buf = data_len.map(|n| self.replier.bufs.get(n as usize));
         let mut started = received;
         if let (Command::Write { .. }, Some(b)) = (&cmd, buf.as_mut()) {
@@ -178,9 +195,42 @@ impl Reader<'_> {
             cookie,
             cmd,
             buf,
+            grant,
             started,
         });
         Ok(())
+    }
+
+    /// Answer a request that needs more pacing buffers than it may ever
+    /// hold (config validation keeps this from happening: the advertised
+    /// maximum payload fits) with EINVAL, consuming a WRITE's payload.
+    fn refuse_too_large(
+        &mut self,
+        cookie: u64,
+        cmd: &Command,
+        e: crate::pacing::TooLarge,
+        t: Instant,
+    ) -> Result<(), End> {
+        let (kind, len_bytes, offset) = match *cmd {
+            Command::Read { offset, len_bytes } => (cmd::READ, len_bytes, offset),
+            Command::Write {
+                offset, len_bytes, ..
+            } => (cmd::WRITE, len_bytes, offset),
+            _ => unreachable!("only READ and WRITE hold buffers"),
+        };
+        let action = if kind == cmd::WRITE {
+            PayloadAction::Discard
+        } else {
+            PayloadAction::None
+        };
+        let h = RequestHeader {
+            flags: 0,
+            kind,
+            cookie,
+            offset,
+            len_bytes,
+        };
+        self.refuse(&h, action, BlockError::new(Errno::Inval, e.to_string()), t)
     }
 
     /// Answer a request with an error without running it (after consuming
@@ -202,6 +252,7 @@ impl Reader<'_> {
             bytes: 0,
             read_offset: (h.kind == cmd::READ).then_some(h.offset),
             buf: None,
+            grant: None,
             result: Err(e),
             started: t,
             hold_until: None,

@@ -9,15 +9,19 @@
 //! - errors: every error reply the server sends, and when.
 //! - malformed: hostile or broken clients never disturb another client.
 //! - layers: delay timing, split exports, error injection, stats layer.
+//! - http: the stats endpoint (JSON, Prometheus text, reset).
+//! - pacing: IO pacing bound, progress, per-export limits.
 //! - lifecycle: shutdown, connection limit, server-side counters, file durability.
 //! - interop: real peers from Debian packages (skipped when missing, unless CI=true).
 
 mod client;
 mod errors;
 mod handshake;
+mod http;
 mod interop;
 mod io;
 mod layers;
 mod lifecycle;
 mod malformed;
+mod pacing;
 mod util;

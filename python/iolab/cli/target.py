@@ -1,0 +1,68 @@
+"""``iolab target``: serve an NBD target in the foreground.
+
+Exports come from a TOML file (``--config``) or compact specs
+(``--export NAME=BACKEND,KEY=VALUE...+LAYER...``, repeatable); see
+docs/target.md. Listening is on loopback unless ``--listen-any``. A
+configuration error prints one line naming the key and exits 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, NoReturn, Optional
+
+import typer
+
+from iolab import _native
+from iolab.cli.errors import EXIT_JOB
+from iolab.target import serve_foreground
+
+
+def target(
+    config: Annotated[Optional[Path], typer.Option("--config", help="Target config (TOML).")] = None,
+    export: Annotated[
+        Optional[list[str]],
+        typer.Option("--export", help="Export spec NAME=BACKEND,...; repeatable."),
+    ] = None,
+    unix: Annotated[Optional[Path], typer.Option("--unix", help="Listen on this Unix socket.")] = None,
+    tcp: Annotated[Optional[str], typer.Option("--tcp", help="Listen on HOST:PORT (default 127.0.0.1:10809).")] = None,
+    stats_http: Annotated[Optional[str], typer.Option("--stats-http", help="Serve stats on HOST:PORT.")] = None,
+    pacing: Annotated[
+        Optional[str],
+        typer.Option("--pacing", help="IO pacing, e.g. buffers=96,cache=6,unit=128k."),
+    ] = None,
+    read_only: Annotated[bool, typer.Option("--read-only", help="Serve every export read-only.")] = False,
+    max_connections: Annotated[
+        Optional[int], typer.Option("--max-connections", help="Open connections at most.")
+    ] = None,
+    listen_any: Annotated[bool, typer.Option("--listen-any", help="Allow non-loopback addresses.")] = False,
+) -> None:
+    """Serve an NBD target until SIGTERM or SIGINT (then finish, flush, exit 0)."""
+    if unix is not None and tcp is not None:
+        _usage("--unix and --tcp: give one of the two")
+    listen = f"unix:{unix}" if unix is not None else tcp
+    try:
+        toml = config.read_text() if config is not None else None
+        t = _native.Target(
+            toml,
+            export or [],
+            listen=listen,
+            stats_http=stats_http,
+            read_only=read_only,
+            max_connections=max_connections,
+            allow_remote=listen_any,
+            pacing=pacing,
+        )
+    except (ValueError, OSError) as e:
+        where = f"{config}: " if config is not None and isinstance(e, ValueError) else ""
+        _usage(f"{where}{e}")
+    serve_foreground(t)
+
+
+def _usage(msg: str) -> NoReturn:
+    typer.echo(f"iolab target: {msg}", err=True)
+    raise typer.Exit(EXIT_JOB)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(target)

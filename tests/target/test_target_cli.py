@@ -1,0 +1,162 @@
+"""``iolab target`` as a subprocess: announce, nbdinfo, stats, signals, errors."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.peers import require_peer
+
+
+def wait_for(path: Path, proc: subprocess.Popen[str], timeout_s: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()[1]
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+def start(iolab_cmd: list[str], tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], Path]:
+    sock = tmp_path / "nbd.sock"
+    cmd = [*iolab_cmd, "target", "--unix", str(sock), *args]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    wait_for(sock, proc)
+    return proc, sock
+
+
+def stop(proc: subprocess.Popen[str], sig: int = signal.SIGTERM) -> str:
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    return err
+
+
+def test_nbdinfo_sees_the_exports_and_sigterm_exits_0(iolab_cmd: list[str], tmp_path: Path) -> None:
+    nbdinfo = require_peer("nbdinfo")
+    proc, sock = start(
+        iolab_cmd,
+        tmp_path,
+        "--export",
+        "disk=memory,size=1m",
+        "--export",
+        "ro=null,size=64m",
+        "--read-only",
+    )
+    try:
+        out = subprocess.run(
+            [nbdinfo, "--json", f"nbd+unix:///disk?socket={sock}"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        ).stdout
+    finally:
+        err = stop(proc)
+    info = json.loads(out)
+    exp = info["exports"][0]
+    assert exp["export-name"] == "disk"
+    assert exp["export-size"] == 1 << 20
+    assert exp["is_read_only"] is True
+    assert f"listening on unix:{sock}" in err
+    assert "export disk: 1 MiB (read-only)" in err
+    assert "SIGTERM, shutting down" in err
+
+
+def test_stats_http_and_sigint(iolab_cmd: list[str], tmp_path: Path) -> None:
+    proc, _ = start(
+        iolab_cmd,
+        tmp_path,
+        "--export",
+        "m=memory,size=1m",
+        "--stats-http",
+        "127.0.0.1:0",
+        "--pacing",
+        "buffers=8,cache=1",
+    )
+    try:
+        line = ""
+        deadline = time.monotonic() + 20
+        assert proc.stderr is not None
+        while "stats on" not in line:
+            assert time.monotonic() < deadline
+            line = proc.stderr.readline()
+        url = line.split("stats on ", 1)[1].strip()
+        with urllib.request.urlopen(url, timeout=10) as r:
+            stats = json.load(r)
+    finally:
+        stop(proc, signal.SIGINT)
+    assert stats["exports"][0]["name"] == "m"
+    assert stats["pacing"]["params"]["buffers"] == 8
+
+
+def test_sigterm_finishes_in_flight_writes(iolab_cmd: list[str], tmp_path: Path) -> None:
+    qemu_io = require_peer("qemu-io")
+    img = tmp_path / "d.img"
+    proc, sock = start(
+        iolab_cmd,
+        tmp_path,
+        "--export",
+        f"d=file,path={img},size=4m+delay,write=300ms",
+    )
+    writer = subprocess.Popen(
+        [qemu_io, "-f", "raw", "-c", "write -P 0x5a 0 64k", f"nbd+unix:///d?socket={sock}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(0.15)  # the write is in the delay layer now
+    t0 = time.monotonic()
+    stop(proc)
+    assert time.monotonic() - t0 < 10
+    out, err = writer.communicate(timeout=20)
+    assert writer.returncode == 0, out + err
+    assert img.read_bytes()[: 64 << 10] == b"\x5a" * (64 << 10)
+
+
+@pytest.mark.parametrize(
+    ("args", "key"),
+    [
+        (["--export", "m=memory,size=1m,colour=red"], "colour"),
+        (["--export", "m=memory,size=1m", "--pacing", "cache=2"], "pacing.buffers"),
+        (["--tcp", "8.8.8.8:10809", "--export", "m=memory,size=1m"], "loopback"),
+    ],
+)
+def test_bad_config_is_one_line_exit_2(iolab_cmd: list[str], tmp_path: Path, args: list[str], key: str) -> None:
+    r = subprocess.run([*iolab_cmd, "target", *args], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert key in lines[0]
+
+
+def test_bad_config_file_names_the_key(iolab_cmd: list[str], tmp_path: Path) -> None:
+    cfg = tmp_path / "t.toml"
+    cfg.write_text('pacing = { buffers = 0 }\n[[export]]\nname = "n"\nbackend = "null"\nsize = "1g"\n')
+    r = subprocess.run([*iolab_cmd, "target", "--config", str(cfg)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2
+    assert "pacing" in r.stderr and str(cfg) in r.stderr
+
+
+def test_flushed_writes_survive_kill_9(iolab_cmd: list[str], tmp_path: Path) -> None:
+    qemu_io = require_peer("qemu-io")
+    img = tmp_path / "d.img"
+    proc, sock = start(iolab_cmd, tmp_path, "--export", f"d=file,path={img},size=4m")
+    uri = f"nbd+unix:///d?socket={sock}"
+    cmds = ["-c", "write -P 0xa5 0 1m", "-c", "write -P 0x3c 2m 64k", "-c", "flush"]
+    try:
+        r = subprocess.run([qemu_io, "-f", "raw", *cmds, uri], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "wrote 1048576/1048576 bytes" in r.stdout
+    finally:
+        proc.kill()  # SIGKILL: no shutdown, no final flush
+        proc.communicate(timeout=20)
+    assert proc.returncode == -signal.SIGKILL
+    data = img.read_bytes()
+    assert data[: 1 << 20] == b"\xa5" * (1 << 20)
+    assert data[2 << 20 : (2 << 20) + (64 << 10)] == b"\x3c" * (64 << 10)

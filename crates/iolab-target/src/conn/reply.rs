@@ -56,14 +56,22 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// What [`Replier::begin`] and [`Replier::wait_idle`] wait on.
+#[derive(Debug, Default)]
+struct InFlight {
+    requests: usize,
+    bytes: u64,
+    waiters: usize,
+}
+
 /// The sending side of one connection.
 #[derive(Debug)]
 pub(crate) struct Replier {
     out: Mutex<Stream>,
     structured: bool,
     broken: AtomicBool,
-    /// Requests and data bytes in flight.
-    inflight: Mutex<(usize, u64)>,
+    /// Requests and data bytes in flight, and threads waiting on `idle`.
+    inflight: Mutex<InFlight>,
     limits: (usize, u64),
     idle: Condvar,
     pub bufs: BufCache,
@@ -78,7 +86,7 @@ impl Replier {
             out: Mutex::new(out),
             structured,
             broken: AtomicBool::new(false),
-            inflight: Mutex::new((0, 0)),
+            inflight: Mutex::new(InFlight::default()),
             limits,
             idle: Condvar::new(),
             bufs: BufCache::default(),
@@ -93,18 +101,30 @@ impl Replier {
     pub fn begin(&self, data_bytes: u64) {
         let (max_n, max_bytes) = self.limits;
         let mut f = lock(&self.inflight);
-        while f.0 > 0 && (f.0 >= max_n || f.1 + data_bytes > max_bytes) {
-            f = self.idle.wait(f).unwrap_or_else(PoisonError::into_inner);
+        while f.requests > 0 && (f.requests >= max_n || f.bytes + data_bytes > max_bytes) {
+            f = self.wait(f);
         }
-        f.0 += 1;
-        f.1 += data_bytes;
+        f.requests += 1;
+        f.bytes += data_bytes;
     }
 
     fn end(&self, data_bytes: u64) {
         let mut f = lock(&self.inflight);
-        f.0 -= 1;
-        f.1 -= data_bytes;
-        self.idle.notify_all();
+        f.requests -= 1;
+        f.bytes -= data_bytes;
+        // std's futex condvar makes a wake syscall on every notify, waiters
+        // or not; at one notify per reply that was a syscall per request.
+        if f.waiters > 0 {
+            self.idle.notify_all();
+        }
+    }
+
+    /// Wait on `idle`, counted so that `end` knows whether to notify.
+    fn wait<'a>(&self, mut f: MutexGuard<'a, InFlight>) -> MutexGuard<'a, InFlight> {
+        f.waiters += 1;
+        let mut f = self.idle.wait(f).unwrap_or_else(PoisonError::into_inner);
+        f.waiters -= 1;
+        f
     }
 
     /// Give up a slot taken by [`Replier::begin`] without replying (the
@@ -120,8 +140,8 @@ impl Replier {
     /// Wait until every request has been answered.
     pub fn wait_idle(&self) {
         let mut f = lock(&self.inflight);
-        while f.0 > 0 {
-            f = self.idle.wait(f).unwrap_or_else(PoisonError::into_inner);
+        while f.requests > 0 {
+            f = self.wait(f);
         }
     }
 

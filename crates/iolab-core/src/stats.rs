@@ -78,19 +78,6 @@ pub struct IntervalSample {
     pub dirs: [DirInterval; 2],
 }
 
-impl IntervalSample {
-    /// Merge another worker's sample of the same interval.
-    pub fn merge(&mut self, o: &IntervalSample) {
-        self.start_ns = self.start_ns.min(o.start_ns);
-        self.end_ns = self.end_ns.max(o.end_ns);
-        for d in 0..2 {
-            self.dirs[d].ios += o.dirs[d].ios;
-            self.dirs[d].bytes += o.dirs[d].bytes;
-            self.dirs[d].lat_ns.merge(&o.dirs[d].lat_ns);
-        }
-    }
-}
-
 /// One worker (thread): one numjobs clone of a job.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WorkerResult {
@@ -174,38 +161,58 @@ impl RunResult {
 }
 
 impl JobResult {
-    /// All workers merged into one (exact).
+    /// All workers merged into one (exact); see [`merge_workers`].
     pub fn merged(&self) -> WorkerResult {
-        let mut m = WorkerResult {
-            host: String::new(),
-            ..Default::default()
-        };
-        for w in &self.workers {
-            merge_worker(&mut m, w);
-        }
-        m
+        merge_workers(&self.workers)
     }
 }
 
-/// Merge `w` into `m`. Runtime is the longest; series are merged interval by
-/// interval (by index).
-pub fn merge_worker(m: &mut WorkerResult, w: &WorkerResult) {
-    m.runtime_ns = m.runtime_ns.max(w.runtime_ns);
-    for d in IoDir::ALL {
-        m.dirs[d as usize].merge(&w.dirs[d as usize]);
-    }
-    m.syncs += w.syncs;
-    m.sync_lat_ns.merge(&w.sync_lat_ns);
-    m.usr_cpu_ns += w.usr_cpu_ns;
-    m.sys_cpu_ns += w.sys_cpu_ns;
-    m.ctx_switches += w.ctx_switches;
-    for (i, s) in w.series.iter().enumerate() {
-        if i < m.series.len() {
-            m.series[i].merge(s);
-        } else {
-            m.series.push(s.clone());
+/// Merge workers into one (exact). Runtime is the longest; series are
+/// merged interval by interval (by index).
+///
+/// Interval histograms are packed ([`PackedHist`]): each interval is merged
+/// in two live histograms that are reused, and packed once, so merging N
+/// workers costs one unpack per worker-interval and one pack per interval
+/// (not an unpack and a pack of the running total per worker).
+pub fn merge_workers(workers: &[WorkerResult]) -> WorkerResult {
+    let mut m = WorkerResult::default();
+    for w in workers {
+        m.runtime_ns = m.runtime_ns.max(w.runtime_ns);
+        for d in IoDir::ALL {
+            m.dirs[d as usize].merge(&w.dirs[d as usize]);
         }
+        m.syncs += w.syncs;
+        m.sync_lat_ns.merge(&w.sync_lat_ns);
+        m.usr_cpu_ns += w.usr_cpu_ns;
+        m.sys_cpu_ns += w.sys_cpu_ns;
+        m.ctx_switches += w.ctx_switches;
     }
+    let intervals = workers.iter().map(|w| w.series.len()).max().unwrap_or(0);
+    let mut lat = [LatHist::new(), LatHist::new()];
+    for i in 0..intervals {
+        let mut t: Option<IntervalSample> = None;
+        for s in workers.iter().filter_map(|w| w.series.get(i)) {
+            let t = t.get_or_insert_with(|| IntervalSample {
+                start_ns: s.start_ns,
+                end_ns: s.end_ns,
+                ..Default::default()
+            });
+            t.start_ns = t.start_ns.min(s.start_ns);
+            t.end_ns = t.end_ns.max(s.end_ns);
+            for (d, h) in lat.iter_mut().enumerate() {
+                t.dirs[d].ios += s.dirs[d].ios;
+                t.dirs[d].bytes += s.dirs[d].bytes;
+                h.merge(&s.dirs[d].lat_ns.unpack());
+            }
+        }
+        let mut t = t.expect("some worker has interval i");
+        for (d, h) in lat.iter_mut().enumerate() {
+            t.dirs[d].lat_ns = PackedHist::pack(h);
+            h.reset();
+        }
+        m.series.push(t);
+    }
+    m
 }
 
 // The summary types (what is printed and put in the JSON's "summary") live

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::CoreError;
 use crate::hist::LatHist;
 use crate::job::IoDir;
-use crate::stats::{merge_worker, DirStats, JobResult, RunResult, WorkerResult};
+use crate::stats::{merge_workers, DirStats, JobResult, RunResult, WorkerResult};
 
 pub use config::{BsRange, JobConfigSummary, LatencyDefinitions};
 pub use cpu::CpuSummary;
@@ -158,7 +158,7 @@ impl Summary {
     /// by interval), then summarised.
     pub fn of_workers(workers: &[WorkerResult], percentiles: &[f64]) -> Summary {
         let thread_runtime_ns = workers.iter().map(|w| w.runtime_ns).sum();
-        Summary::of_merged(&merge_all(workers), thread_runtime_ns, percentiles)
+        Summary::of_merged(&merge_workers(workers), thread_runtime_ns, percentiles)
     }
 
     fn of_merged(m: &WorkerResult, thread_runtime_ns: u64, percentiles: &[f64]) -> Summary {
@@ -224,7 +224,7 @@ pub struct JobSummary {
 impl JobSummary {
     pub fn of(j: &JobResult) -> JobSummary {
         let pcts = &j.job.percentile_list;
-        let m = merge_all(&j.workers);
+        let m = merge_workers(&j.workers);
         let thread_runtime_ns = j.workers.iter().map(|w| w.runtime_ns).sum();
         let workers = j.workers.iter().map(|w| WorkerSummary {
             worker: w.worker,
@@ -241,15 +241,6 @@ impl JobSummary {
             series: m.series.iter().map(IntervalSummary::of).collect(),
         }
     }
-}
-
-/// Every worker merged into one (exact); see [`merge_worker`].
-fn merge_all(workers: &[WorkerResult]) -> WorkerResult {
-    let mut m = WorkerResult::default();
-    for w in workers {
-        merge_worker(&mut m, w);
-    }
-    m
 }
 
 /// One direction of a stonewall group.

@@ -154,6 +154,20 @@ def iolab_cmd() -> list[str]:
     return [str(venv)] if venv.exists() else [shutil.which("iolab") or "iolab"]
 
 
+def version(cmd: list[str]) -> str:
+    """First line of a tool's version output."""
+    return subprocess.run(cmd, capture_output=True, text=True).stdout.strip().splitlines()[0]
+
+
+def save(out: Path, meta: dict, results: list[dict], table: str | None) -> None:
+    """Write the figures as JSON to `out`; print the Markdown table if any."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"meta": meta, "results": results}, indent=2))
+    print(f"wrote {out}", file=sys.stderr)
+    if table is not None:
+        print(table)
+
+
 def ensure_file(path: Path, size: int) -> None:
     if path.exists() and path.stat().st_size >= size:
         return
@@ -255,16 +269,12 @@ def main() -> int:
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "host": os.uname().nodename,
         "cpus": os.cpu_count(),
-        "fio": subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip(),
-        "iolab": subprocess.run([*iolab_cmd(), "version"], capture_output=True, text=True).stdout.strip(),
+        "fio": version(["fio", "--version"]),
+        "iolab": version([*iolab_cmd(), "version"]),
         "rounds": a.rounds,
         "runtime_s": a.runtime,
     }
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps({"meta": meta, "results": results}, indent=2))
-    print(f"wrote {a.out}", file=sys.stderr)
-    if a.markdown:
-        print(markdown(results, meta))
+    save(a.out, meta, results, markdown(results, meta) if a.markdown else None)
     return 0
 
 

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare_fio import iolab_cmd
+from compare_fio import iolab_cmd, save, version
 
 EXPORT_BYTES = 1 << 30
 
@@ -130,10 +130,6 @@ def markdown(results: list[dict], meta: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def version(cmd: list[str]) -> str:
-    return subprocess.run(cmd, capture_output=True, text=True).stdout.strip().splitlines()[0]
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=5)
@@ -164,11 +160,7 @@ def main() -> int:
         "nbdkit": version(["nbdkit", "--version"]),
         "iolab": version([*iolab_cmd(), "version"]),
     }
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps({"meta": meta, "results": results}, indent=2))
-    print(f"wrote {a.out}", file=sys.stderr)
-    if a.markdown:
-        print(markdown(results, meta))
+    save(a.out, meta, results, markdown(results, meta) if a.markdown else None)
     return 0
 
 

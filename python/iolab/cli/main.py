@@ -19,6 +19,7 @@ from iolab.cli import render
 from iolab.cli import sweep as sweep_commands
 from iolab.cli import target as target_commands
 from iolab.cli.errors import EXIT_INTERRUPTED, IolabGroup
+from iolab.cli.options import AllowOverwrite
 from iolab.errors import IolabError
 from iolab.results.catalog import save_run
 from iolab.run.api import parse_interval_ns, prepare
@@ -116,14 +117,7 @@ def run(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print each job as resolved (every option, with units); run nothing.")
     ] = False,
-    allow_overwrite: Annotated[
-        bool,
-        typer.Option(
-            "--allow-overwrite",
-            help="Allow writing to existing files iolab did not create and to block devices "
-            "(never to mounted devices or ones holding a filesystem).",
-        ),
-    ] = False,
+    allow_overwrite: AllowOverwrite = False,
     interval: Annotated[
         str, typer.Option("--interval", help="Time-series interval (e.g. 1s, 500ms).", callback=_interval)
     ] = "1s",

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from iolab.cli.errors import EXIT_INTERRUPTED
+from iolab.cli.options import AllowOverwrite
 from iolab.plans.sweep import SweepInterrupted, SweepOptions, run_sweep
 
 DEFAULT_RESULTS = Path("iolab-results")
@@ -39,12 +40,7 @@ def sweep(
     restart: Annotated[
         bool, typer.Option("--restart", help="Discard the finished points of this plan in RESULTS and start over.")
     ] = False,
-    allow_overwrite: Annotated[
-        bool,
-        typer.Option(
-            "--allow-overwrite", help="Allow writing to existing files iolab did not create, as in `iolab run`."
-        ),
-    ] = False,
+    allow_overwrite: AllowOverwrite = False,
 ) -> None:
     opts = SweepOptions(quick=quick, target=target, restart=restart, allow_overwrite=allow_overwrite)
     try:

@@ -42,26 +42,40 @@ pub fn connect(t: &NbdTarget) -> io::Result<Connected> {
         NbdAddr::Unix { socket } => {
             let s = UnixStream::connect(socket)
                 .map_err(|e| err(t, format!("cannot connect to {}: {e}", socket.display())))?;
-            s.set_read_timeout(Some(HANDSHAKE_TIMEOUT))?;
-            s.set_write_timeout(Some(HANDSHAKE_TIMEOUT))?;
-            let info = negotiate(&mut &s, t)?;
-            s.set_read_timeout(None)?;
-            s.set_write_timeout(None)?;
-            Ok(Connected { fd: s.into(), info })
+            handshake(s, t, |s, d| {
+                s.set_read_timeout(d)?;
+                s.set_write_timeout(d)
+            })
         }
         NbdAddr::Tcp { host, port } => {
             let s = TcpStream::connect((host.as_str(), *port))
                 .map_err(|e| err(t, format!("cannot connect to {host}:{port}: {e}")))?;
             // Requests are small and latency is what is measured.
             s.set_nodelay(true)?;
-            s.set_read_timeout(Some(HANDSHAKE_TIMEOUT))?;
-            s.set_write_timeout(Some(HANDSHAKE_TIMEOUT))?;
-            let info = negotiate(&mut &s, t)?;
-            s.set_read_timeout(None)?;
-            s.set_write_timeout(None)?;
-            Ok(Connected { fd: s.into(), info })
+            handshake(s, t, |s, d| {
+                s.set_read_timeout(d)?;
+                s.set_write_timeout(d)
+            })
         }
     }
+}
+
+/// Negotiate on a connected socket under [`HANDSHAKE_TIMEOUT`], then leave
+/// it blocking without a timeout. `set_timeouts` is the socket type's own
+/// (std has no trait for it).
+fn handshake<S>(
+    s: S,
+    t: &NbdTarget,
+    set_timeouts: fn(&S, Option<Duration>) -> io::Result<()>,
+) -> io::Result<Connected>
+where
+    S: Into<OwnedFd>,
+    for<'a> &'a S: Read + Write,
+{
+    set_timeouts(&s, Some(HANDSHAKE_TIMEOUT))?;
+    let info = negotiate(&mut &s, t)?;
+    set_timeouts(&s, None)?;
+    Ok(Connected { fd: s.into(), info })
 }
 
 /// Leave politely (NBD_CMD_DISC), as the run's probe connection does.

@@ -7,18 +7,30 @@ Scenarios (medians of alternating rounds, as in compare_fio.py):
   at random, QD 32, from a 1 GiB memory export on a Unix socket served by
   ``iolab target`` and by ``nbdkit memory`` → IOPS ratio (issue #4 asks
   for ≥ 1.5);
+- ``server-4k-2jobs``: the same 32 requests in flight from two fio jobs
+  (two connections, QD 16 each), so that one client thread is less of the
+  limit;
 - ``server-1m``: the same with 1 MiB reads at QD 8 → MB/s ratio (≥ 1.2);
 - ``client``: against nbdkit's memory plugin, iolab's nbd client
   (``iolab run --ioengine=nbd``) vs fio's nbd engine, 4 KiB random reads
   at QD 32 → IOPS ratio (≥ 1.0).
 
+Server scenarios also report each server's CPU per request: the
+kernel's accounting of the whole server process (user + system time from
+``/proc/PID/stat``, all threads, read just before and just after the fio
+run) divided by the requests fio completed in that run. On a machine whose
+cores the client shares, that is the figure that says which server is
+cheaper, whatever the client's own limit.
+
     bench/compare_nbd.py --rounds 5 --runtime 5 --markdown
+    bench/compare_nbd.py --only server-4k,server-4k-2jobs --rounds 3
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -27,17 +39,45 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_fio import iolab_cmd, save, version
 
 EXPORT_BYTES = 1 << 30
+SCENARIOS = ("server-4k", "server-4k-2jobs", "server-1m", "client")
+TICKS_PER_S = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Run:
+    """One fio run: what the client saw, and what the server spent."""
+
+    iops: float
+    bw_bytes_per_s: float
+    ios: int
+    server_cpu_s: float | None = None
+
+    @property
+    def cpu_per_request_us(self) -> float | None:
+        if self.server_cpu_s is None or not self.ios:
+            return None
+        return self.server_cpu_s / self.ios * 1e6
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU time of process `pid` (all its threads), s."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    # Fields after the command name (which may hold spaces) start at 3.
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS_PER_S
 
 
 @contextmanager
-def server(kind: str, sock: Path) -> Iterator[str]:
-    """Serve a 1 GiB memory export on `sock`; yield its URI."""
+def server(kind: str, sock: Path) -> Iterator[tuple[str, int]]:
+    """Serve a 1 GiB memory export on `sock`; yield its URI and pid."""
     if kind == "iolab":
         cmd = [*iolab_cmd(), "target", "--unix", str(sock), "--export", f"mem=memory,size={EXPORT_BYTES}"]
         uri = f"nbd+unix:///mem?socket={sock}"
@@ -51,44 +91,62 @@ def server(kind: str, sock: Path) -> Iterator[str]:
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"{kind} server did not start: {' '.join(cmd)}")
             time.sleep(0.05)
-        yield uri
+        yield uri, proc.pid
     finally:
         proc.terminate()
         proc.wait(timeout=10)
         sock.unlink(missing_ok=True)
 
 
-def fio_job(uri: str, bs: str, depth: int, runtime_s: int) -> list[str]:
+def fio_job(uri: str, bs: str, depth: int, runtime_s: int, jobs: int = 1) -> list[str]:
+    """A fio nbd-engine randread job; `jobs` > 1: that many connections of QD `depth` each."""
+    many = [f"--numjobs={jobs}", "--group_reporting"] if jobs > 1 else []
     return ["fio", "--name=nbd", "--ioengine=nbd", f"--uri={uri}", "--rw=randread", f"--bs={bs}",
-            f"--iodepth={depth}", "--time_based", f"--runtime={runtime_s}", "--output-format=json"]  # fmt: skip
+            f"--iodepth={depth}", *many, "--time_based", f"--runtime={runtime_s}", "--output-format=json"]  # fmt: skip
 
 
-def read_figures(cmd: list[str]) -> tuple[float, float]:
+def read_figures(cmd: list[str]) -> Run:
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit(f"{cmd[0]} failed: {out.stderr.strip()[:400]}")
     # fio's nbd engine prints "fio: connected to NBD server" on stdout first.
-    r = json.loads(out.stdout[out.stdout.index("{") :])["jobs"][0]["read"]
-    return float(r["iops"]), float(r["bw_bytes"])
+    jobs = json.loads(out.stdout[out.stdout.index("{") :])["jobs"]
+    if len(jobs) != 1:
+        raise SystemExit(f"expected one (grouped) job in {cmd[0]}'s output, got {len(jobs)}")
+    r = jobs[0]["read"]
+    return Run(float(r["iops"]), float(r["bw_bytes"]), int(r["total_ios"]))
 
 
-def server_scenario(name: str, bs: str, depth: int, rounds: int, runtime_s: int, tmp: Path) -> dict:
-    figs: dict[str, list[tuple[float, float]]] = {"nbdkit": [], "iolab": []}
+def served_run(kind: str, tmp: Path, bs: str, depth: int, jobs: int, runtime_s: int) -> Run:
+    """One fio run against a fresh server of `kind`, with the server's CPU."""
+    with server(kind, tmp / f"{kind}.sock") as (uri, pid):
+        cpu0 = process_cpu_s(pid)
+        run = read_figures(fio_job(uri, bs, depth, runtime_s, jobs))
+        run.server_cpu_s = process_cpu_s(pid) - cpu0
+    return run
+
+
+def server_scenario(
+    name: str, bs: str, depth: int, jobs: int, rounds: int, runtime_s: int, tmp: Path
+) -> dict[str, Any]:
+    figs: dict[str, list[Run]] = {"nbdkit": [], "iolab": []}
     for r in range(rounds):
         order = ["nbdkit", "iolab"] if r % 2 == 0 else ["iolab", "nbdkit"]
         for kind in order:
-            with server(kind, tmp / f"{kind}.sock") as uri:
-                f = read_figures(fio_job(uri, bs, depth, runtime_s))
+            f = served_run(kind, tmp, bs, depth, jobs, runtime_s)
             figs[kind].append(f)
             print(
-                f"  {name} round {r + 1}/{rounds} {kind:6s}: {f[0]:10,.0f} IOPS {f[1] / 1e6:9.1f} MB/s", file=sys.stderr
+                f"  {name} round {r + 1}/{rounds} {kind:6s}: {f.iops:10,.0f} IOPS {f.bw_bytes_per_s / 1e6:9.1f} MB/s "
+                f"{f.cpu_per_request_us:6.2f} µs server CPU/request",
+                file=sys.stderr,
             )
-    return summarise(name, f"fio nbd engine, {bs} randread QD {depth}, memory export", "nbdkit", figs)
+    clients = f"{jobs} jobs x QD {depth}" if jobs > 1 else f"QD {depth}"
+    return summarise(name, f"fio nbd engine, {bs} randread {clients}, memory export", "nbdkit", figs)
 
 
-def client_scenario(rounds: int, runtime_s: int, tmp: Path) -> dict:
-    figs: dict[str, list[tuple[float, float]]] = {"fio": [], "iolab": []}
-    with server("nbdkit", tmp / "kit.sock") as uri:
+def client_scenario(rounds: int, runtime_s: int, tmp: Path) -> dict[str, Any]:
+    figs: dict[str, list[Run]] = {"fio": [], "iolab": []}
+    with server("nbdkit", tmp / "kit.sock") as (uri, _):
         fio = fio_job(uri, "4k", 32, runtime_s)
         ours = [*iolab_cmd(), "run", *fio[1:-1], "--output-format=fio-json"]
         for r in range(rounds):
@@ -98,20 +156,22 @@ def client_scenario(rounds: int, runtime_s: int, tmp: Path) -> dict:
             for kind, cmd in order:
                 f = read_figures(cmd)
                 figs[kind].append(f)
-                print(f"  client round {r + 1}/{rounds} {kind:6s}: {f[0]:10,.0f} IOPS", file=sys.stderr)
+                print(f"  client round {r + 1}/{rounds} {kind:6s}: {f.iops:10,.0f} IOPS", file=sys.stderr)
     return summarise("client", "nbd client against nbdkit memory, 4k randread QD 32", "fio", figs)
 
 
-def summarise(name: str, what: str, peer: str, figs: dict[str, list[tuple[float, float]]]) -> dict:
-    out: dict = {"scenario": name, "what": what, "peer": peer}
-    for i, key in enumerate(("iops", "bw_bytes_per_s")):
-        p = statistics.median(x[i] for x in figs[peer])
-        o = statistics.median(x[i] for x in figs["iolab"])
+def summarise(name: str, what: str, peer: str, figs: dict[str, list[Run]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"scenario": name, "what": what, "peer": peer}
+    for key in ("iops", "bw_bytes_per_s", "cpu_per_request_us"):
+        per_tool = {t: [v for x in figs[t] if (v := getattr(x, key)) is not None] for t in (peer, "iolab")}
+        if not all(per_tool.values()):
+            continue
+        p, o = (statistics.median(per_tool[t]) for t in (peer, "iolab"))
         out[key] = {peer: p, "iolab": o, "ratio_iolab_over_peer": o / p if p else None}
     return out
 
 
-def markdown(results: list[dict], meta: dict) -> str:
+def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     lines = [
         f"Run {meta['date']}, {meta['rounds']} alternating rounds of {meta['runtime_s']} s, medians; "
         f"{meta['fio']}, {meta['nbdkit']}, {meta['iolab']}.",
@@ -127,6 +187,18 @@ def markdown(results: list[dict], meta: dict) -> str:
             f"{i['ratio_iolab_over_peer']:.2f} | {b[p] / 1e6:,.1f} | {b['iolab'] / 1e6:,.1f} | "
             f"{b['ratio_iolab_over_peer']:.2f} |"
         )
+    cpu = [r for r in results if "cpu_per_request_us" in r]
+    if cpu:
+        lines += [
+            "",
+            "| scenario | peer | peer server CPU/request (µs) | iolab server CPU/request (µs) | ratio |",
+            "|---|---|---:|---:|---:|",
+        ]
+        for r in cpu:
+            p, c = r["peer"], r["cpu_per_request_us"]
+            lines.append(
+                f"| {r['scenario']} | {p} | {c[p]:.2f} | {c['iolab']:.2f} | {c['ratio_iolab_over_peer']:.2f} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -134,7 +206,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--runtime", type=int, default=5, help="seconds per run")
-    ap.add_argument("--only", default="", help="comma-separated: server-4k,server-1m,client")
+    ap.add_argument("--only", default="", help=f"comma-separated, of: {','.join(SCENARIOS)}")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out" / "compare_nbd.json")
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args()
@@ -142,14 +214,25 @@ def main() -> int:
         if not shutil.which(tool):
             print(f"{tool} not found: apt-get install fio nbdkit", file=sys.stderr)
             return 2
-    wanted = {s for s in a.only.split(",") if s} or {"server-4k", "server-1m", "client"}
+    wanted = {s for s in a.only.split(",") if s} or set(SCENARIOS)
+    if unknown := wanted - set(SCENARIOS):
+        print(
+            f"--only: unknown scenario(s) {', '.join(sorted(unknown))}; choose from {', '.join(SCENARIOS)}",
+            file=sys.stderr,
+        )
+        return 2
+    if a.rounds < 1 or a.runtime < 1:
+        print("--rounds and --runtime must be at least 1", file=sys.stderr)
+        return 2
     results = []
     with tempfile.TemporaryDirectory(prefix="iolab-bench-nbd-") as d:
         tmp = Path(d)
         if "server-4k" in wanted:
-            results.append(server_scenario("server-4k", "4k", 32, a.rounds, a.runtime, tmp))
+            results.append(server_scenario("server-4k", "4k", 32, 1, a.rounds, a.runtime, tmp))
+        if "server-4k-2jobs" in wanted:
+            results.append(server_scenario("server-4k-2jobs", "4k", 16, 2, a.rounds, a.runtime, tmp))
         if "server-1m" in wanted:
-            results.append(server_scenario("server-1m", "1m", 8, a.rounds, a.runtime, tmp))
+            results.append(server_scenario("server-1m", "1m", 8, 1, a.rounds, a.runtime, tmp))
         if "client" in wanted:
             results.append(client_scenario(a.rounds, a.runtime, tmp))
     meta = {

@@ -102,9 +102,17 @@ impl BufCache {
 
     /// Give a buffer back.
     pub fn put(&self, buf: AlignedBuf) {
+        self.put_all([buf]);
+    }
+
+    /// Give buffers back under one lock (the cache keeps at most
+    /// [`MAX_CACHED`]; the rest are freed).
+    pub fn put_all(&self, bufs: impl IntoIterator<Item = AlignedBuf>) {
         let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
-        if free.len() < MAX_CACHED {
-            free.push(buf);
+        for buf in bufs {
+            if free.len() < MAX_CACHED {
+                free.push(buf);
+            }
         }
     }
 }
@@ -138,5 +146,13 @@ mod tests {
         assert_eq!(small.len(), 4096);
         let big = c.get(1 << 20);
         assert_ne!(big.as_ptr(), p);
+    }
+
+    #[test]
+    fn put_all_keeps_at_most_the_cache_bound() {
+        let c = BufCache::default();
+        c.put_all((0..MAX_CACHED + 3).map(|_| AlignedBuf::new(512)));
+        let held = c.free.lock().unwrap().len();
+        assert_eq!(held, MAX_CACHED);
     }
 }

@@ -96,6 +96,16 @@ struct ShardOp {
 
 type Shard = [ShardOp; 5];
 
+/// One answered request, as [`Recorder::record_all`] takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sample {
+    pub op: Op,
+    /// Bytes moved (counted only when `ok`).
+    pub bytes: u64,
+    pub ok: bool,
+    pub lat_ns: u64,
+}
+
 /// Striped per-op counters; see the module docs.
 #[derive(Debug, Default)]
 pub struct Recorder {
@@ -117,17 +127,30 @@ impl Recorder {
 
     /// Record one answered request.
     pub fn record(&self, op: Op, bytes: u64, ok: bool, lat_ns: u64) {
+        self.record_all([Sample {
+            op,
+            bytes,
+            ok,
+            lat_ns,
+        }]);
+    }
+
+    /// Record several answered requests under one lock (a connection
+    /// answers the replies it writes together in one go).
+    pub fn record_all(&self, samples: impl IntoIterator<Item = Sample>) {
         let mut shard = self.shards[stripe()]
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let s = &mut shard[op.index()];
-        s.ios += 1;
-        if ok {
-            s.bytes += bytes;
-        } else {
-            s.errors += 1;
+        for x in samples {
+            let s = &mut shard[x.op.index()];
+            s.ios += 1;
+            if x.ok {
+                s.bytes += x.bytes;
+            } else {
+                s.errors += 1;
+            }
+            s.lat_ns.get_or_insert_with(LatHist::new).record(x.lat_ns);
         }
-        s.lat_ns.get_or_insert_with(LatHist::new).record(lat_ns);
     }
 
     /// Everything recorded since the last reset; with `reset`, start a new
@@ -188,6 +211,30 @@ mod tests {
         let after = r.snapshot(false);
         assert_eq!(after.total_ios(), 0);
         assert_eq!(after.read.lat_ns.count(), 0);
+    }
+
+    #[test]
+    fn record_all_counts_each_sample_once() {
+        let r = Recorder::new();
+        let s = |op, ok, lat_ns| Sample {
+            op,
+            bytes: 4096,
+            ok,
+            lat_ns,
+        };
+        r.record_all([
+            s(Op::Read, true, 1_000),
+            s(Op::Read, false, 2_000),
+            s(Op::Write, true, 3_000),
+        ]);
+        let got = r.snapshot(false);
+        assert_eq!(
+            (got.read.ios, got.read.errors, got.read.bytes),
+            (2, 1, 4096)
+        );
+        assert_eq!((got.write.ios, got.write.bytes), (1, 4096));
+        assert_eq!(got.read.lat_ns.count(), 2);
+        assert_eq!(got.write.lat_ns.count(), 1);
     }
 
     #[test]

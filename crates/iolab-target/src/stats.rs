@@ -9,7 +9,9 @@
 //! before its reply is written, so a client that has seen a reply can rely
 //! on it being in the next snapshot. Per stats layer, its counters; the
 //! connection counters; and the process and system CPU over the window
-//! ([`iolab_core::cpu`], measured the way the engine measures the client).
+//! ([`iolab_core::cpu`], measured the way the engine measures the client),
+//! also in the client summary's form ([`CpuSummary`]: %CPU, cycles per
+//! I/O, c/B) so client and server figures come from one formula.
 //!
 //! A window starts when the server starts and at every
 //! [`Stats::snapshot_and_reset`], so a client run can bracket exactly its
@@ -20,6 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use iolab_core::cpu::{self, CpuSample, CpuUsage};
+use iolab_core::summary::CpuSummary;
 use serde::{Deserialize, Serialize};
 
 use crate::error::TargetError;
@@ -98,6 +101,13 @@ pub struct StatsSnapshot {
     pub layers: Vec<NamedOps>,
     pub connections: ConnSnapshot,
     pub cpu: CpuUsage,
+    /// `cpu` as the client summary reports its own CPU, over the READ and
+    /// WRITE requests answered in the window (their count and payload
+    /// bytes, both exports and directions together): %CPU of the server
+    /// process, cycles per I/O, c/B. Absent in snapshots written before it
+    /// existed.
+    #[serde(default)]
+    pub cpu_summary: Option<CpuSummary>,
     /// IO pacing state, when the target paces.
     #[serde(default)]
     pub pacing: Option<PacingSnapshot>,
@@ -156,11 +166,14 @@ impl Stats {
                 a.load(Ordering::Relaxed)
             }
         };
+        let exports: Vec<NamedOps> = named(&self.exports);
+        let usage = CpuUsage::between(&start, &now);
         let snap = StatsSnapshot {
             iolab_version: iolab_core::VERSION.to_string(),
             window_start_mono_ns: start.mono_ns,
             window_ns: now.mono_ns.saturating_sub(start.mono_ns),
-            exports: named(&self.exports),
+            cpu_summary: Some(cpu_summary(&usage, &exports)),
+            exports,
             layers: named(&self.layers),
             connections: ConnSnapshot {
                 accepted: take(&c.accepted),
@@ -173,7 +186,7 @@ impl Stats {
                     .unwrap_or_else(PoisonError::into_inner)
                     .clone(),
             },
-            cpu: CpuUsage::between(&start, &now),
+            cpu: usage,
             pacing: self.pacer.as_ref().map(|p| p.snapshot(reset)),
         };
         if reset {
@@ -181,6 +194,20 @@ impl Stats {
         }
         Ok(snap)
     }
+}
+
+/// The server's CPU in the client summary's form: READ and WRITE requests
+/// and their payload bytes count, as the client counts its two directions
+/// (flush, trim and zero are not data transfers).
+fn cpu_summary(usage: &CpuUsage, exports: &[NamedOps]) -> CpuSummary {
+    let (mut ios, mut bytes) = (0, 0);
+    for e in exports {
+        for o in [&e.ops.read, &e.ops.write] {
+            ios += o.ios;
+            bytes += o.bytes;
+        }
+    }
+    CpuSummary::of(usage, &usage.host, ios, bytes)
 }
 
 impl StatsSnapshot {
@@ -220,6 +247,10 @@ mod tests {
         assert!((9_000..9_010).contains(&max), "{max}");
         assert_eq!(a.connections.accepted, 1);
         assert!(a.window_ns > 0);
+        let c = a.cpu_summary.as_ref().unwrap();
+        assert_eq!((c.ios, c.bytes), (1, 4096));
+        assert_eq!(c.cycles_per_byte, a.cpu.cycles_per_byte(4096));
+        assert_eq!(c.proc_cpu_pct, a.cpu.proc_cpu_pct());
         let b = stats.snapshot().unwrap();
         assert_eq!(b.export("n").unwrap().read.ios, 0);
         assert_eq!(b.connections.accepted, 0);

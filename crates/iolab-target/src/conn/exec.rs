@@ -3,7 +3,8 @@
 //!
 //! A stack that never sleeps (memory, null, with any layers: delays do not
 //! sleep) is fastest run inline — no hand-off between threads, the reply
-//! goes out from the thread that read the request. A stack that may block
+//! goes out from the thread that read the request, together with the other
+//! replies that thread could give without waiting. A stack that may block
 //! (file I/O) runs on `workers` threads per connection, fed through a
 //! queue, so that up to that many requests are on the device at once, as
 //! nbdkit does with its per-connection threads.
@@ -146,12 +147,26 @@ impl Executor {
         })
     }
 
-    pub fn submit(&self, job: Job) {
+    /// Run `job` or queue it; `Some(done)` when it ran inline and its
+    /// reply is due now — the caller sends it (possibly with others).
+    /// Replies held by a delay layer go to the timer, pool replies are
+    /// sent by the workers.
+    pub fn submit(&self, job: Job) -> Option<Done> {
         match self {
-            Executor::Inline { dev, replier } => replier.complete(execute(&**dev, job)),
+            Executor::Inline { dev, replier } => {
+                let done = execute(&**dev, job);
+                match done.hold_until {
+                    Some(t) if t > Instant::now() => {
+                        replier.complete(done);
+                        None
+                    }
+                    _ => Some(done),
+                }
+            }
             Executor::Pool { tx, .. } => {
                 let tx = tx.as_ref().expect("the pool is open until close()");
                 tx.send(job).expect("workers live until close()");
+                None
             }
         }
     }

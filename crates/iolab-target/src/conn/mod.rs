@@ -13,6 +13,7 @@
 mod exec;
 mod reply;
 mod transmit;
+mod write;
 
 use std::io::{self, BufReader, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -5,19 +5,16 @@
 //! [`Replier::complete`]: if a delay layer set a hold time still in the
 //! future, the reply goes to the connection's timer thread (started with
 //! the connection, with 1 ns timer slack so holds end on time); otherwise it is
-//! written at once. Writes are serialised by one lock on the socket, and a
-//! reply is one vectored write (header + data, no copy). Just before the
-//! write — so that a client never sees a reply the target has not counted
-//! yet, and a stats window bracketed by the client is exact — the
-//! request's latency (started → reply about to be written) is recorded in
-//! the export's recorder; after it, the buffer goes back to the cache.
+//! written at once. The reader, which runs requests on fast stacks inline,
+//! instead collects the replies it can give without waiting and writes them
+//! together ([`Replier::send_all`]). Writes are serialised by one lock on
+//! the socket; how a reply is written, counted and retired is in `write`.
 //!
 //! The replier also counts requests in flight, so the reader can cap them
 //! ([`Replier::begin`]) and wait for all of them before closing.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::io::IoSlice;
 use std::net::Shutdown;
 use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,10 +24,8 @@ use std::time::{Duration, Instant};
 
 use crate::buf::{AlignedBuf, BufCache};
 use crate::measure::Recorder;
-use crate::net::{write_all_vectored, Stream};
+use crate::net::Stream;
 use crate::pacing::Grant;
-use crate::proto::chunk;
-use crate::proto::reply::{chunk_header, error_chunk, offset_data_header, simple_reply};
 use crate::stack::{BlockError, Op};
 
 /// A request ready to be answered.
@@ -64,18 +59,25 @@ struct InFlight {
     waiters: usize,
 }
 
+/// The socket, and scratch space for reply headers (used under its lock).
+#[derive(Debug)]
+pub(super) struct Out {
+    pub stream: Stream,
+    pub heads: Vec<u8>,
+}
+
 /// The sending side of one connection.
 #[derive(Debug)]
 pub(crate) struct Replier {
-    out: Mutex<Stream>,
-    structured: bool,
+    out: Mutex<Out>,
+    pub(super) structured: bool,
     broken: AtomicBool,
     /// Requests and data bytes in flight, and threads waiting on `idle`.
     inflight: Mutex<InFlight>,
     limits: (usize, u64),
     idle: Condvar,
     pub bufs: BufCache,
-    rec: Arc<Recorder>,
+    pub(super) rec: Arc<Recorder>,
     timer: OnceLock<Timer>,
 }
 
@@ -83,7 +85,10 @@ impl Replier {
     /// `limits`: at most this many requests and data bytes in flight.
     pub fn new(out: Stream, structured: bool, rec: Arc<Recorder>, limits: (usize, u64)) -> Replier {
         Replier {
-            out: Mutex::new(out),
+            out: Mutex::new(Out {
+                stream: out,
+                heads: Vec::with_capacity(1024),
+            }),
             structured,
             broken: AtomicBool::new(false),
             inflight: Mutex::new(InFlight::default()),
@@ -99,18 +104,34 @@ impl Replier {
     /// while the limits are reached (a request is always let in when
     /// nothing else is in flight, however large).
     pub fn begin(&self, data_bytes: u64) {
-        let (max_n, max_bytes) = self.limits;
         let mut f = lock(&self.inflight);
-        while f.requests > 0 && (f.requests >= max_n || f.bytes + data_bytes > max_bytes) {
+        while self.is_full(&f, data_bytes) {
             f = self.wait(f);
         }
         f.requests += 1;
         f.bytes += data_bytes;
     }
 
-    fn end(&self, data_bytes: u64) {
+    /// [`Replier::begin`] if it would not wait; `false` (no slot taken) if it would.
+    pub fn try_begin(&self, data_bytes: u64) -> bool {
         let mut f = lock(&self.inflight);
-        f.requests -= 1;
+        if self.is_full(&f, data_bytes) {
+            return false;
+        }
+        f.requests += 1;
+        f.bytes += data_bytes;
+        true
+    }
+
+    fn is_full(&self, f: &InFlight, data_bytes: u64) -> bool {
+        let (max_n, max_bytes) = self.limits;
+        f.requests > 0 && (f.requests >= max_n || f.bytes + data_bytes > max_bytes)
+    }
+
+    /// `requests` carrying `data_bytes` in all have been answered.
+    pub(super) fn end(&self, requests: usize, data_bytes: u64) {
+        let mut f = lock(&self.inflight);
+        f.requests -= requests;
         f.bytes -= data_bytes;
         // std's futex condvar makes a wake syscall on every notify, waiters
         // or not; at one notify per reply that was a syscall per request.
@@ -131,10 +152,8 @@ impl Replier {
     /// client vanished before its request was complete).
     pub fn abandon(&self, buf: Option<AlignedBuf>) {
         let n = buf.as_ref().map_or(0, |b| b.len() as u64);
-        if let Some(b) = buf {
-            self.bufs.put(b);
-        }
-        self.end(n);
+        self.bufs.put_all(buf);
+        self.end(1, n);
     }
 
     /// Wait until every request has been answered.
@@ -177,60 +196,14 @@ impl Replier {
         }
     }
 
-    fn send(&self, mut done: Done) {
-        if !self.is_broken() {
-            if let Some(op) = done.op {
-                let lat_ns = done.started.elapsed().as_nanos() as u64;
-                self.rec.record(op, done.bytes, done.result.is_ok(), lat_ns);
-            }
-            if self.write_reply(&done).is_err() {
-                self.mark_broken();
-            }
-        }
-        let n = done.buf.as_ref().map_or(0, |b| b.len() as u64);
-        if let Some(b) = done.buf.take() {
-            self.bufs.put(b);
-        }
-        // The reply is out: its pacing buffers may serve a waiting request.
-        drop(done.grant.take());
-        self.end(n);
+    pub(super) fn lock_out(&self) -> MutexGuard<'_, Out> {
+        lock(&self.out)
     }
 
     /// The client is gone: stop writing, and wake the reader.
     pub fn mark_broken(&self) {
         self.broken.store(true, Ordering::Relaxed);
-        let _ = lock(&self.out).shutdown(Shutdown::Both);
-    }
-
-    fn write_reply(&self, d: &Done) -> std::io::Result<()> {
-        let mut out = lock(&self.out);
-        let out = &mut *out;
-        let err = match &d.result {
-            Err(e) if self.structured => error_chunk(d.cookie, e.errno, &e.msg),
-            Err(e) => simple_reply(d.cookie, Some(e.errno)).to_vec(),
-            Ok(()) => return self.write_success(out, d),
-        };
-        write_all_vectored(out, &mut [IoSlice::new(&err)])
-    }
-
-    fn write_success(&self, out: &mut Stream, d: &Done) -> std::io::Result<()> {
-        let data: &[u8] = d.buf.as_deref().unwrap_or(&[]);
-        match d.read_offset {
-            Some(off) if self.structured && !data.is_empty() => {
-                let h = offset_data_header(d.cookie, off, data.len() as u32);
-                write_all_vectored(out, &mut [IoSlice::new(&h), IoSlice::new(data)])
-            }
-            // OFFSET_DATA must carry at least one byte: an empty read is one NONE chunk.
-            Some(_) if self.structured => {
-                let h = chunk_header(chunk::FLAG_DONE, chunk::TYPE_NONE, d.cookie, 0);
-                write_all_vectored(out, &mut [IoSlice::new(&h)])
-            }
-            Some(_) => {
-                let h = simple_reply(d.cookie, None);
-                write_all_vectored(out, &mut [IoSlice::new(&h), IoSlice::new(data)])
-            }
-            None => write_all_vectored(out, &mut [IoSlice::new(&simple_reply(d.cookie, None))]),
-        }
+        let _ = lock(&self.out).stream.shutdown(Shutdown::Both);
     }
 }
 
@@ -310,8 +283,13 @@ const MAX_LEAD_NS: u64 = 200_000;
 /// A thread woken by a timed wait comes back some tens of µs late on a
 /// busy or virtual machine, which would add that much to every delay. So
 /// the timer learns how late its wake-ups are (a running average), wakes
-/// that much early, and spins the last stretch: holds end within a few
-/// µs, and no thread busy-waits for a whole hold.
+/// that much early, and waits out the last stretch yielding the CPU:
+/// holds end within a few µs, and no thread busy-waits for a whole hold.
+/// Yielding rather than spinning matters at deep queues: held replies are
+/// due every few tens of µs, so a spinning timer would keep one CPU busy
+/// and push the connection's reader and the client off it — on 2 CPUs that
+/// showed as wire latency growing 30 → 330 µs from QD 1 to 32; yielding
+/// keeps it at 30–50 µs.
 fn timer_loop(state: &(Mutex<TimerState>, Condvar), r: &Replier) {
     // The default 50 µs slack would make every wake-up later still.
     let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
@@ -336,7 +314,8 @@ fn timer_loop(state: &(Mutex<TimerState>, Condvar), r: &Replier) {
         } else if t - now <= lead {
             drop(st);
             while Instant::now() < t {
-                std::hint::spin_loop();
+                // Let a runnable reader or client have this CPU meanwhile.
+                std::thread::yield_now();
             }
             st = lock(m);
         } else {

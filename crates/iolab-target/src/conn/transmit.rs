@@ -14,6 +14,16 @@
 //! IO pacing will make a request wait for a buffer before its payload is
 //! read — and hands the request on.
 //!
+//! Replies to requests run inline are not written one by one: the reader
+//! collects them and writes them together ([`Replier::send_all`]) as soon
+//! as it would otherwise wait — before a read that its buffer cannot
+//! satisfy (the next request is not fully here yet), before waiting for an
+//! in-flight slot or a pacing buffer (which replies it holds may free) —
+//! or when it holds [`MAX_BATCH_REPLIES`] replies or [`MAX_BATCH_BYTES`] of
+//! data. A reply thus never waits for another request to arrive: it waits
+//! at most for the requests already received to be run, and a burst of
+//! pipelined requests costs one write instead of one per request.
+//!
 //! After NBD_CMD_DISC, end of stream, or server shutdown, the reader waits
 //! for every request in flight to be answered, then stops the workers and
 //! the timer. While the server shuts down, requests still arriving are
@@ -80,6 +90,8 @@ pub(super) fn run(
         geo,
         conn_id: id,
         export_index: sel.index,
+        batch: Vec::with_capacity(MAX_BATCH_REPLIES),
+        batch_bytes: 0,
     }
     .serve();
     replier.wait_idle();
@@ -101,7 +113,16 @@ struct Reader<'a> {
     /// The pacing worker this connection is (see [`crate::pacing`]).
     conn_id: u64,
     export_index: usize,
+    /// Replies due now, not written yet (see the module docs).
+    batch: Vec<Done>,
+    /// Data bytes in `batch`.
+    batch_bytes: u64,
 }
+
+/// Most replies the reader holds before writing them.
+pub(super) const MAX_BATCH_REPLIES: usize = 32;
+/// Most data bytes the reader holds before writing them.
+pub(super) const MAX_BATCH_BYTES: u64 = 256 * 1024;
 
 /// The op a request type counts under (unknown commands are not counted).
 fn op_of_kind(kind: u16) -> Option<Op> {
@@ -117,18 +138,55 @@ fn op_of_kind(kind: u16) -> Option<Op> {
 
 impl Reader<'_> {
     fn serve(&mut self) -> End {
-        loop {
+        let end = loop {
             match self.one() {
                 Ok(true) => {}
-                Ok(false) => return End::Closed,
-                Err(end) => return end,
+                Ok(false) => break End::Closed,
+                Err(end) => break end,
             }
+        };
+        self.flush();
+        end
+    }
+
+    /// Keep a reply due now, writing the batch when it is full.
+    fn push(&mut self, done: Done) {
+        self.batch_bytes += done.buf.as_ref().map_or(0, |b| b.len() as u64);
+        self.batch.push(done);
+        if self.batch.len() >= MAX_BATCH_REPLIES || self.batch_bytes >= MAX_BATCH_BYTES {
+            self.flush();
+        }
+    }
+
+    /// Write every reply held.
+    fn flush(&mut self) {
+        if !self.batch.is_empty() {
+            self.replier.send_all(&mut self.batch);
+            self.batch_bytes = 0;
+        }
+    }
+
+    /// Write the replies held unless the next `n` bytes are already read
+    /// (reading them will not wait for the client).
+    fn flush_unless_buffered(&mut self, n: usize) {
+        if self.reader.buffer().len() < n {
+            self.flush();
+        }
+    }
+
+    /// Take an in-flight slot; the replies held go out first if it must
+    /// wait (they may be what it waits for).
+    fn begin(&mut self, data_bytes: u64) {
+        if !self.replier.try_begin(data_bytes) {
+            self.flush();
+            self.replier.begin(data_bytes);
         }
     }
 
     /// Handle one request; `Ok(false)` when the session is over.
     fn one(&mut self) -> Result<bool, End> {
         let mut hb = [0u8; REQUEST_BYTES];
+        self.flush_unless_buffered(REQUEST_BYTES);
         match read_message(self.reader, &mut hb) {
             Ok(true) => {}
             Ok(false) => return Ok(false),
@@ -171,17 +229,24 @@ impl Reader<'_> {
         };
         // IO pacing: a request waits for its buffers before its payload is
         // read from the socket (the wait counts in its server latency).
-        // Requests without data need no buffer, as in SPDK.
-        let grant = match (&self.env.pacer, data_len) {
-            (Some(p), Some(n)) => match p.acquire(self.conn_id, self.export_index, n as usize) {
-                Ok(g) => Some(g),
-                Err(e) => return self.refuse_too_large(cookie, &cmd, e, received),
-            },
+        // Requests without data need no buffer, as in SPDK. The wait may be
+        // for buffers that replies held here would release: they go first.
+        let grant = match (self.env.pacer.clone(), data_len) {
+            (Some(p), Some(n)) => {
+                self.flush();
+                match p.acquire(self.conn_id, self.export_index, n as usize) {
+                    Ok(g) => Some(g),
+                    Err(e) => return self.refuse_too_large(cookie, &cmd, e, received),
+                }
+            }
             _ => None,
         };
-        self.replier.begin(u64::from(data_len.unwrap_or(0)));
+        self.begin(u64::from(data_len.unwrap_or(0)));
         let mut buf = data_len.map(|n| self.replier.bufs.get(n as usize));
         let mut started = received;
+        if let (Command::Write { .. }, Some(n)) = (&cmd, data_len) {
+            self.flush_unless_buffered(n as usize);
+        }
         if let (Command::Write { .. }, Some(b)) = (&cmd, buf.as_mut()) {
             let t = Instant::now();
             if let Err(e) = self.reader.read_exact(b) {
@@ -191,13 +256,16 @@ impl Reader<'_> {
             // Moving the payload over the socket is wire time, not server time.
             started += t.elapsed();
         }
-        self.exec.submit(Job {
+        let job = Job {
             cookie,
             cmd,
             buf,
             grant,
             started,
-        });
+        };
+        if let Some(done) = self.exec.submit(job) {
+            self.push(done);
+        }
         Ok(())
     }
 
@@ -243,10 +311,11 @@ impl Reader<'_> {
         t: Instant,
     ) -> Result<(), End> {
         if matches!(a, PayloadAction::Read | PayloadAction::Discard) {
+            self.flush_unless_buffered(h.len_bytes as usize);
             discard(self.reader, u64::from(h.len_bytes))?;
         }
-        self.replier.begin(0);
-        self.replier.complete(Done {
+        self.begin(0);
+        self.push(Done {
             cookie: h.cookie,
             op: op_of_kind(h.kind),
             bytes: 0,

@@ -265,3 +265,35 @@ fn shutting_down_refuses_everything_but_abort() {
         Outcome::Abort
     );
 }
+
+/// What nbdinfo --map and qemu-img ask for: structured replies are
+/// granted, the base:allocation meta context (block status) is refused
+/// with ERR_UNSUP, and GO still selects the export with structured
+/// replies on, so the client goes on without block status.
+#[test]
+fn structured_replies_without_meta_contexts() {
+    let mut n = neg();
+    let mut out = Vec::new();
+    n.handle(&Two, false, opt::STRUCTURED_REPLY, &[], &mut out);
+    assert_eq!(replies(&out)[0].1, rep::ACK);
+    let mut query = info_data("disk0", &[]);
+    query.truncate(4 + "disk0".len()); // name only; then one query
+    query.extend_from_slice(&1u32.to_be_bytes());
+    query.extend_from_slice(&16u32.to_be_bytes());
+    query.extend_from_slice(b"base:allocation");
+    for o in [opt::LIST_META_CONTEXT, opt::SET_META_CONTEXT] {
+        out.clear();
+        assert_eq!(
+            n.handle(&Two, false, o, &query, &mut out),
+            Outcome::Continue
+        );
+        assert_eq!(replies(&out)[0].1, rep::ERR_UNSUP);
+    }
+    out.clear();
+    let go = n.handle(&Two, false, opt::GO, &info_data("disk0", &[]), &mut out);
+    let Outcome::Transmit(sel) = go else {
+        panic!("GO after a refused meta context: {go:?}")
+    };
+    assert!(sel.structured_replies);
+    assert_eq!(replies(&out).last().unwrap().1, rep::ACK);
+}

@@ -33,8 +33,10 @@ quietly() {
 
 # Debian packages the tests need: fio is the peer iolab is checked against;
 # e2fsprogs/util-linux for device-safety tests; libnbd-bin, qemu-utils and
-# nbdkit are the NBD peers the target is tested against.
-APT_PACKAGES=(fio util-linux e2fsprogs libnbd-bin qemu-utils nbdkit)
+# nbdkit are the NBD peers the target is tested against; iproute2 builds
+# the network namespaces and netem delay of the wire-latency test; chromium
+# opens the HTML reports headless in their tests.
+APT_PACKAGES=(fio util-linux e2fsprogs libnbd-bin qemu-utils nbdkit iproute2 chromium)
 
 setup_system() {
     local missing=()

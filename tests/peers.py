@@ -19,6 +19,9 @@ INSTALL_HINT = {
     "nbdsh": "apt-get install python3-libnbd (nbdsh) and libnbd-bin",
     "qemu-io": "apt-get install qemu-utils",
     "nbdkit": "apt-get install nbdkit",
+    "chromium": "apt-get install chromium (or ./dev.sh setup as root)",
+    "ip": "apt-get install iproute2",
+    "tc": "apt-get install iproute2",
 }
 
 

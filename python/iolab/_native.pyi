@@ -24,6 +24,20 @@ def summarize(result_json: str) -> str:
 def version() -> str:
     """iolab's version."""
 
+def hist_merge(hists: list[str]) -> str:
+    """Exact merge of HdrHistogram V2 base64 strings (the union's histogram)."""
+
+def hist_from_counts(counts: list[tuple[int, int]]) -> str:
+    """A V2 base64 histogram from ``(value_ns, count)`` pairs."""
+
+def hist_buckets(hist: str) -> list[tuple[int, int]]:
+    """Recorded buckets ``(value_ns, count)`` ascending (highest equivalent value)."""
+
+def hist_stats(hist: str, percentiles: list[float]) -> dict[str, Any]:
+    """``count``, ``min_ns``, ``max_ns``, ``mean_ns``, ``stdev_ns`` and
+    ``percentiles`` ``{percent: value_ns}``. Raises ValueError for a
+    percentile outside 0..100, IolabError for a string that is not a histogram."""
+
 class Run:
     """One run: prepare (in the constructor) → start → poll → stop → wait."""
 

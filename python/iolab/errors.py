@@ -35,4 +35,9 @@ class EngineError(IolabError):
     """The engine cannot run the job as asked."""
 
 
-__all__ = ["EngineError", "IolabError", "JobError", "RefusedError"]
+class ResultFormatError(IolabError, ValueError):
+    """A results document or file is not in a format (or schema version) this
+    iolab reads: not an iolab result, not fio JSON."""
+
+
+__all__ = ["EngineError", "IolabError", "JobError", "RefusedError", "ResultFormatError"]

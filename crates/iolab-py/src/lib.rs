@@ -9,6 +9,8 @@
 //! - [`errors`]: engine/core errors → `iolab.errors` exceptions and
 //!   `OSError` subclasses.
 //! - [`target`]: the `Target` class (an NBD target served from Python).
+//! - [`hist`]: histogram helpers (`hist_merge`, `hist_from_counts`,
+//!   `hist_buckets`, `hist_stats`) on the core's HDR histogram.
 //! - [`gil`]: the one helper that releases the GIL and notices Ctrl-C.
 //!
 //! Module functions: `prepare_job`, `option_table`, `options_markdown`,
@@ -17,6 +19,7 @@
 
 mod errors;
 mod gil;
+mod hist;
 mod run;
 mod target;
 
@@ -87,6 +90,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(options_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(summarize, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(hist::hist_merge, m)?)?;
+    m.add_function(wrap_pyfunction!(hist::hist_from_counts, m)?)?;
+    m.add_function(wrap_pyfunction!(hist::hist_buckets, m)?)?;
+    m.add_function(wrap_pyfunction!(hist::hist_stats, m)?)?;
     m.add_class::<PyRun>()?;
     m.add_class::<target::PyTarget>()?;
     Ok(())

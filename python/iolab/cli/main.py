@@ -16,17 +16,20 @@ import typer
 from iolab import _native
 from iolab.cli import catalog as catalog_commands
 from iolab.cli import render
+from iolab.cli import report as report_commands
 from iolab.cli import sweep as sweep_commands
 from iolab.cli import target as target_commands
 from iolab.cli.errors import EXIT_INTERRUPTED, IolabGroup
 from iolab.cli.options import AllowOverwrite
 from iolab.errors import IolabError
 from iolab.results.catalog import save_run
+from iolab.results.diskstats import diskstats_observers
 from iolab.run.api import parse_interval_ns, prepare
 from iolab.run.local import RunOutput, partial_output, run_jobs
 from iolab.run.progress import TerminalProgress
-from iolab.run.quick import run_quick
+from iolab.run.quick import QuickOutput, default_results_path, run_quick, write_quick_report
 from iolab.run.sources import jobs_from_command_line
+from iolab.run.wire import WIRE_FILE, target_observer, wire_section
 
 app = typer.Typer(
     cls=IolabGroup,
@@ -125,21 +128,34 @@ def run(
         Optional[Path],
         typer.Option("--results", help="Also keep the run as a result directory under this root (see `iolab ls`)."),
     ] = None,
+    target_stats: Annotated[
+        Optional[str],
+        typer.Option(
+            "--target-stats",
+            help="Stats URL of the iolab target the nbd jobs drive (its --stats-http): report client, server "
+            "and wire latency, server CPU and wire bytes over the run's window.",
+        ),
+    ] = None,
 ) -> None:
     jobs = jobs_from_command_line(ctx.args)
     if dry_run:
         typer.echo(render.prepared_jobs([prepare(j) for j in jobs]))
         return
+    observers = [target_observer(target_stats, jobs, "--target-stats")] if target_stats else []
+    device_observers = diskstats_observers(jobs) if results is not None else []  # → diskstats.json
     with _partial_results_first(lambda partial: render.run_output(partial, output_format.value, output)):
         out = run_jobs(
             jobs,
             allow_overwrite=allow_overwrite,
             interval_ns=parse_interval_ns(interval),
             progress=TerminalProgress(),
+            observers=[*observers, *device_observers],
         )
     render.run_output(out, output_format.value, output)
     if results is not None:
-        typer.echo(f"results: {save_run(results, jobs, out)}", err=True)
+        wire = wire_section(out)
+        run_dir = save_run(results, jobs, out, extra={WIRE_FILE: wire} if wire is not None else None)
+        typer.echo(f"results: {run_dir}", err=True)
     if out.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
 
@@ -149,12 +165,25 @@ QUICK_HELP = """Characterise storage in about a minute.
 Seven jobs, one after another: sequential 1 MiB read and write (QD 8),
 random 4 KiB read and write at QD 1 and QD 32, and a 70/30 random mix at
 QD 16; io_uring, O_DIRECT where the filesystem allows it. Prints a table
-and writes the full results (JSON) to a file.
+and its three most important findings, and writes the full results (JSON)
+and an HTML report (charts, findings, tables; NAME.html beside NAME.json)
+to files.
 
 PATH: none = a new temporary directory; a directory = a new test file in
 it; both are removed afterwards. An existing file or block device is used
 in place: only the read jobs run unless --allow-overwrite is given.
 """
+
+
+def _quick_report(out: QuickOutput, json_path: Path) -> None:
+    """The HTML report beside the results (named on stderr), and the three
+    most important findings on stdout after the table."""
+    html_path, top = write_quick_report(out, json_path)
+    typer.echo(f"report written to {html_path}", err=True)
+    if top:
+        typer.echo("\nTop findings:")
+        for f in top:
+            typer.echo(f"  {'!' if f.severity != 'info' else '*'} {f.text}")
 
 
 @app.command(help=QUICK_HELP)
@@ -185,7 +214,10 @@ def quick(
             allow_overwrite=allow_overwrite,
             progress=TerminalProgress(),
         )
+    # Named here (not inside quick_output) so the HTML report lands beside the JSON.
+    output = output or default_results_path()
     render.quick_output(out.run, output)
+    _quick_report(out, output)
     if out.run.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
 
@@ -229,6 +261,7 @@ def docs(
 sweep_commands.register(app)
 catalog_commands.register(app)
 target_commands.register(app)
+report_commands.register(app)
 
 
 def main() -> None:

@@ -16,6 +16,8 @@ from iolab.report.units import fmt_bw, fmt_bytes, fmt_secs
 from iolab.results import build_output, to_fio_json
 from iolab.run.local import RunOutput
 from iolab.run.quick import write_quick_results
+from iolab.run.wire import NAME as WIRE_SECTION
+from iolab.run.wire import wire_section
 
 # ---- run results ----
 
@@ -23,6 +25,9 @@ from iolab.run.quick import write_quick_results
 def formatted(out: RunOutput, output_format: str) -> str:
     """The run's results in ``output_format`` (text, json, fio-json)."""
     doc = build_output(out.result_json, out.summary_json)
+    wire = wire_section(out)  # iolab run --target-stats
+    if wire is not None:
+        doc[WIRE_SECTION] = wire
     if output_format == "json":
         return json.dumps(doc, indent=2) + "\n"
     if output_format == "fio-json":

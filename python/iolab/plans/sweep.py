@@ -7,7 +7,8 @@ The sweep directory is ``RESULTS/<plan name>/``::
     plan.json         the plan as resolved (quick and target applied)
     host.json         host facts with the target's filesystem and device
     precondition/     the fill run, when the plan has one (a run directory)
-    points/p007-r2/   one run directory per point and repeat (iolab.results.rundir)
+    points/p007-r2/   one run directory per point and repeat (iolab.results.rundir), with the
+                      device's /proc/diskstats deltas over it (diskstats.json)
 
 A point x repeat counts as finished when its ``run.json`` exists (written
 last), so a sweep stopped anywhere resumes at the first unfinished one.
@@ -33,14 +34,15 @@ from iolab.plans.points import Point, expand, point_job, precondition_job, resol
 from iolab.plans.progress import SweepProgress
 from iolab.plans.steady import DROP_CACHES, drop_caches, steady_metric, steady_state_check
 from iolab.results.catalog import Catalog
+from iolab.results.diskstats import diskstats_observers
 from iolab.results.hostfacts import host_facts
-from iolab.results.rundir import is_complete, write_json, write_run_dir
+from iolab.results.rundir import is_complete, observed_files, write_json, write_run_dir
 from iolab.run.api import prepare
 from iolab.run.local import RunLike, RunOutput, run_jobs
 
 SWEEP_FILE = "sweep.json"
 
-#: ``runner(specs, allow_overwrite=..., progress=..., run_factory=...)``: :func:`run_jobs` or a test double.
+#: ``runner(specs, allow_overwrite=..., progress=..., run_factory=..., observers=...)``: :func:`run_jobs` or a test double.
 Runner = Callable[..., RunOutput]
 
 
@@ -219,7 +221,11 @@ class _Sweep:
             return timed[-1]
 
         out = self.opts.runner(
-            list(specs), allow_overwrite=self.opts.allow_overwrite, progress=self.progress, run_factory=factory
+            list(specs),
+            allow_overwrite=self.opts.allow_overwrite,
+            progress=self.progress,
+            run_factory=factory,
+            observers=diskstats_observers(specs),  # kept as diskstats.json in the point's directory
         )
         timed_out = any(t.timed_out for t in timed)
         if out.interrupted and not timed_out:
@@ -273,6 +279,9 @@ class _Sweep:
         config["prepared"] = [prepare(j) for j in jobs]
         run_meta = {"id": run_id, "sweep": self.plan.name, "interrupted": out.interrupted, **meta}
         run_meta["finished_unix_ns"] = time.time_ns()
-        doc = write_run_dir(target, out.result_json, out.summary_json, run_meta=run_meta, config=config, host=self.host)
+        doc = write_run_dir(
+            target, out.result_json, out.summary_json, run_meta=run_meta, config=config, host=self.host,
+            extra=observed_files(out.observed),
+        )  # fmt: skip
         if meta["kind"] == "point":
             self.catalog.add_point(run_meta, target, doc)

@@ -213,7 +213,64 @@ def format_text(doc: Json) -> str:
         grouped = all(j["config"]["group_reporting"] for j in s["jobs"] if j["group"] == g["group"])
         out += _group_lines(g, "job" if grouped else "worker")
         out.append("")
+    if "nbd_target" in doc:
+        out += wire_lines(doc["nbd_target"])
     return "\n".join(out).rstrip() + "\n"
+
+
+def wire_lines(section: Json) -> list[str]:
+    """The wire latency block of ``iolab run --target-stats``: per export and
+    direction client, server and wire latency at each percentile (one unit
+    for the block), the counts at both ends, the server's CPU, and payload
+    vs wire bytes."""
+    w = section["wire"]
+    out = [
+        f"wire latency vs iolab target {section['server'].get('stats_url', '')} "
+        f"(server window {fmt_secs(w['server_window_ns'])}):",
+        "  client = lat from issue to reap; server = header received to reply written (less WRITE payload "
+        "arrival); wire = client - server at each percentile",
+    ]
+    for e in w["exports"]:
+        for d, x in e["directions"].items():
+            out += _wire_dir_lines(e["export"], d, x)
+        out += _wire_bytes_lines(e["bytes"])
+    c = w.get("server_cpu")
+    if c:
+        out.append(
+            f"  server CPU: process {fmt_pct(c['proc_cpu_pct'])} of one CPU (usr={fmt_pct(c['proc_user_pct'])}, "
+            f"sys={fmt_pct(c['proc_sys_pct'])}); system privileged {fmt_pct(c['privileged_pct'])} of all CPUs; "
+            f"cycles per I/O {fmt_num(c['cycles_per_io'])} (system), {fmt_num(c['proc_cycles_per_io'])} (process); "
+            f"c/B {fmt_num(c['cycles_per_byte'])}"
+        )
+    return [*out, ""]
+
+
+def _wire_dir_lines(export: str, d: str, x: Json) -> list[str]:
+    same = "equal" if x["ios_match"] else "MISMATCH: another client, or I/Os outside the window"
+    out = [f"  export {export}, {d.upper()}: client {x['client_ios']} I/Os, server {x['server_ios']} I/Os ({same})"]
+    rows = [r for r in x["rows"] if r["wire_ns"] is not None]
+    if not rows:
+        return out
+    unit, scale = lat_unit_for(float(r["client_ns"]) for r in rows)
+    out.append(f"    {'percentile':>10}  {'client (' + unit + ')':>12}  {'server (' + unit + ')':>12}  "
+               f"{'wire (' + unit + ')':>12}")  # fmt: skip
+    for r in rows:
+        flag = "  (negative: below timing resolution)" if r["wire_ns"] < 0 else ""
+        out.append(
+            f"    {_pct_label(r['percentile']):>10}  {fmt_lat(r['client_ns'], scale):>12}  "
+            f"{fmt_lat(r['server_ns'], scale):>12}  {fmt_lat(r['wire_ns'], scale):>12}{flag}"
+        )
+    return out
+
+
+def _wire_bytes_lines(b: Json) -> list[str]:
+    return [
+        f"  bytes over {b['requests']} requests (derived from NBD framing: 28-byte request header, 16-byte "
+        "simple reply; not socket counts):",
+        f"    to target: payload {b['to_target_payload_bytes']} bytes, wire {b['to_target_wire_bytes']} bytes; "
+        f"from target: payload {b['from_target_payload_bytes']} bytes, wire {b['from_target_wire_bytes']} bytes; "
+        f"protocol overhead {fmt_pct(b['overhead_pct'])} of wire bytes",
+    ]
 
 
 def _percentile(s: Json, p: float) -> int | None:

@@ -46,6 +46,17 @@ def fmt_lat(ns: float, scale: float) -> str:
     return fmt_num(ns / scale)
 
 
+def fmt_sig3(x: float) -> str:
+    """About three significant digits, no exponent, no suffix (progress
+    lines and sentences, where four digits would be noise)."""
+    ax = abs(x)
+    if ax >= 100:
+        return f"{x:.0f}"
+    if ax >= 10:
+        return f"{x:.1f}"
+    return f"{x:.2f}"
+
+
 def fmt_num(x: float) -> str:
     """About four significant digits, no exponent, no k/M suffix."""
     ax = abs(x)

@@ -9,10 +9,10 @@ docs/results-schema.md documents every field.
 
 from __future__ import annotations
 
+from iolab.errors import ResultFormatError
 from iolab.results.document import (
     RESULT_SCHEMA,
     SUMMARY_SCHEMA,
-    ResultFormatError,
     build_output,
     check_document,
 )

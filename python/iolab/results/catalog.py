@@ -27,7 +27,7 @@ from typing import Any, Optional
 
 from iolab.jobs import JobSpec
 from iolab.results.hostfacts import host_facts
-from iolab.results.rundir import figure_rows, write_run_dir
+from iolab.results.rundir import figure_rows, observed_files, write_run_dir
 from iolab.run.api import prepare
 from iolab.run.local import RunOutput
 
@@ -133,9 +133,11 @@ class Catalog:
             return [dict(r) for r in rows]
 
 
-def save_run(root: Path, specs: Sequence[JobSpec], out: RunOutput) -> Path:
+def save_run(root: Path, specs: Sequence[JobSpec], out: RunOutput, extra: Optional[dict[str, Any]] = None) -> Path:
     """Write a run (``iolab run --results ROOT``) to ``ROOT/run-YYYYmmdd-HHMMSS``
-    and index it; returns the directory."""
+    and index it; returns the directory. ``extra``: more files for the
+    directory (``{"wire.json": ...}``), written before ``run.json`` marks it
+    complete."""
     stamp = time.strftime("run-%Y%m%d-%H%M%S")
     directory, n = root / stamp, 1
     while directory.exists():
@@ -147,7 +149,10 @@ def save_run(root: Path, specs: Sequence[JobSpec], out: RunOutput) -> Path:
     target = (first.get("filenames") or [None])[0] or first.get("directory")
     host = host_facts(Path(target) if isinstance(target, str) else None)
     meta = {"id": directory.name, "kind": "run", "interrupted": out.interrupted, "finished_unix_ns": time.time_ns()}
-    doc = write_run_dir(directory, out.result_json, out.summary_json, run_meta=meta, config=config, host=host)
+    doc = write_run_dir(
+        directory, out.result_json, out.summary_json, run_meta=meta, config=config, host=host,
+        extra={**observed_files(out.observed), **(extra or {})},
+    )  # fmt: skip
     name = ",".join(dict.fromkeys(j.name for j in specs))
     Catalog(root).add_run(directory.name, name, directory, doc, out.interrupted)
     return directory

@@ -18,16 +18,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from iolab.errors import IolabError
+from iolab.errors import ResultFormatError
 
 Json = dict[str, Any]
 
 RESULT_SCHEMA = "iolab.result/1"
 SUMMARY_SCHEMA = "iolab.summary/1"
-
-
-class ResultFormatError(IolabError, ValueError):
-    """A document is not an iolab result/summary of a version this iolab reads."""
 
 
 def _parse(text: str, what: str, schema: str) -> Json:

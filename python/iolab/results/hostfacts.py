@@ -1,6 +1,6 @@
 """Facts about the host a run measured, for a self-describing result directory.
 
-``host_facts(path)``: CPU model and cores, memory, kernel, whether it is a
+``host_facts(path)``: CPU model and cores, cpufreq governors, memory, kernel, whether it is a
 virtual machine (``systemd-detect-virt``, else the cpuinfo ``hypervisor``
 flag), and for ``path`` the filesystem and device under it (from
 ``/proc/self/mountinfo`` and ``/sys/dev/block``) with its I/O scheduler.
@@ -30,7 +30,19 @@ def _cpu() -> Json:
     info = _read("/proc/cpuinfo") or ""
     model = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("model name")), None)
     flags = next((ln.split(":", 1)[1].split() for ln in info.splitlines() if ln.startswith("flags")), [])
-    return {"model": model, "logical_cores": os.cpu_count(), "hypervisor_flag": "hypervisor" in flags}
+    return {
+        "model": model,
+        "logical_cores": os.cpu_count(),
+        "hypervisor_flag": "hypervisor" in flags,
+        "scaling_governors": scaling_governors(),
+    }
+
+
+def scaling_governors(root: Path = Path("/sys/devices/system/cpu")) -> Optional[list[str]]:
+    """The cpufreq governors in use (distinct, sorted); None where the kernel
+    exposes no cpufreq (many VMs): whether the clock varies is then unknown."""
+    found = {g.strip() for p in sorted(root.glob("cpu[0-9]*/cpufreq/scaling_governor")) if (g := _read(str(p)))}
+    return sorted(found) or None
 
 
 def _memory_bytes() -> Optional[int]:

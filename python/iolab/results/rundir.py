@@ -6,6 +6,7 @@ A run directory (one ``iolab run --results``, one point x repeat of a sweep)::
     host.json          host facts (iolab.results.hostfacts), with the target's filesystem and device
     result.json        the iolab.result/1 document: summary, histograms (HdrHistogram V2), raw series
     timeseries.parquet the per-interval series of every job and direction (pyarrow)
+    diskstats.json     the device under the files over the run (iolab.results.diskstats), when measured
     run.json           id, kind, times, tool version, interrupted; written LAST: its presence marks
                        the directory complete
 
@@ -49,16 +50,29 @@ def write_run_dir(
     run_meta: Json,
     config: Json,
     host: Json,
+    extra: Optional[dict[str, Json]] = None,
 ) -> Json:
-    """Write a complete run directory; returns its results document."""
+    """Write a complete run directory; returns its results document.
+    ``extra``: more JSON files by name (``diskstats.json``), written before run.json."""
     directory.mkdir(parents=True, exist_ok=True)
     doc = build_output(result_json, summary_json)
     write_json(directory / "config.json", config)
     write_json(directory / "host.json", host)
+    for name, value in (extra or {}).items():
+        write_json(directory / name, value)
     write_json(directory / RESULT_FILE, doc)
     write_series(directory / SERIES_FILE, series_rows(doc))
     write_json(directory / RUN_FILE, {**run_meta, "tool_version": doc["tool"]["version"]})
     return doc
+
+
+#: Observers (``RunOutput.observed``) whose measurement a run directory keeps as ``NAME.json``.
+OBSERVED_FILES = ("diskstats",)
+
+
+def observed_files(observed: dict[str, Json]) -> dict[str, Json]:
+    """What run observers measured, as run-directory files: ``{"diskstats.json": ...}``."""
+    return {f"{name}.json": observed[name] for name in OBSERVED_FILES if name in observed}
 
 
 def is_complete(directory: Path) -> bool:

@@ -71,16 +71,25 @@ def run(
     allow_overwrite: bool = False,
     interval: str = "1s",
     progress: Optional[ProgressSink] = None,
+    target_stats: Optional[str] = None,
 ) -> RunOutput:
     """Run jobs on this host (stonewall groups one after another).
 
     ``progress`` receives layout notes and live progress (e.g.
     ``iolab.run.progress.TerminalProgress()``); by default nothing is shown.
+    ``target_stats``: the stats URL of the iolab target the (nbd) jobs
+    drive; its window is measured alongside, and
+    ``iolab.run.wire.wire_section(output)`` gives client, server and wire
+    latency, server CPU and wire bytes.
     """
+    from iolab.run.wire import target_observer
+
     specs = [jobs] if isinstance(jobs, JobSpec) else list(jobs)
+    observers = [target_observer(target_stats, specs)] if target_stats else []
     return run_jobs(
         specs,
         allow_overwrite=allow_overwrite,
         interval_ns=parse_interval_ns(interval),
         progress=progress,
+        observers=observers,
     )

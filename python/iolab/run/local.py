@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Protocol
 
 from iolab import _native
@@ -53,6 +53,20 @@ class RunLike(Protocol):
 RunFactory = Callable[..., RunLike]
 
 
+class RunObserver(Protocol):
+    """Something measured alongside a run over the same window (the
+    device's /proc/diskstats, an iolab target's server statistics).
+
+    ``begin()`` is called just before the workers start, ``end()`` once
+    the run is over (also when it was interrupted or ended on an error);
+    what ``end()`` returns lands in ``RunOutput.observed[name]``."""
+
+    name: str
+
+    def begin(self) -> None: ...
+    def end(self) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class RunOutput:
     """A finished (or interrupted) run."""
@@ -65,6 +79,8 @@ class RunOutput:
     interrupted: bool
     #: What layout did before the run, one line each.
     layout_notes: tuple[str, ...]
+    #: What each :class:`RunObserver` measured over the run, by its name.
+    observed: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def result(self) -> dict[str, Any]:
@@ -101,6 +117,7 @@ def run_jobs(
     progress: Optional[ProgressSink] = None,
     host: Optional[str] = None,
     run_factory: RunFactory = _native.Run,
+    observers: Sequence[RunObserver] = (),
 ) -> RunOutput:
     """Run ``specs`` (stonewall groups one after another) and summarise them.
 
@@ -118,6 +135,8 @@ def run_jobs(
         allow_overwrite=allow_overwrite,
         host=host or socket.gethostname(),
     )
+    for o in observers:
+        o.begin()
     interrupted, shown = _drive(run, sink, _show_new_notes(run, sink, ()))
     try:
         result_json = run.wait()
@@ -126,12 +145,26 @@ def run_jobs(
         if not isinstance(partial, str):
             raise
         sink.note("the run ended early on an error: the results cover the work done before it")
-        setattr(e, _PARTIAL, RunOutput(partial, _native.summarize(partial), interrupted, shown))
+        observed = _end_observers(observers, sink)
+        setattr(e, _PARTIAL, RunOutput(partial, _native.summarize(partial), interrupted, shown, observed))
         raise
+    observed = _end_observers(observers, sink)
     if interrupted:
         sink.note("interrupted: the results cover only the time that ran")
     summary_json = _native.summarize(result_json)
-    return RunOutput(result_json, summary_json, interrupted, shown)
+    return RunOutput(result_json, summary_json, interrupted, shown, observed)
+
+
+def _end_observers(observers: Sequence[RunObserver], sink: ProgressSink) -> dict[str, dict[str, Any]]:
+    """End every observer; one that fails is noted, not fatal (the run's own
+    results are worth keeping)."""
+    observed = {}
+    for o in observers:
+        try:
+            observed[o.name] = o.end()
+        except Exception as e:  # any failure of a side measurement is reported, not raised
+            sink.note(f"{o.name}: could not measure over the run: {e}")
+    return observed
 
 
 #: The attribute of an exception that ended a run early holding its partial output.

@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol, TextIO
 
-from iolab.report.units import fmt_scaled
+from iolab.report.units import fmt_scaled, fmt_sig3
 
 Progress = dict[str, Any]
 """A ``Run.poll`` snapshot: group, groups, phase, elapsed_ns, remaining_ns,
@@ -56,25 +56,17 @@ class Terminal:
 
 def fmt_ns(ns: float) -> str:
     """A duration with its unit: 850 ns, 12.3 µs, 4.10 ms, 1.20 s."""
-    return fmt_scaled(ns, ((" s", 1e9), (" ms", 1e6), (" µs", 1e3)), _three_digits, " ns")
+    return fmt_scaled(ns, ((" s", 1e9), (" ms", 1e6), (" µs", 1e3)), fmt_sig3, " ns")
 
 
 def fmt_count_per_s(x: float) -> str:
     """An operation rate: 950, 12.3k, 1.20M (per second)."""
-    return fmt_scaled(x, (("M", 1e6), ("k", 1e3)), _three_digits, "")
+    return fmt_scaled(x, (("M", 1e6), ("k", 1e3)), fmt_sig3, "")
 
 
 def fmt_mb_per_s(bytes_per_s: float) -> str:
     """Bandwidth in MB/s (10^6 bytes per second)."""
-    return f"{_three_digits(bytes_per_s / 1e6)} MB/s"
-
-
-def _three_digits(x: float) -> str:
-    if x >= 100:
-        return f"{x:.0f}"
-    if x >= 10:
-        return f"{x:.1f}"
-    return f"{x:.2f}"
+    return f"{fmt_sig3(bytes_per_s / 1e6)} MB/s"
 
 
 def progress_line(p: Progress) -> str:

@@ -1,0 +1,76 @@
+//! Latency histograms for the Python front: decode, merge, summarise and
+//! build HdrHistogram V2 (base64) strings with the core's [`LatHist`], so
+//! analysis and reports in Python use exactly the engine's histogram
+//! arithmetic (3 significant digits, exact merges) instead of a second
+//! implementation.
+
+use iolab_core::hist::LatHist;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::errors::core_error;
+
+fn decode(s: &str) -> PyResult<LatHist> {
+    LatHist::from_v2_base64(s).map_err(core_error)
+}
+
+/// The exact merge of histograms (V2 base64 strings) as one V2 base64
+/// string: the histogram of the union of their samples.
+#[pyfunction]
+pub fn hist_merge(hists: Vec<String>) -> PyResult<String> {
+    let mut total = LatHist::new();
+    for s in &hists {
+        total.merge(&decode(s)?);
+    }
+    Ok(total.to_v2_base64())
+}
+
+/// A histogram built from `(value_ns, count)` pairs (e.g. fio's json+
+/// bins), as V2 base64. Values are recorded at 3 significant digits.
+#[pyfunction]
+pub fn hist_from_counts(counts: Vec<(u64, u64)>) -> PyResult<String> {
+    let mut h = LatHist::new();
+    for (value_ns, n) in counts {
+        if n > 0 {
+            h.record_n(value_ns, n);
+        }
+    }
+    Ok(h.to_v2_base64())
+}
+
+/// The recorded buckets `(value_ns, count)`, ascending; `value_ns` is the
+/// highest value equivalent to the bucket (what percentiles report).
+#[pyfunction]
+pub fn hist_buckets(hist: &str) -> PyResult<Vec<(u64, u64)>> {
+    Ok(decode(hist)?.buckets().collect())
+}
+
+/// Count, min/max/mean/stdev (ns, population) and the value at each
+/// percentile of `percentiles` (percent, 0–100) as `{percentile: value_ns}`.
+#[pyfunction]
+pub fn hist_stats<'py>(
+    py: Python<'py>,
+    hist: &str,
+    percentiles: Vec<f64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let h = decode(hist)?;
+    let d = PyDict::new(py);
+    d.set_item("count", h.count())?;
+    d.set_item("min_ns", h.min())?;
+    d.set_item("max_ns", h.max())?;
+    let empty = h.is_empty();
+    d.set_item("mean_ns", if empty { 0.0 } else { h.mean() })?;
+    d.set_item("stdev_ns", if empty { 0.0 } else { h.stdev() })?;
+    let pct = PyDict::new(py);
+    for p in percentiles {
+        if !(0.0..=100.0).contains(&p) {
+            return Err(PyValueError::new_err(format!(
+                "percentile {p} is outside 0..100 (give percent, e.g. 99.9)"
+            )));
+        }
+        pct.set_item(p, h.percentile(p))?;
+    }
+    d.set_item("percentiles", pct)?;
+    Ok(d)
+}

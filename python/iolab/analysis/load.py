@@ -1,0 +1,227 @@
+"""Results on disk → a :class:`Dataset`: an iolab run directory, an iolab
+sweep directory, or (by dispatch to :mod:`iolab.analysis.fio_import`) a fio
+JSON output.
+
+A run with several stonewall groups gives one point per group; its axes
+are the job options whose values differ between the groups (the job name
+when nothing else does). A sweep gives one point per plan point, its
+params from each ``run.json``, its samples the repeats ``points/pNNN-rK``.
+Numeric axis values (``values``) come from the resolved job (``bs`` in
+bytes, ``iodepth``, ``numjobs``, ``size``…) or, for other options, from
+the number as written or a size parsed by the native option parser.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from iolab import _native
+from iolab.analysis.model import Dataset, Point, Sample, Scalar
+from iolab.analysis.samples import device_figures, group_sample
+from iolab.errors import IolabError, JobError
+from iolab.results.rundir import RUN_FILE, is_complete, read_document
+
+Json = dict[str, Any]
+DISKSTATS_FILE = "diskstats.json"
+
+
+class DatasetError(IolabError, ValueError):
+    """A path that holds no results analysis can read."""
+
+
+def load_dataset(path: str | Path) -> Dataset:
+    """Read a run directory, a sweep directory or a fio JSON file.
+
+    Raises :class:`DatasetError` naming the path when it is none of them."""
+    p = Path(path)
+    if p.is_file():
+        return _load_file(p)
+    if is_complete(p):
+        return load_run_dir(p)
+    if (p / "sweep.json").is_file():
+        return load_sweep_dir(p)
+    raise DatasetError(f"{p}: not an iolab run directory (run.json), sweep directory (sweep.json) or fio JSON file")
+
+
+def _load_file(p: Path) -> Dataset:
+    """A file: fio's output (its loader explains what is wrong with a fio
+    text or terse output), or an iolab result document given by mistake."""
+    try:
+        top = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        top = None
+    if isinstance(top, dict) and str(top.get("schema", "")).startswith("iolab."):
+        raise DatasetError(
+            f"{p}: an iolab {top['schema']} document; report its run directory instead "
+            "(iolab run --results DIR, or iolab sweep)"
+        )
+    if isinstance(top, dict) and "fio version" not in top:
+        raise DatasetError(f"{p}: a JSON file without 'fio version': not fio output (give a run or sweep directory)")
+    from iolab.analysis.fio_import import load_fio_json  # lazy: only fio outputs need it
+
+    return load_fio_json(p)
+
+
+def _json(path: Path) -> Json:
+    value: Json = json.loads(path.read_text(encoding="utf-8"))
+    return value
+
+
+def _optional_json(path: Path) -> Optional[Json]:
+    return _json(path) if path.is_file() else None
+
+
+def _run_notes(meta: Json) -> list[str]:
+    notes = []
+    if meta.get("interrupted"):
+        notes.append("interrupted: figures cover only the time that ran")
+    if meta.get("timed_out"):
+        notes.append("stopped at the per-point timeout")
+    ss = meta.get("steady_state")
+    if isinstance(ss, dict) and not ss.get("reached"):
+        notes.append(f"steady state not reached after {ss.get('rounds')} rounds")
+    dc = meta.get("drop_caches")
+    if isinstance(dc, dict) and not dc.get("done"):
+        notes.append(f"page cache not dropped: {dc.get('error')}")
+    return notes
+
+
+def run_samples(directory: Path, doc: Optional[Json] = None) -> list[Sample]:
+    """Every stonewall group of one run directory, as samples."""
+    meta = _json(directory / RUN_FILE)
+    doc = doc or read_document(directory)
+    groups = doc["summary"]["groups"]
+    disk = _optional_json(directory / DISKSTATS_FILE)
+    notes = _run_notes(meta)
+    # One diskstats window covers the whole run: it belongs to a group only when there is one.
+    device = device_figures(disk) if len(groups) == 1 else None
+    if disk and len(groups) > 1:
+        notes.append(f"device figures cover all {len(groups)} groups together: not attributed to one")
+    label = str(meta.get("id", directory.name))
+    return [
+        group_sample(doc, g, label if len(groups) == 1 else f"{label}#g{g['group']}", notes, device) for g in groups
+    ]
+
+
+def _tool(directory: Path) -> str:
+    meta = _optional_json(directory / RUN_FILE) or _optional_json(directory / "sweep.json") or {}
+    return f"iolab {meta.get('tool_version', '?')}"
+
+
+def load_run_dir(directory: Path) -> Dataset:
+    """A run directory → one point per stonewall group."""
+    doc = read_document(directory)
+    samples = run_samples(directory, doc)
+    options = _group_options(_json(directory / "config.json"), doc)
+    differ = [k for k in dict.fromkeys(k for o in options for k in o) if len({str(o.get(k)) for o in options}) > 1]
+    axes = [k for k in differ if k != "job"] or (["job"] if len(samples) > 1 else [])
+    points = []
+    for i, (s, opts) in enumerate(zip(samples, options), 1):
+        params: dict[str, Scalar] = {a: opts[a] if a in opts else _resolved(a, s) for a in axes}
+        points.append(Point(i, params, numeric_values(params, s), [s]))
+    host = _optional_json(directory / "host.json") or {}
+    warm = any(s.config.ramp_time_ns > 0 for s in samples)
+    plan: Json = {"repeats": 1, "warmup": warm, "precondition": False, "drop_caches": None}
+    return Dataset("iolab-run", directory.name, str(directory), axes, points, host, plan, _tool(directory))
+
+
+def _resolved(option: str, s: Sample) -> Scalar:
+    """The value a group ran with for an option it did not write (its
+    default), where the prepared job tells; "-" otherwise."""
+    if option == "iodepth":
+        return s.config.iodepth
+    number = _CONFIG_NUMBERS.get(option)
+    got = number(s) if number is not None else None
+    if got is None:
+        return "-"
+    return int(got) if float(got).is_integer() else got
+
+
+def _group_options(config: Json, doc: Json) -> list[dict[str, Scalar]]:
+    """Each stonewall group's first job's options as written (``job``: its name)."""
+    jobs = config.get("jobs", [])
+    firsts: dict[int, dict[str, Scalar]] = {}
+    for i, sjob in enumerate(doc["summary"]["jobs"]):
+        if sjob["group"] in firsts or i >= len(jobs):
+            continue
+        opts: dict[str, Scalar] = {"job": jobs[i]["name"]}
+        opts.update({k: ("" if v is None else v) for k, v in jobs[i]["options"] if k != "stonewall"})
+        firsts[sjob["group"]] = opts
+    return [firsts.get(int(g["group"]), {}) for g in doc["summary"]["groups"]]
+
+
+_CONFIG_NUMBERS: dict[str, Callable[[Sample], Optional[float]]] = {
+    # iodepth is taken as written: the engine may run fewer (sync engines keep 1).
+    "numjobs": lambda s: s.config.numjobs,
+    "size": lambda s: s.config.size_bytes,
+    "rwmixread": lambda s: s.config.rwmixread_pct,
+    "bs": lambda s: s.config.bs_read_bytes if s.read.ios or not s.write.ios else s.config.bs_write_bytes,
+    "blocksize": lambda s: s.config.bs_read_bytes if s.read.ios or not s.write.ios else s.config.bs_write_bytes,
+}
+
+
+def numeric_values(params: dict[str, Scalar], sample: Optional[Sample]) -> dict[str, float]:
+    """The numeric axes of a point: from its resolved job where iolab knows the option, else parsed."""
+    out: dict[str, float] = {}
+    for name, value in params.items():
+        got = _CONFIG_NUMBERS[name](sample) if name in _CONFIG_NUMBERS and sample is not None else None
+        number = float(got) if got is not None else parse_number(value)
+        if number is not None:
+            out[name] = number
+    return out
+
+
+def parse_number(value: Scalar) -> Optional[float]:
+    """A number as written, or a size ("4k", "1MiB") through the native option parser; None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        prepared = json.loads(_native.prepare_job("parse", [("size", str(value)), ("bs", "1")]))
+    except (JobError, ValueError):
+        return None
+    return float(prepared["size"])
+
+
+def load_sweep_dir(directory: Path) -> Dataset:
+    """A sweep directory → one point per plan point, one sample per finished repeat."""
+    meta = _json(directory / "sweep.json")
+    plan = _optional_json(directory / "plan.json") or {}
+    by_point: dict[int, list[Path]] = {}
+    for d in sorted((directory / "points").iterdir()) if (directory / "points").is_dir() else []:
+        if is_complete(d):
+            by_point.setdefault(int(_json(d / RUN_FILE)["point"]), []).append(d)
+    if not by_point:
+        raise DatasetError(f"{directory}: the sweep has no finished point yet")
+    axes = [a["name"] for a in plan.get("axes", [])]
+    points, drops = [], []
+    for index in sorted(by_point):
+        dirs = by_point[index]
+        params: dict[str, Scalar] = dict(_json(dirs[0] / RUN_FILE).get("params", {}))
+        samples = [s for d in dirs for s in run_samples(d)]
+        drops += [_json(d / RUN_FILE).get("drop_caches") for d in dirs]
+        points.append(Point(index, params, numeric_values(params, samples[0]), samples))
+    host = _optional_json(directory / "host.json") or {}
+    return Dataset("iolab-sweep", str(meta.get("id", directory.name)), str(directory), axes, points, host,
+                   _plan_facts(plan, meta, drops), _tool(directory))  # fmt: skip
+
+
+def _plan_facts(plan: Json, meta: Json, drops: list[Any]) -> Json:
+    drop: Optional[str] = None
+    if plan.get("drop_caches"):
+        drop = "dropped" if all(isinstance(d, dict) and d.get("done") for d in drops) else "failed"
+    return {
+        "repeats": int(plan.get("repeats") or meta.get("repeats") or 1),
+        "warmup": bool(plan.get("warmup_ramp_time") or plan.get("warmup_runtime")),
+        "precondition": bool(plan.get("precondition")),
+        "drop_caches": drop,
+        "steady_state": plan.get("steady_state"),
+        "quick": bool(meta.get("quick")),
+    }

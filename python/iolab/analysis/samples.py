@@ -1,0 +1,187 @@
+"""One iolab run directory's stonewall group → a :class:`Sample`.
+
+Reads only what the run directory already holds (the ``iolab.result/1``
+document, ``run.json``, ``diskstats.json``): per-direction figures of the
+group's jobs summed, latency statistics from the engine's summary (one
+job) or from the exact merge of every worker's histogram (several jobs),
+the job configuration as the engine resolved it, CPU figures of the group
+and the device's /proc/diskstats deltas.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from iolab import _native
+from iolab.analysis.model import (
+    DIRS,
+    LAT_KINDS,
+    CpuFigures,
+    DeviceFigures,
+    DirResult,
+    Interval,
+    LatStats,
+    Sample,
+    SampleConfig,
+)
+
+Json = dict[str, Any]
+
+
+def group_jobs(doc: Json, group: int) -> list[tuple[Json, Json]]:
+    """(summary job, result job) pairs of one stonewall group."""
+    pairs = zip(doc["summary"]["jobs"], doc["result"]["jobs"])
+    return [(s, r) for s, r in pairs if s["group"] == group]
+
+
+def _worker_hists(rjobs: list[Json], d: int, kind: str) -> list[str]:
+    hists = []
+    for job in rjobs:
+        for w in job["workers"]:
+            h = w["dirs"][d].get(f"{kind}_ns")
+            if isinstance(h, str):
+                hists.append(h)
+    return hists
+
+
+def _lat_from_summary(lat: Json, hist: Optional[str]) -> LatStats:
+    pcts = {float(e["percentile"]): int(e["value_ns"]) for e in lat.get("percentiles", [])}
+    return LatStats(lat["count"], lat["min_ns"], lat["max_ns"], lat["mean_ns"], lat["stdev_ns"], pcts, hist)
+
+
+def lat_from_hist(hist: str, percentiles: list[float]) -> LatStats:
+    """LatStats of a histogram (native decode: exact to the histogram's precision)."""
+    st = _native.hist_stats(hist, percentiles)
+    pcts = {float(k): int(v) for k, v in st["percentiles"].items()}
+    return LatStats(st["count"], st["min_ns"], st["max_ns"], st["mean_ns"], st["stdev_ns"], pcts, hist)
+
+
+def _lat(sjobs: list[Json], rjobs: list[Json], d: int, kind: str) -> Optional[LatStats]:
+    hists = _worker_hists(rjobs, d, kind)
+    one = hists[0] if len(hists) == 1 else (_native.hist_merge(hists) if hists else None)
+    if len(sjobs) == 1:
+        lat = sjobs[0]["merged"][DIRS[d]][kind]
+        return _lat_from_summary(lat, one) if lat["count"] else None
+    if one is None:
+        return None
+    stats = lat_from_hist(one, list(sjobs[0]["config"]["percentile_list"]))
+    return stats if stats.count else None
+
+
+def _dir_result(group: Json, sjobs: list[Json], rjobs: list[Json], d: int) -> DirResult:
+    g = group[DIRS[d]]
+    runtime = int(g["runtime_max_ns"])
+    ios, nbytes = int(g["ios"]), int(g["bytes"])
+    errors = sum(int(j["merged"][DIRS[d]]["errors"]) for j in sjobs)
+    iops = ios * 1e9 / runtime if runtime else 0.0
+    kinds = {k: _lat(sjobs, rjobs, d, k) if ios else None for k in LAT_KINDS}
+    return DirResult(ios, nbytes, errors, runtime, iops, float(g["bw_bytes_per_s"]), **kinds)
+
+
+def _rate_total(values: list[Optional[float]], workers: int) -> Optional[float]:
+    caps = [v for v in values if v]
+    return sum(caps) * workers if caps else None
+
+
+def sample_config(sjobs: list[Json], rjobs: list[Json]) -> SampleConfig:
+    """The first job's configuration; in-flight I/Os and rate caps summed over the group's jobs."""
+    c, job = sjobs[0]["config"], rjobs[0]["job"]
+    outstanding = sum(int(s["config"]["iodepth"]) * int(s["config"]["numjobs"]) for s in sjobs)
+    rate_iops = [_rate_total(list(r["job"]["rate_iops"]), int(s["config"]["numjobs"])) for s, r in zip(sjobs, rjobs)]
+    rate_bw = [
+        _rate_total(list(r["job"]["rate_bytes_per_s"]), int(s["config"]["numjobs"])) for s, r in zip(sjobs, rjobs)
+    ]
+    size = job.get("size")
+    return SampleConfig(
+        rw=c["rw"],
+        bs_read_bytes=int(c["bs_read"]["max_bytes"]),
+        bs_write_bytes=int(c["bs_write"]["max_bytes"]),
+        iodepth=int(c["iodepth"]),
+        numjobs=int(c["numjobs"]),
+        direct=bool(c["direct"]),
+        ioengine=str(c["ioengine"]),
+        rwmixread_pct=None if c.get("rwmixread_pct") is None else float(c["rwmixread_pct"]),
+        size_bytes=int(size) if isinstance(size, int) else None,
+        ramp_time_ns=int(c.get("ramp_time_ns") or 0),
+        rate_limited=any(bool(s["config"].get("rate_limited")) for s in sjobs),
+        time_based=bool(c.get("time_based")),
+        rate_iops=sum(v for v in rate_iops if v) or None,
+        rate_bytes_per_s=sum(v for v in rate_bw if v) or None,
+        outstanding_total=outstanding if len(sjobs) > 1 else None,
+        bs_fixed=all(c[k]["min_bytes"] == c[k]["max_bytes"] for k in ("bs_read", "bs_write")),
+    )
+
+
+def cpu_figures(group: Json, sjobs: list[Json]) -> CpuFigures:
+    """The group's CPU: worker threads (mean over jobs), the process and the system (this host)."""
+    cpus = group.get("cpu") or []
+    usr = [float(j["merged"]["usr_cpu_pct"]) for j in sjobs]
+    sys_ = [float(j["merged"]["sys_cpu_pct"]) for j in sjobs]
+    fig = CpuFigures(
+        usr_cpu_pct=sum(usr) / len(usr) if usr else None, sys_cpu_pct=sum(sys_) / len(sys_) if sys_ else None
+    )
+    if not cpus:
+        return fig
+    c = cpus[0]
+    fig.proc_cpu_pct = c.get("proc_cpu_pct")
+    idle, iowait = c.get("sys_idle_pct"), c.get("sys_iowait_pct")
+    fig.sys_busy_pct = None if idle is None or iowait is None else 100.0 - idle - iowait
+    fig.steal_pct = c.get("sys_steal_pct")
+    fig.iowait_pct = iowait
+    fig.ncpus = c.get("ncpus")
+    fig.cycles_per_io = c.get("cycles_per_io")
+    fig.cycles_per_byte = c.get("cycles_per_byte")
+    source = str(c.get("clock_source") or "")
+    fig.clock_note = "varies" if "may vary" in source else ("fixed" if source else None)
+    return fig
+
+
+def _series(sjobs: list[Json]) -> list[Interval]:
+    """Intervals summed over the group's jobs (p99 only for one job and one direction: percentiles do not add)."""
+    out: list[Interval] = []
+    single = len(sjobs) == 1
+    for i, s in enumerate(sjobs[0]["series"]):
+        rows = [j["series"][i] for j in sjobs if i < len(j["series"])]
+        iops = sum(r[d]["iops"] for r in rows for d in DIRS)
+        bw = sum(r[d]["bw_bytes_per_s"] for r in rows for d in DIRS)
+        active = [d for d in DIRS if s[d]["ios"]]
+        p99 = s[active[0]].get("lat_p99_ns") if single and len(active) == 1 else None
+        out.append(Interval(int(s["t_start_ns"]), int(s["t_end_ns"]), float(iops), float(bw), p99))
+    return out
+
+
+def device_figures(diskstats: Optional[Json]) -> Optional[DeviceFigures]:
+    """The first device of a ``diskstats.json`` (the one under the job's file)."""
+    if not diskstats or not diskstats.get("devices"):
+        return None
+    d = diskstats["devices"][0]
+    return DeviceFigures(
+        device=str(d["device"]),
+        window_ns=int(d["window_ns"]),
+        util_pct=float(d["util_pct"]),
+        reads_completed=int(d["reads_completed"]),
+        writes_completed=int(d["writes_completed"]),
+        read_bytes=int(d["read_bytes"]),
+        write_bytes=int(d["write_bytes"]),
+        read_ticks_ms=d.get("read_ticks_ms"),
+        write_ticks_ms=d.get("write_ticks_ms"),
+        in_queue_ms=d.get("in_queue_ms"),
+    )
+
+
+def group_sample(doc: Json, group: Json, label: str, notes: list[str], device: Optional[DeviceFigures]) -> Sample:
+    """One stonewall group of a results document as a Sample."""
+    pairs = group_jobs(doc, int(group["group"]))
+    sjobs, rjobs = [p[0] for p in pairs], [p[1] for p in pairs]
+    read, write = (_dir_result(group, sjobs, rjobs, d) for d in range(len(DIRS)))
+    return Sample(
+        label=label,
+        config=sample_config(sjobs, rjobs),
+        read=read,
+        write=write,
+        runtime_ns=max(read.runtime_ns, write.runtime_ns),
+        cpu=cpu_figures(group, sjobs),
+        device=device,
+        series=_series(sjobs),
+        notes=list(notes),
+    )

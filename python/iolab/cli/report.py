@@ -1,0 +1,147 @@
+"""``iolab report`` and ``iolab compare``: the analysis of results, rendered.
+
+Both read what :func:`iolab.analysis.load_dataset` reads (an iolab run or
+sweep directory, a fio JSON output), analyse it and render: terminal text,
+Markdown, JSON (``iolab.analysis/1``, ``iolab.compare/1``) or, for one
+analysis, a self-contained HTML file.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from iolab.analysis.model import Analysis
+
+Source = Annotated[
+    Path,
+    typer.Argument(help="An iolab run or sweep directory, or a fio JSON output (json or json+).", exists=True),
+]
+
+
+class ReportFormat(str, enum.Enum):
+    text = "text"
+    md = "md"
+    html = "html"
+    json = "json"
+
+
+class CompareFormat(str, enum.Enum):
+    text = "text"
+    md = "md"
+    json = "json"
+
+
+def analyse(source: Path) -> Analysis:
+    """Load and analyse one source (errors name the path)."""
+    from iolab.analysis import analyze, load_dataset
+
+    return analyze(load_dataset(source))
+
+
+def default_html_path(source: Path) -> Path:
+    """``RUN/report.html`` for a directory; ``NAME.report.html`` beside a file."""
+    if source.is_dir():
+        return source / "report.html"
+    return source.with_name(source.stem + ".report.html")
+
+
+def _emit(text: str, output: Optional[Path]) -> None:
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+        typer.echo(f"report written to {output}", err=True)
+
+
+def _output_dir_exists(value: Optional[Path]) -> Optional[Path]:
+    if value is not None and not value.parent.is_dir():
+        raise typer.BadParameter(f"directory {value.parent} does not exist")
+    return value
+
+
+Output = Annotated[
+    Optional[Path],
+    typer.Option("--output", "-o", help="Write the report to this file.", dir_okay=False, callback=_output_dir_exists),
+]
+
+
+def report(
+    source: Source,
+    fmt: Annotated[
+        ReportFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="text (terminal tables), md (Markdown), json (iolab.analysis/1) or html (one self-contained file).",
+        ),
+    ] = ReportFormat.text,
+    output: Output = None,
+) -> None:
+    """Analyse results and report them: findings, warnings, knees, bottleneck
+    and the tables (IOPS, MB/s, latency percentiles, CPU per point and
+    direction, mean ± 95% confidence interval over repeats).
+
+    text, md and json go to stdout unless --output is given. html goes to a
+    file — by default RUN/report.html (or NAME.report.html next to a fio JSON
+    file) — whose path is printed; it opens without a network."""
+    an = analyse(source)
+    if fmt is ReportFormat.html:
+        from iolab.report.html import render_html
+
+        path = output or default_html_path(source)
+        path.write_text(render_html(an), encoding="utf-8")
+        typer.echo(str(path))
+        return
+    _emit(render_analysis(an, fmt), output)
+
+
+def render_analysis(an: Analysis, fmt: ReportFormat) -> str:
+    """One analysis as text, Markdown or JSON."""
+    if fmt is ReportFormat.json:
+        return json.dumps(an.to_json(), indent=2) + "\n"
+    if fmt is ReportFormat.md:
+        from iolab.report.markdown import format_analysis_markdown
+
+        return format_analysis_markdown(an)
+    from iolab.report.analysis_text import format_analysis_text
+
+    return format_analysis_text(an)
+
+
+def compare(
+    a: Annotated[Path, typer.Argument(help="The baseline: run or sweep directory, or fio JSON.", exists=True)],
+    b: Annotated[Path, typer.Argument(help="Compared with A: run or sweep directory, or fio JSON.", exists=True)],
+    fmt: Annotated[
+        CompareFormat,
+        typer.Option("--format", "-f", help="text, md (Markdown) or json (iolab.compare/1)."),
+    ] = CompareFormat.text,
+    output: Output = None,
+) -> None:
+    """Compare two runs or sweeps: the rows they share (same parameters and
+    direction), each metric's difference B vs A in %, and whether it is
+    significant (Welch's t-test on the per-repeat values, p < 0.05), within
+    the noise between repeats, or cannot be told (fewer than 2 repeats)."""
+    from iolab.analysis.compare import compare as compare_analyses
+
+    c = compare_analyses(analyse(a), analyse(b))
+    if fmt is CompareFormat.json:
+        text = json.dumps(c.to_json(), indent=2) + "\n"
+    elif fmt is CompareFormat.md:
+        from iolab.report.markdown import format_comparison_markdown
+
+        text = format_comparison_markdown(c)
+    else:
+        from iolab.report.analysis_text import format_comparison_text
+
+        text = format_comparison_text(c)
+    _emit(text, output)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(report)
+    app.command()(compare)

@@ -1,0 +1,341 @@
+"""The charts of the HTML report, as plotly.js figure specs (``data`` and
+``layout`` dicts, no network, no Python-side plotly objects: plain dicts
+are many times faster to build than validated ``go.Figure`` s, which
+matters for a 100-point sweep).
+
+Each builder takes an :class:`Analysis` and returns :class:`Chart` s:
+
+- :func:`latency_charts` — histogram and CDF per direction, log latency
+  axis, from the repeats' merged HdrHistograms (``iolab._native``), re-binned
+  to 20 bins per decade;
+- :func:`load_charts` — per numeric axis: IOPS and MB/s with the knee
+  marked, latency percentiles; without numeric axes, per point;
+- :func:`curve_charts` — latency vs throughput;
+- :func:`series_charts` — IOPS over time per point (first repeat);
+- :func:`spread_charts` — per-repeat IOPS as boxes (when there are repeats).
+
+Many points: latency and time-series charts draw at most
+:data:`MAX_TRACES` points, evenly spaced, and say so in their title.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import Any, Optional
+
+from iolab import _native
+from iolab.analysis.compare import point_label
+from iolab.analysis.model import DIRS, Analysis, Json, Point, Row
+from iolab.report.analysis_text import headline_lat_kind, pct_metric, percentiles_of
+from iolab.report.units import lat_unit_for
+
+MAX_TRACES = 10
+BINS_PER_DECADE = 20
+_CURVE_PCTS = (50.0, 99.0, 99.9)
+
+
+@dataclass
+class Chart:
+    title: str
+    data: list[Json]
+    layout: Json
+
+
+def _layout(title: str, x: str, y: str, *, xlog: bool = False, ylog: bool = False) -> Json:
+    return {
+        "title": {"text": title},
+        "xaxis": {"title": {"text": x}, "type": "log" if xlog else "linear"},
+        "yaxis": {"title": {"text": y}, "type": "log" if ylog else "linear"},
+        "margin": {"t": 50, "r": 20},
+        "height": 420,
+    }
+
+
+def pick(points: list[Point], n: int = MAX_TRACES) -> list[Point]:
+    """At most ``n`` points, evenly spaced, first and last included."""
+    if len(points) <= n:
+        return points
+    step = (len(points) - 1) / (n - 1)
+    return [points[round(i * step)] for i in range(n)]
+
+
+def _shown(title: str, shown: int, total: int) -> str:
+    return title if shown == total else f"{title} ({shown} of {total} points shown)"
+
+
+def merged_hist(p: Point, d: str, kind: str) -> Optional[str]:
+    """The point's histogram of ``kind`` latency in direction ``d``, repeats merged exactly."""
+    hists = []
+    for s in p.samples:
+        ls = getattr(s.dir(d), kind)
+        if ls is not None and ls.hist:
+            hists.append(ls.hist)
+    return _native.hist_merge(hists) if hists else None
+
+
+def log_bins(buckets: list[tuple[int, int]]) -> list[tuple[float, int, int]]:
+    """``(centre_ns, count, highest_value_ns)`` per log bin (20 per decade) with I/Os in it."""
+    bins: dict[int, list[int]] = {}
+    for value, count in buckets:
+        b = math.floor(math.log10(max(value, 1)) * BINS_PER_DECADE)
+        acc = bins.setdefault(b, [0, 0])
+        acc[0] += count
+        acc[1] = max(acc[1], value)
+    return [(10 ** ((b + 0.5) / BINS_PER_DECADE), c, hi) for b, (c, hi) in sorted(bins.items())]
+
+
+def _hist_traces(label: str, bins: list[tuple[float, int, int]], scale: float) -> tuple[Json, Json]:
+    """The histogram and CDF traces of one point's log bins."""
+    total = sum(c for _, c, _ in bins) or 1
+    hist = {"type": "scatter", "mode": "lines", "line": {"shape": "hvh"}, "name": label,
+            "x": [v / scale for v, _, _ in bins], "y": [c / total * 100 for _, c, _ in bins]}  # fmt: skip
+    cum = [c / total * 100 for c in accumulate(c for _, c, _ in bins)]
+    cdf = {"type": "scatter", "mode": "lines", "name": label, "x": [hi / scale for _, _, hi in bins], "y": cum}
+    return hist, cdf
+
+
+def _percentile_cdf(an: Analysis, d: str, kind: str, shown: list[Point]) -> Optional[Chart]:
+    """Without histograms (fio's plain json): the CDF through the percentiles the source printed."""
+    wanted = {p.index for p in shown}
+    pcts = percentiles_of(an.rows, kind)
+    rows = [r for r in an.rows if r.dir == d and r.point in wanted]
+    curves = [
+        (r, [(r.metrics[pct_metric(kind, p)].value, p) for p in pcts if pct_metric(kind, p) in r.metrics]) for r in rows
+    ]
+    curves = [(r, c) for r, c in curves if c]
+    if not curves:
+        return None
+    unit, scale = lat_unit_for(v for _, c in curves for v, _ in c)
+    data = [{"type": "scatter", "mode": "lines+markers", "name": point_label(an, r.point),
+             "x": [v / scale for v, _ in c], "y": [p for _, p in c]} for r, c in curves]  # fmt: skip
+    t = _shown(f"{d}: {kind} latency CDF (through the source's percentiles)", len(shown), len(an.dataset.points))
+    return Chart(t, data, _layout(t, f"{kind} ({unit})", "I/Os at or below (%)", xlog=True))
+
+
+def _chart_lat_kind(an: Analysis) -> Optional[str]:
+    """The kind the histograms are of: lat, else clat (fio's json+ bins), else the headline kind."""
+    for kind in ("lat", "clat", "slat"):
+        for p in an.dataset.points:
+            if any((ls := getattr(s.dir(d), kind)) is not None and ls.hist for s in p.samples for d in DIRS):
+                return kind
+    return headline_lat_kind(an.rows)
+
+
+def latency_charts(an: Analysis) -> list[Chart]:
+    kind = _chart_lat_kind(an)
+    if kind is None:
+        return []
+    shown = pick(an.dataset.points)
+    out = []
+    for d in DIRS:
+        curves = [(point_label(an, p.index), h) for p in shown if (h := merged_hist(p, d, kind))]
+        if not curves:
+            fallback = _percentile_cdf(an, d, kind, shown)
+            out += [fallback] if fallback else []
+            continue
+        binned = [(label, log_bins(_native.hist_buckets(h))) for label, h in curves]
+        unit, scale = lat_unit_for(v for _, bins in binned for v, _, _ in bins)
+        traces = [_hist_traces(label, bins, scale) for label, bins in binned]
+        n, total = len(shown), len(an.dataset.points)
+        t = _shown(f"{d}: {kind} latency histogram", n, total)
+        out.append(Chart(t, [h for h, _ in traces], _layout(t, f"{kind} ({unit})", "I/Os in bin (%)", xlog=True)))
+        t = _shown(f"{d}: {kind} latency CDF", n, total)
+        out.append(Chart(t, [c for _, c in traces], _layout(t, f"{kind} ({unit})", "I/Os at or below (%)", xlog=True)))
+    return out
+
+
+def numeric_axes(an: Analysis) -> list[str]:
+    pts = an.dataset.points
+    return [a for a in an.dataset.axes if pts and all(a in p.values for p in pts)]
+
+
+def _groups(an: Analysis, axis: str, d: str) -> dict[str, list[tuple[float, Row]]]:
+    """Rows of direction ``d`` along ``axis``, one group per value of the other axes."""
+    values = {p.index: p.values for p in an.dataset.points}
+    groups: dict[str, list[tuple[float, Row]]] = defaultdict(list)
+    for r in an.rows:
+        if r.dir == d and r.point in values:
+            others = " ".join(f"{k}={v}" for k, v in r.params.items() if k != axis)
+            groups[f"{d} {others}".strip()].append((values[r.point][axis], r))
+    return {k: sorted(v, key=lambda t: t[0]) for k, v in groups.items()}
+
+
+def _error(rows: list[Row], metric: str, scale: float) -> Optional[Json]:
+    half = []
+    for r in rows:
+        s = r.metrics[metric]
+        ok = s.n >= 2 and s.ci95_low is not None and s.ci95_high is not None
+        half.append((s.ci95_high - s.ci95_low) / 2 / scale if ok else 0.0)  # type: ignore[operator]
+    return {"type": "data", "array": half, "visible": True} if any(half) else None
+
+
+def _trace(name: str, xs: list[Any], rows: list[Row], metric: str, scale: float) -> Json:
+    t: Json = {
+        "type": "scatter",
+        "mode": "lines+markers",
+        "name": name,
+        "x": xs,
+        "y": [r.metrics[metric].value / scale for r in rows],
+    }
+    err = _error(rows, metric, scale)
+    if err:
+        t["error_y"] = err
+    return t
+
+
+def _wide(xs: list[float]) -> bool:
+    pos = [x for x in xs if x > 0]
+    return len(pos) == len(xs) and len(pos) > 1 and max(pos) / min(pos) >= 8
+
+
+def _knee_trace(data: list[Json], knee: Optional[Json], axis: str) -> None:
+    """A dashed vertical line at the knee, spanning the traces' y values: a
+    trace rather than a layout shape, so it is in data units on a log axis too."""
+    if not knee or knee.get("value") is None:
+        return
+    ys = [y for t in data for y in t["y"]]
+    x = float(knee["value"])
+    data.append(
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "name": f"knee: {axis}={x:g}",
+            "x": [x, x],
+            "y": [min(ys), max(ys)],
+            "line": {"dash": "dash", "color": "#c0392b", "width": 2},
+        }
+    )
+
+
+def _axis_charts(an: Analysis, axis: str) -> list[Chart]:
+    out = []
+    kind = headline_lat_kind(an.rows)
+    groups = {k: v for d in DIRS for k, v in _groups(an, axis, d).items()}
+    xs_all = [x for g in groups.values() for x, _ in g]
+    xlog = _wide(xs_all)
+    for metric, ytitle, scale in (("iops", "IOPS", 1.0), ("bw_bytes_per_s", "bandwidth (MB/s)", 1e6)):
+        data = [
+            _trace(k, [x for x, _ in g], [r for _, r in g], metric, scale)
+            for k, g in groups.items()
+            if all(metric in r.metrics for _, r in g)
+        ]
+        if data:
+            title = f"{ytitle} vs {axis}"
+            _knee_trace(data, an.knees.get(axis), axis)
+            out.append(Chart(title, data, _layout(title, axis, ytitle, xlog=xlog)))
+    if kind:
+        pct_ms = [pct_metric(kind, p) for p in percentiles_of(an.rows, kind) if p in _CURVE_PCTS or p >= 99.99]
+        all_vals = [r.metrics[m].value for g in groups.values() for _, r in g for m in pct_ms if m in r.metrics]
+        unit, scale = lat_unit_for(all_vals)
+        data = [
+            _trace(f"{k} p{m.split('_p')[1][:-3]}", [x for x, _ in g], [r for _, r in g], m, scale)
+            for m in pct_ms
+            for k, g in groups.items()
+            if all(m in r.metrics for _, r in g)
+        ]
+        if data:
+            title = f"{kind} percentiles vs {axis}"
+            out.append(Chart(title, data, _layout(title, axis, f"{kind} ({unit})", xlog=xlog, ylog=_wide(all_vals))))
+    return out
+
+
+def _per_point_charts(an: Analysis) -> list[Chart]:
+    out = []
+    for metric, ytitle, scale in (("iops", "IOPS", 1.0), ("bw_bytes_per_s", "bandwidth (MB/s)", 1e6)):
+        data = []
+        for d in DIRS:
+            rows = [r for r in an.rows if r.dir == d and metric in r.metrics]
+            if rows:
+                tr = _trace(d, [point_label(an, r.point) for r in rows], rows, metric, scale)
+                data.append({**tr, "type": "bar"})
+        if data:
+            title = f"{ytitle} per point"
+            out.append(Chart(title, data, {**_layout(title, "point", ytitle), "barmode": "group"}))
+    return out
+
+
+def load_charts(an: Analysis) -> list[Chart]:
+    """Throughput (knee marked) and percentiles along each numeric axis; per point without one."""
+    axes = numeric_axes(an)
+    if not axes:
+        return _per_point_charts(an)
+    return [c for a in axes for c in _axis_charts(an, a)]
+
+
+def curve_charts(an: Analysis) -> list[Chart]:
+    """Latency against IOPS, per direction, in the points' order."""
+    kind = headline_lat_kind(an.rows)
+    if kind is None:
+        return []
+    metrics = [m for m in (f"{kind}_mean_ns", pct_metric(kind, 99.0)) if any(m in r.metrics for r in an.rows)]
+    vals = [r.metrics[m].value for r in an.rows for m in metrics if m in r.metrics]
+    unit, scale = lat_unit_for(vals)
+    data = []
+    for d in DIRS:
+        rows = [r for r in an.rows if r.dir == d and "iops" in r.metrics]
+        for m in metrics:
+            rs = [r for r in rows if m in r.metrics]
+            if rs:
+                name = f"{d} {m[len(kind) + 1 : -3].replace('_', ' ')}"
+                data.append(
+                    {
+                        "type": "scatter",
+                        "mode": "lines+markers",
+                        "name": name,
+                        "x": [r.metrics["iops"].value for r in rs],
+                        "y": [r.metrics[m].value / scale for r in rs],
+                        "text": [point_label(an, r.point) for r in rs],
+                    }
+                )
+    title = f"{kind} latency vs throughput"
+    return [Chart(title, data, _layout(title, "IOPS", f"{kind} ({unit})"))] if data else []
+
+
+def series_charts(an: Analysis) -> list[Chart]:
+    """IOPS per interval over time, first repeat of each shown point."""
+    shown = pick([p for p in an.dataset.points if p.samples and p.samples[0].series])
+    data = []
+    for p in shown:
+        series = p.samples[0].series
+        t0 = series[0].t_start_ns
+        # As the summary's interval statistics: a final interval shorter than
+        # half the longest is a partial one (workers stopping), not a rate.
+        longest_ns = max(iv.t_end_ns - iv.t_start_ns for iv in series)
+        series = [iv for iv in series if 2 * (iv.t_end_ns - iv.t_start_ns) >= longest_ns]
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": point_label(an, p.index),
+                "x": [(iv.t_end_ns - t0) / 1e9 for iv in series],
+                "y": [iv.iops for iv in series],
+            }
+        )
+    title = _shown("IOPS over time (first repeat)", len(shown), len(an.dataset.points))
+    return [Chart(title, data, _layout(title, "time since start (s)", "IOPS"))] if data else []
+
+
+def spread_charts(an: Analysis) -> list[Chart]:
+    """Per-repeat IOPS of every point as boxes, per direction; none without repeats."""
+    if all(len(p.samples) < 2 for p in an.dataset.points):
+        return []
+    data = []
+    for d in DIRS:
+        xs, ys = [], []
+        for p in an.dataset.points:
+            for s in p.samples:
+                if s.dir(d).ios:
+                    xs.append(point_label(an, p.index))
+                    ys.append(s.dir(d).iops)
+        if ys:
+            data.append({"type": "box", "name": d, "x": xs, "y": ys, "boxpoints": "all"})
+    title = "IOPS across repeats"
+    layout = {**_layout(title, "point", "IOPS"), "boxmode": "group"}
+    return [Chart(title, data, layout)] if data else []
+
+
+def all_charts(an: Analysis) -> list[Chart]:
+    return [*latency_charts(an), *load_charts(an), *curve_charts(an), *series_charts(an), *spread_charts(an)]

@@ -1,0 +1,129 @@
+"""Open an HTML report in headless Chromium and check it as a reader would
+see it: every chart drawn, no JavaScript error, a screenshot that is not
+blank.
+
+- :func:`open_report` runs Chromium twice on the file: ``--dump-dom`` (after
+  a virtual-time budget, so plotly's promises have resolved) and
+  ``--screenshot``.
+- :func:`png_colours` decodes the screenshot with zlib (Pillow is not a
+  dependency; PNG's five row filters are short) and counts distinct colours.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import subprocess
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from peers import require_peer
+
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--no-first-run",
+    "--hide-scrollbars",
+    "--virtual-time-budget=15000",
+]
+
+
+@dataclass
+class Opened:
+    dom: str
+    png: bytes
+    log: str
+
+
+def _chromium(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
+    exe = require_peer("chromium")
+    profile = tmp / "chromium-profile"
+    cmd = [exe, *FLAGS, f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+
+
+def open_report(page: Path, tmp: Path) -> Opened:
+    url = page.resolve().as_uri()
+    dom = _chromium(["--dump-dom", url], tmp)
+    assert dom.returncode == 0, dom.stderr[-3000:]
+    shot = tmp / "shot.png"
+    png = _chromium(["--window-size=1280,2000", f"--screenshot={shot}", url], tmp)
+    assert png.returncode == 0 and shot.is_file(), png.stderr[-3000:]
+    return Opened(dom.stdout, shot.read_bytes(), dom.stderr + png.stderr)
+
+
+def body_attrs(dom: str) -> dict[str, str]:
+    body = re.search(r"<body([^>]*)>", dom)
+    assert body is not None, dom[:2000]
+    return dict(re.findall(r'([\w-]+)="([^"]*)"', body.group(1)))
+
+
+def console_errors(log: str) -> list[str]:
+    """Lines Chromium logged for the page's console: uncaught errors, console.error."""
+    return [line for line in log.splitlines() if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)]
+
+
+def check_rendered(page: Path, tmp: Path, png_rows: int = 2000) -> Opened:
+    """Assert the report at ``page`` renders completely; return what Chromium saw."""
+    opened = open_report(page, tmp)
+    attrs = body_attrs(opened.dom)
+    expected = int(attrs["data-charts-expected"])
+    assert expected > 0
+    assert attrs.get("data-charts-rendered") == str(expected), attrs
+    assert attrs.get("data-js-errors") == "", attrs
+    assert console_errors(opened.log) == [], console_errors(opened.log)
+    divs = re.findall(r'<div class="chart[^"]*" id="chart-\d+"', opened.dom)
+    assert len(divs) == expected
+    # plotly draws each chart into its own <svg class="main-svg"> elements
+    assert opened.dom.count('class="main-svg"') >= expected, opened.dom.count('class="main-svg"')
+    assert png_colours(opened.png, png_rows) > 50
+    return opened
+
+
+def _unfilter(kind: int, row: bytearray, prev: bytes, bpp: int) -> None:
+    n = len(row)
+    if kind == 1:
+        for i in range(bpp, n):
+            row[i] = (row[i] + row[i - bpp]) & 0xFF
+    elif kind == 2:
+        row[:] = bytes((a + b) & 0xFF for a, b in zip(row, prev))
+    elif kind == 3:
+        for i in range(n):
+            left = row[i - bpp] if i >= bpp else 0
+            row[i] = (row[i] + ((left + prev[i]) >> 1)) & 0xFF
+    elif kind == 4:
+        for i in range(n):
+            a = row[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+            row[i] = (row[i] + pred) & 0xFF
+
+
+def png_colours(png: bytes, max_rows: int = 2000) -> int:
+    """Distinct colours in the first ``max_rows`` rows of an 8-bit RGB(A) PNG."""
+    assert png[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat = 8, b""
+    while pos < len(png):
+        (length,) = struct.unpack(">I", png[pos : pos + 4])
+        kind, data = png[pos + 4 : pos + 8], png[pos + 8 : pos + 8 + length]
+        pos += 12 + length
+        if kind == b"IHDR":
+            width, height, depth, colour = struct.unpack(">IIBB", data[:10])
+        elif kind == b"IDAT":
+            idat += data
+    assert depth == 8 and colour in (2, 6), (depth, colour)
+    bpp = 3 if colour == 2 else 4
+    raw, stride = zlib.decompress(idat), width * bpp + 1
+    prev, seen = bytes(width * bpp), set()
+    for y in range(min(height, max_rows)):
+        row = bytearray(raw[y * stride + 1 : (y + 1) * stride])
+        _unfilter(raw[y * stride], row, prev, bpp)
+        seen.update(bytes(row[i : i + bpp]) for i in range(0, len(row), bpp * 7))
+        prev = bytes(row)
+    return len(seen)

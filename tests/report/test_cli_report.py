@@ -1,0 +1,78 @@
+"""`iolab report` and `iolab compare` on real results: a run directory
+written by `iolab run --results` (null engine, two stonewall groups) and a
+fio json+ output produced by fio 3.33."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+FIO_JSON = Path(__file__).parents[1] / "analysis" / "data" / "fio" / "groups_plus.json"
+JOB = ["--ioengine=null", "--size=1m", "--rw=randread", "--bs=4k", "--runtime=30ms", "--time_based"]
+
+
+@pytest.fixture
+def run_dir(cli, workdir: Path) -> Path:
+    r = cli("run", "--name=qd1", *JOB, "--name=qd8", *JOB, "--iodepth=8", "--stonewall", "--results", "res")
+    assert r.exit_code == 0, r.output
+    (found,) = (workdir / "res").glob("run-*")
+    return found
+
+
+def test_report_text_md_json(cli, run_dir: Path) -> None:
+    text = cli("report", str(run_dir))
+    assert text.exit_code == 0, text.output
+    assert text.stdout.startswith(f"iolab analysis: {run_dir.name}\n") and "Throughput and latency" in text.stdout
+    md = cli("report", str(run_dir), "--format", "md")
+    assert md.exit_code == 0 and md.stdout.startswith("# iolab analysis:"), md.output
+    js = cli("report", str(run_dir), "--format", "json")
+    doc = json.loads(js.stdout)
+    assert doc["schema"] == "iolab.analysis/1" and len(doc["points"]) == 2
+    assert {r["dir"] for r in doc["rows"]} == {"read"} and doc["rows"][0]["metrics"]["iops"]["unit"] == "iops"
+
+
+def test_report_html_default_and_output(cli, run_dir: Path, workdir: Path) -> None:
+    r = cli("report", str(run_dir), "--format", "html")
+    assert r.exit_code == 0, r.output
+    assert r.stdout == f"{run_dir / 'report.html'}\n"
+    assert (run_dir / "report.html").read_text().startswith("<!DOCTYPE html>")
+    r = cli("report", str(run_dir), "-f", "html", "-o", "mine.html")
+    assert r.exit_code == 0 and r.stdout == "mine.html\n" and (workdir / "mine.html").is_file(), r.output
+    r = cli("report", str(run_dir), "-f", "md", "-o", "r.md")
+    assert r.exit_code == 0 and r.stdout == "" and "r.md" in r.stderr, r.output
+    assert (workdir / "r.md").read_text().startswith("# iolab analysis:")
+
+
+def test_report_of_fio_json_plus(cli, workdir: Path) -> None:
+    src = workdir / "fio-out.json"
+    shutil.copy(FIO_JSON, src)
+    r = cli("report", str(src), "-f", "html")
+    assert r.exit_code == 0 and r.stdout == f"{workdir / 'fio-out.report.html'}\n", r.output
+    text = cli("report", str(src))
+    assert "measured by: fio-3.33" in text.stdout, text.output
+
+
+def test_compare_formats(cli, run_dir: Path) -> None:
+    r = cli("compare", str(run_dir), str(run_dir))
+    assert r.exit_code == 0, r.output
+    assert "matched rows: 2" in r.stdout and "no repeats: cannot tell" in r.stdout
+    md = cli("compare", str(run_dir), str(run_dir), "--format", "md")
+    assert md.stdout.startswith("# iolab compare:") and "| point | dir | metric |" in md.stdout, md.output
+    doc = json.loads(cli("compare", str(run_dir), str(run_dir), "-f", "json").stdout)
+    assert doc["schema"] == "iolab.compare/1" and len(doc["rows"]) == 2
+    assert all(m["diff_pct"] == 0.0 for row in doc["rows"] for m in row["metrics"].values() if m["a"]["value"])
+
+
+def test_bad_inputs(cli, workdir: Path) -> None:
+    (workdir / "x.json").write_text("{}")
+    r = cli("report", "x.json")
+    assert r.exit_code == 1 and "x.json" in r.stderr and "Traceback" not in r.output, r.output
+    r = cli("report", "nowhere")
+    assert r.exit_code == 2 and "nowhere" in r.stderr, r.output
+    r = cli("report", "x.json", "--format", "pdf")
+    assert r.exit_code == 2 and "pdf" in r.stderr, r.output
+    r = cli("compare", "x.json", "x.json", "--format", "html")
+    assert r.exit_code == 2 and "html" in r.stderr, r.output

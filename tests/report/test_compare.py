@@ -1,0 +1,92 @@
+"""``iolab.analysis.compare``: Welch's t-test against published answers and
+closed forms, and the matching and verdicts of a comparison."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import statistics
+
+import pytest
+from analysis_fixtures import single_run, stat, sweep
+from iolab.analysis.compare import (
+    NO_REPEATS,
+    SIGNIFICANT,
+    WITHIN_NOISE,
+    betainc,
+    compare,
+    diff_metric,
+    student_t_sf,
+    welch,
+)
+
+# R's `t.test(extra ~ group, data = sleep)`: Welch t = -1.8608, df = 17.776, p = 0.07939.
+SLEEP_1 = [0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0]
+SLEEP_2 = [1.9, 0.8, 1.1, 0.1, -0.1, 4.4, 5.5, 1.6, 4.6, 3.4]
+
+
+@pytest.mark.parametrize("t", [0.1, 0.5, 1.0, 2.5, 12.7])
+def test_t_tail_matches_closed_forms(t: float) -> None:
+    # df = 1 is the Cauchy distribution; df = 2 has a closed form too.
+    assert student_t_sf(t, 1) == pytest.approx(1 - 2 * math.atan(t) / math.pi, rel=1e-10)
+    assert student_t_sf(t, 2) == pytest.approx(1 - t / math.sqrt(2 + t * t), rel=1e-10)
+
+
+def test_t_tail_tends_to_normal_and_knows_its_quantiles() -> None:
+    assert student_t_sf(1.959964, 1e7) == pytest.approx(0.05, rel=1e-4)
+    assert student_t_sf(2.228139, 10) == pytest.approx(0.05, rel=1e-5)  # t(0.975, 10)
+    assert student_t_sf(0.0, 5) == pytest.approx(1.0)
+    assert betainc(2.0, 3.0, 0.0) == 0.0 and betainc(2.0, 3.0, 1.0) == 1.0
+    # I_x(1, 1) = x
+    assert betainc(1.0, 1.0, 0.37) == pytest.approx(0.37, rel=1e-12)
+
+
+def test_welch_on_the_sleep_data() -> None:
+    a, b = stat(SLEEP_1, "h"), stat(SLEEP_2, "h")
+    assert a.sd == pytest.approx(statistics.stdev(SLEEP_1))
+    w = welch(a, b)
+    assert w is not None and w.t is not None and w.df is not None
+    assert w.t == pytest.approx(1.8608, abs=5e-5)
+    assert w.df == pytest.approx(17.776, abs=5e-4)
+    assert w.p_value == pytest.approx(0.07939, abs=5e-6)
+    assert diff_metric("x", a, b).verdict == WITHIN_NOISE
+
+
+def test_verdicts() -> None:
+    base = stat([100.0, 101.0, 99.0], "iops")
+    assert diff_metric("iops", base, stat([120.0, 121.0, 119.0], "iops")).verdict == SIGNIFICANT
+    assert diff_metric("iops", base, stat([100.5, 99.5, 101.5], "iops")).verdict == WITHIN_NOISE
+    one = diff_metric("iops", stat([100.0], "iops"), stat([200.0, 201.0], "iops"))
+    assert one.verdict == NO_REPEATS and one.test is None and one.diff_pct == pytest.approx(100.5)
+    # No spread at all: any difference is beyond the noise, none is within it.
+    flat = stat([5.0, 5.0], "pct")
+    assert diff_metric("c", flat, stat([6.0, 6.0], "pct")).verdict == SIGNIFICANT
+    same = diff_metric("c", flat, stat([5.0, 5.0], "pct"))
+    assert same.verdict == WITHIN_NOISE and same.diff_pct == 0.0
+
+
+def test_compare_matches_rows_by_params_and_dir() -> None:
+    a = sweep(repeats=3, noise=0.01)
+    b = sweep(repeats=3, noise=0.01, name="b")
+    # B: 20% more IOPS at iodepth=64; drop iodepth=1 from B.
+    last = b.rows[-1]
+    last.metrics["iops"] = dataclasses.replace(
+        last.metrics["iops"],
+        value=last.metrics["iops"].value * 1.2,
+        mean=last.metrics["iops"].mean * 1.2,
+    )
+    b.rows = b.rows[1:]
+    c = compare(a, b)
+    assert [r.key for r in c.rows] == [f"iodepth={q}" for q in (2, 4, 8, 16, 32, 64)]
+    assert c.only_a == ["iodepth=1 / read"] and c.only_b == []
+    top = c.rows[-1].metrics["iops"]
+    assert top.diff_pct == pytest.approx(20.0) and top.verdict == SIGNIFICANT
+    assert all(r.metrics["iops"].verdict == WITHIN_NOISE for r in c.rows[:-1])
+    doc = c.to_json()
+    assert doc["schema"] == "iolab.compare/1" and len(doc["rows"]) == 6
+
+
+def test_compare_single_runs_match_by_job_name() -> None:
+    c = compare(single_run(), single_run())
+    assert [(r.key, r.dir) for r in c.rows] == [("rand-read-4k-qd1", "read"), ("rand-write-4k-qd1", "write")]
+    assert all(d.verdict == NO_REPEATS for r in c.rows for d in r.metrics.values())

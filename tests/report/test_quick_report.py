@@ -1,0 +1,30 @@
+"""`iolab quick` ends with its HTML report (beside the JSON results) and
+its three most important findings; the report renders in Chromium."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from chromium_check import check_rendered
+from iolab.run.quick import QUICK_JOBS
+
+
+def test_quick_writes_the_html_report_and_top_findings(cli, workdir: Path) -> None:
+    target = workdir / "t"
+    target.mkdir()
+    r = cli("quick", str(target), "--runtime-per-job", "200ms", "--size", "8M", "-o", "q.json")
+    assert r.exit_code == 0, r.output
+    page = workdir / "q.html"
+    assert page.is_file() and "report written to q.html" in r.stderr, r.output
+    # The table is still there, then the findings.
+    for name, *_ in QUICK_JOBS:
+        assert name in r.stdout.split("Top findings:")[0], r.output
+    findings = r.stdout.split("Top findings:\n")[1].splitlines()
+    assert 1 <= len(findings) <= 3 and all(line.startswith(("  * ", "  ! ")) for line in findings), r.output
+    assert json.loads((workdir / "q.json").read_text())["summary"]["jobs"]
+    html = page.read_text()
+    for line in findings:
+        assert line[4:40] in html.replace("&#x27;", "'").replace("&quot;", '"'), line
+    opened = check_rendered(page, workdir, png_rows=800)
+    assert "rand-read-4k-qd32" in opened.dom or "iodepth=32" in opened.dom

@@ -283,13 +283,15 @@ const MAX_LEAD_NS: u64 = 200_000;
 /// A thread woken by a timed wait comes back some tens of µs late on a
 /// busy or virtual machine, which would add that much to every delay. So
 /// the timer learns how late its wake-ups are (a running average), wakes
-/// that much early, and waits out the last stretch yielding the CPU:
-/// holds end within a few µs, and no thread busy-waits for a whole hold.
-/// Yielding rather than spinning matters at deep queues: held replies are
-/// due every few tens of µs, so a spinning timer would keep one CPU busy
-/// and push the connection's reader and the client off it — on 2 CPUs that
-/// showed as wire latency growing 30 → 330 µs from QD 1 to 32; yielding
-/// keeps it at 30–50 µs.
+/// that much early, and waits out the last stretch: holds end within a few
+/// µs, and no thread busy-waits for a whole hold. That stretch is spun when
+/// one reply is held and yielded when several are: at deep queues held
+/// replies are due every few tens of µs, so a spinning timer would keep one
+/// CPU busy and push the connection's reader and the client off it — on 2
+/// CPUs that showed as wire latency growing 30 → 330 µs from QD 1 to 32;
+/// yielding keeps it at 30–50 µs. A lone hold is spun because a yield on a
+/// busy machine may give the CPU away for a whole time slice (a 1 ms hold
+/// came out 6 % long that way).
 fn timer_loop(state: &(Mutex<TimerState>, Condvar), r: &Replier) {
     // The default 50 µs slack would make every wake-up later still.
     let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
@@ -312,10 +314,18 @@ fn timer_loop(state: &(Mutex<TimerState>, Condvar), r: &Replier) {
             r.send(d);
             st = lock(m);
         } else if t - now <= lead {
+            // One hold: spin (holds are sparse, the spin costs little and a
+            // yield could hand the CPU away for a whole time slice). Several:
+            // holds end every few µs, so spinning would keep the CPU busy —
+            // yield it to a runnable reader or client meanwhile.
+            let dense = st.heap.len() > 1;
             drop(st);
             while Instant::now() < t {
-                // Let a runnable reader or client have this CPU meanwhile.
-                std::thread::yield_now();
+                if dense {
+                    std::thread::yield_now();
+                } else {
+                    std::hint::spin_loop();
+                }
             }
             st = lock(m);
         } else {

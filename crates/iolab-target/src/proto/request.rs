@@ -24,8 +24,7 @@
 
 use super::{be_u16, be_u32, be_u64, cmd, cmd_flag, tflags, Errno, ProtoError, REQUEST_MAGIC};
 
-/// Size of a request header.
-pub const REQUEST_BYTES: usize = 28;
+pub use super::REQUEST_BYTES;
 
 /// The spec: a payload up to 2^25 bytes SHOULD NOT be treated as a denial
 /// of service even past the advertised maximum. Up to here an oversized

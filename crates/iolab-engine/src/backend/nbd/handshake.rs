@@ -81,7 +81,7 @@ where
 /// Leave politely (NBD_CMD_DISC), as the run's probe connection does.
 pub fn disconnect(c: Connected) {
     let mut req = Vec::with_capacity(REQUEST_BYTES);
-    put_request(&mut req, 0, CMD_DISC, 0, 0, 0);
+    put_request(&mut req, 0, cmd::DISC, 0, 0, 0);
     // Best effort: the server may already be gone, which the probe's
     // caller learns soon enough from the workers' own connections.
     let _ = rustix::net::send(&c.fd, &req, rustix::net::SendFlags::NOSIGNAL);
@@ -108,7 +108,7 @@ fn read_u16(s: &mut impl Read) -> io::Result<u16> {
 /// The handshake; every failure names the URI and export.
 fn negotiate<S: Read + Write>(s: &mut S, t: &NbdTarget) -> io::Result<ExportInfo> {
     let on_io = |e: io::Error| err(t, format!("handshake failed: {e}"));
-    if read_u64(s).map_err(on_io)? != NBD_MAGIC || read_u64(s).map_err(on_io)? != IHAVEOPT {
+    if read_u64(s).map_err(on_io)? != NBDMAGIC || read_u64(s).map_err(on_io)? != IHAVEOPT {
         return Err(err(t, "not an NBD server speaking the newstyle protocol"));
     }
     let hflags = read_u16(s).map_err(on_io)?;
@@ -126,7 +126,7 @@ fn negotiate<S: Read + Write>(s: &mut S, t: &NbdTarget) -> io::Result<ExportInfo
     data.extend_from_slice(&(name.len() as u32).to_be_bytes());
     data.extend_from_slice(name);
     data.extend_from_slice(&0u16.to_be_bytes()); // no NBD_INFO requests
-    send_option(s, OPT_GO, &data).map_err(on_io)?;
+    send_option(s, opt::GO, &data).map_err(on_io)?;
     match go_replies(s, t)? {
         Some(info) => Ok(info),
         None => export_name(s, t, no_zeroes),
@@ -152,7 +152,7 @@ fn go_replies(s: &mut impl Read, t: &NbdTarget) -> io::Result<Option<ExportInfo>
         let opt = read_u32(s).map_err(on_io)?;
         let rtype = read_u32(s).map_err(on_io)?;
         let len = read_u32(s).map_err(on_io)?;
-        if magic != REPLY_MAGIC || opt != OPT_GO {
+        if magic != OPT_REPLY_MAGIC || opt != opt::GO {
             return Err(err(t, "malformed option reply to NBD_OPT_GO"));
         }
         if len > 1 << 20 {
@@ -161,7 +161,7 @@ fn go_replies(s: &mut impl Read, t: &NbdTarget) -> io::Result<Option<ExportInfo>
         let mut data = vec![0u8; len as usize];
         s.read_exact(&mut data).map_err(on_io)?;
         match rtype {
-            REP_ERR_UNSUP => return Ok(None),
+            rep::ERR_UNSUP => return Ok(None),
             e if is_rep_err(e) => {
                 let msg = String::from_utf8_lossy(&data);
                 let msg = if msg.is_empty() {
@@ -177,8 +177,8 @@ fn go_replies(s: &mut impl Read, t: &NbdTarget) -> io::Result<Option<ExportInfo>
                     ),
                 ));
             }
-            REP_INFO
-                if data.len() >= 12 && u16::from_be_bytes([data[0], data[1]]) == INFO_EXPORT =>
+            rep::INFO
+                if data.len() >= 12 && u16::from_be_bytes([data[0], data[1]]) == info::EXPORT =>
             {
                 let size = u64::from_be_bytes(data[2..10].try_into().expect("8 bytes"));
                 let flags = u16::from_be_bytes([data[10], data[11]]);
@@ -187,8 +187,8 @@ fn go_replies(s: &mut impl Read, t: &NbdTarget) -> io::Result<Option<ExportInfo>
                     flags,
                 });
             }
-            REP_INFO => {} // other information (name, block sizes) is not needed
-            REP_ACK => {
+            rep::INFO => {} // other information (name, block sizes) is not needed
+            rep::ACK => {
                 return info.map(Some).ok_or_else(|| {
                     err(
                         t,
@@ -208,7 +208,7 @@ fn export_name<S: Read + Write>(
     t: &NbdTarget,
     no_zeroes: bool,
 ) -> io::Result<ExportInfo> {
-    send_option(s, OPT_EXPORT_NAME, t.export.as_bytes())
+    send_option(s, opt::EXPORT_NAME, t.export.as_bytes())
         .map_err(|e| err(t, format!("handshake failed: {e}")))?;
     let closed = |e: io::Error| {
         err(

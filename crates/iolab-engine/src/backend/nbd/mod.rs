@@ -91,27 +91,27 @@ impl NbdBackend {
 
     fn check(&mut self, cfg: &BackendConfig) -> Result<(), EngineError> {
         let f = self.info.flags;
-        if cfg.sync_writes && f & wire::TF_SEND_FUA == 0 {
+        if cfg.sync_writes && f & wire::tflags::SEND_FUA == 0 {
             return Err(self.open_err(
                 "sync= asks for FUA writes, but the export does not advertise SEND_FUA; drop sync="
                     .into(),
             ));
         }
         self.fua = cfg.sync_writes;
-        if f & wire::TF_SEND_FLUSH == 0 {
+        if f & wire::tflags::SEND_FLUSH == 0 {
             self.notes.push(format!(
                 "nbd: {} does not advertise SEND_FLUSH (no write cache): fsync completes without a request",
                 self.target.uri
             ));
         }
-        if self.conns.len() > 1 && f & wire::TF_CAN_MULTI_CONN == 0 {
+        if self.conns.len() > 1 && f & wire::tflags::CAN_MULTI_CONN == 0 {
             self.notes.push(format!(
                 "nbd: {} does not advertise CAN_MULTI_CONN: each fsync is a FLUSH on all {} connections",
                 self.target.uri,
                 self.conns.len()
             ));
         }
-        if f & wire::TF_READ_ONLY != 0 {
+        if f & wire::tflags::READ_ONLY != 0 {
             self.notes
                 .push(format!("nbd: {} is read-only", self.target.uri));
         }
@@ -127,11 +127,11 @@ impl NbdBackend {
     }
 
     fn queue_flush(&mut self, slot: u32) {
-        if self.info.flags & wire::TF_SEND_FLUSH == 0 {
+        if self.info.flags & wire::tflags::SEND_FLUSH == 0 {
             self.ready.push_back(Completion { slot, result: 0 });
             return;
         }
-        let every = self.conns.len() > 1 && self.info.flags & wire::TF_CAN_MULTI_CONN == 0;
+        let every = self.conns.len() > 1 && self.info.flags & wire::tflags::CAN_MULTI_CONN == 0;
         let targets: Vec<usize> = if every {
             (0..self.conns.len()).collect()
         } else {
@@ -145,7 +145,7 @@ impl NbdBackend {
             result: 0,
         };
         for c in targets {
-            self.conns[c].push(0, wire::CMD_FLUSH, u64::from(slot), 0, &[], 0);
+            self.conns[c].push(0, wire::cmd::FLUSH, u64::from(slot), 0, &[], 0);
         }
     }
 
@@ -236,13 +236,13 @@ impl Backend for NbdBackend {
                 self.queue_flush(req.slot);
                 return Ok(Queued::Staged);
             }
-            Op::Read => (wire::CMD_READ, 0, &[]),
+            Op::Read => (wire::cmd::READ, 0, &[]),
             Op::Write => {
-                let fua = if self.fua { wire::CMD_FLAG_FUA } else { 0 };
+                let fua = if self.fua { wire::cmd_flag::FUA } else { 0 };
                 // Safety: the worker's buffer holds `len` bytes for this
                 // request (Request contract); they are copied out right here.
                 let data = unsafe { std::slice::from_raw_parts(req.buf, req.len as usize) };
-                (wire::CMD_WRITE, fua, data)
+                (wire::cmd::WRITE, fua, data)
             }
         };
         *self.slot_mut(req.slot) = Pending {
@@ -310,7 +310,7 @@ impl Drop for NbdBackend {
         // Best effort: tell the server we are leaving (NBD_CMD_DISC), so it
         // does not log an abrupt disconnect. Errors are of no interest now.
         for c in &mut self.conns {
-            c.push(0, wire::CMD_DISC, 0, 0, &[], 0);
+            c.push(0, wire::cmd::DISC, 0, 0, &[], 0);
             let _ = c.send();
         }
     }

@@ -1,47 +1,13 @@
-//! NBD wire constants and the fixed-size messages of the transmission
-//! phase, from the protocol specification (NetworkBlockDevice/nbd,
-//! doc/proto.md). Written here rather than shared with iolab-target so the
-//! engine does not depend on the server at run time.
+//! The client's side of the NBD wire: the protocol's numbers (the
+//! `iolab-nbd` crate, shared with iolab-target without the engine depending
+//! on the server), names for messages, and the fixed-size messages of the
+//! transmission phase.
 
-/// "NBDMAGIC", the first 8 bytes the server sends.
-pub const NBD_MAGIC: u64 = 0x4e42_444d_4147_4943;
-/// "IHAVEOPT": the newstyle magic, and the prefix of every option request.
-pub const IHAVEOPT: u64 = 0x4948_4156_454f_5054;
-/// Prefix of every option reply.
-pub const REPLY_MAGIC: u64 = 0x0003_e889_0455_65a9;
-pub const REQUEST_MAGIC: u32 = 0x2560_9513;
-pub const SIMPLE_REPLY_MAGIC: u32 = 0x6744_6698;
-
-/// Handshake flags (server) and client flags.
-pub const FLAG_FIXED_NEWSTYLE: u16 = 1 << 0;
-pub const FLAG_NO_ZEROES: u16 = 1 << 1;
-
-pub const OPT_EXPORT_NAME: u32 = 1;
-pub const OPT_GO: u32 = 7;
-pub const REP_ACK: u32 = 1;
-pub const REP_INFO: u32 = 3;
-pub const INFO_EXPORT: u16 = 0;
-const REP_ERR: u32 = 1 << 31;
-pub const REP_ERR_UNSUP: u32 = REP_ERR | 1;
-
-/// Transmission flags.
-pub const TF_READ_ONLY: u16 = 1 << 1;
-pub const TF_SEND_FLUSH: u16 = 1 << 2;
-pub const TF_SEND_FUA: u16 = 1 << 3;
-pub const TF_CAN_MULTI_CONN: u16 = 1 << 8;
-
-pub const CMD_READ: u16 = 0;
-pub const CMD_WRITE: u16 = 1;
-pub const CMD_DISC: u16 = 2;
-pub const CMD_FLUSH: u16 = 3;
-pub const CMD_FLAG_FUA: u16 = 1 << 0;
-
-pub const REQUEST_BYTES: usize = 28;
-pub const SIMPLE_REPLY_BYTES: usize = 16;
+pub use iolab_nbd::*;
 
 /// Name of an option-reply error, for messages.
 pub fn rep_err_name(t: u32) -> &'static str {
-    match t & !REP_ERR {
+    match t & !rep::ERR {
         1 => "NBD_REP_ERR_UNSUP",
         2 => "NBD_REP_ERR_POLICY (the server refuses this client)",
         3 => "NBD_REP_ERR_INVALID",
@@ -56,7 +22,7 @@ pub fn rep_err_name(t: u32) -> &'static str {
 }
 
 pub fn is_rep_err(t: u32) -> bool {
-    t & REP_ERR != 0
+    t & rep::ERR != 0
 }
 
 /// Names of the transmission flags set in `f`, for the engine's notes.

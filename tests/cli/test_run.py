@@ -144,6 +144,7 @@ def test_io_error_prints_and_writes_the_partial_results_then_the_error(iolab_cmd
     cmd = [
         *iolab_cmd, "run", "--name=t", f"--filename={path}", "--size=4m", "--rw=read",
         "--ioengine=psync", "--startdelay=2", "--output", "out.json", "--output-format", "json",
+        "--results", "res",
     ]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -162,3 +163,9 @@ def test_io_error_prints_and_writes_the_partial_results_then_the_error(iolab_cmd
     read = doc["summary"]["jobs"][0]["merged"]["read"]
     assert (read["ios"], read["errors"]) == (256, 1), read
     assert "IOPS" in stdout, output  # the text summary of the partial results
+    # --results keeps the partial run too, marked with its error.
+    (run_dir,) = [d for d in (workdir / "res").iterdir() if d.is_dir()]
+    meta = json.loads((run_dir / "run.json").read_text())
+    assert "I/O error" in meta["error"], meta
+    kept = json.loads((run_dir / "result.json").read_text())["summary"]["jobs"][0]["merged"]["read"]
+    assert kept["ios"] == 256, kept

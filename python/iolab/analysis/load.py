@@ -77,6 +77,8 @@ def _run_notes(meta: Json) -> list[str]:
     notes = []
     if meta.get("interrupted"):
         notes.append("interrupted: figures cover only the time that ran")
+    if meta.get("error"):
+        notes.append(f"ended early on an error (figures cover the work done before it): {meta['error']}")
     if meta.get("timed_out"):
         notes.append("stopped at the per-point timeout")
     ss = meta.get("steady_state")

@@ -64,7 +64,7 @@ def _output_path(value: Optional[Path]) -> Optional[Path]:
 
 
 @contextmanager
-def _partial_results_first(show: Callable[[RunOutput], None]) -> Iterator[None]:
+def _partial_results_first(show: Callable[[RunOutput, BaseException], None]) -> Iterator[None]:
     """An error that ended the run early still shows (and writes) the results
     of the work done before it; the error's own line follows, from
     :mod:`iolab.cli.errors`."""
@@ -73,7 +73,7 @@ def _partial_results_first(show: Callable[[RunOutput], None]) -> Iterator[None]:
     except (IolabError, OSError) as e:
         partial = partial_output(e)
         if partial is not None:
-            show(partial)
+            show(partial, e)
         raise
 
 
@@ -143,7 +143,16 @@ def run(
         return
     observers = [target_observer(target_stats, jobs, "--target-stats")] if target_stats else []
     device_observers = diskstats_observers(jobs) if results is not None else []  # → diskstats.json
-    with _partial_results_first(lambda partial: render.run_output(partial, output_format.value, output)):
+
+    def keep(out: RunOutput, error: Optional[BaseException] = None) -> None:
+        render.run_output(out, output_format.value, output)
+        if results is not None:
+            wire = wire_section(out)
+            extra = {WIRE_FILE: wire} if wire is not None else None
+            run_dir = save_run(results, jobs, out, extra=extra, error=None if error is None else str(error))
+            typer.echo(f"results: {run_dir}", err=True)
+
+    with _partial_results_first(keep):
         out = run_jobs(
             jobs,
             allow_overwrite=allow_overwrite,
@@ -151,11 +160,7 @@ def run(
             progress=TerminalProgress(),
             observers=[*observers, *device_observers],
         )
-    render.run_output(out, output_format.value, output)
-    if results is not None:
-        wire = wire_section(out)
-        run_dir = save_run(results, jobs, out, extra={WIRE_FILE: wire} if wire is not None else None)
-        typer.echo(f"results: {run_dir}", err=True)
+    keep(out)
     if out.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
 
@@ -206,7 +211,7 @@ def quick(
         bool, typer.Option("--allow-overwrite", help="Also run the write jobs on an existing file or device.")
     ] = False,
 ) -> None:
-    with _partial_results_first(lambda partial: render.quick_output(partial, output)):
+    with _partial_results_first(lambda partial, _e: render.quick_output(partial, output)):
         out = run_quick(
             path,
             size=size,

@@ -75,9 +75,11 @@ class Catalog:
                 (meta["id"], meta["id"], meta["started_unix_ns"], host, meta["plan_hash"], self._rel(directory)),
             )
 
-    def add_run(self, run_id: str, name: str, directory: Path, doc: dict[str, Any], interrupted: bool) -> None:
+    def add_run(
+        self, run_id: str, name: str, directory: Path, doc: dict[str, Any], interrupted: bool, failed: bool = False
+    ) -> None:
         """A single run (``iolab run --results``) and its figures."""
-        status = "interrupted" if interrupted else "complete"
+        status = "failed" if failed else "interrupted" if interrupted else "complete"
         started = doc["summary"].get("start_unix_ns") or time.time_ns()
         with self._connect() as db:
             db.execute(
@@ -133,11 +135,19 @@ class Catalog:
             return [dict(r) for r in rows]
 
 
-def save_run(root: Path, specs: Sequence[JobSpec], out: RunOutput, extra: Optional[dict[str, Any]] = None) -> Path:
+def save_run(
+    root: Path,
+    specs: Sequence[JobSpec],
+    out: RunOutput,
+    extra: Optional[dict[str, Any]] = None,
+    error: Optional[str] = None,
+) -> Path:
     """Write a run (``iolab run --results ROOT``) to ``ROOT/run-YYYYmmdd-HHMMSS``
     and index it; returns the directory. ``extra``: more files for the
     directory (``{"wire.json": ...}``), written before ``run.json`` marks it
-    complete."""
+    complete. ``error``: the error that ended the run early (its results
+    cover the work done before it); recorded in ``run.json`` and as status
+    ``failed`` in the catalog."""
     stamp = time.strftime("run-%Y%m%d-%H%M%S")
     directory, n = root / stamp, 1
     while directory.exists():
@@ -148,13 +158,16 @@ def save_run(root: Path, specs: Sequence[JobSpec], out: RunOutput, extra: Option
     first = prepared[0] if prepared else {}
     target = (first.get("filenames") or [None])[0] or first.get("directory")
     host = host_facts(Path(target) if isinstance(target, str) else None)
-    meta = {"id": directory.name, "kind": "run", "interrupted": out.interrupted, "finished_unix_ns": time.time_ns()}
+    meta: dict[str, Any] = {"id": directory.name, "kind": "run", "interrupted": out.interrupted}
+    meta["finished_unix_ns"] = time.time_ns()
+    if error is not None:
+        meta["error"] = error
     doc = write_run_dir(
         directory, out.result_json, out.summary_json, run_meta=meta, config=config, host=host,
         extra={**observed_files(out.observed), **(extra or {})},
     )  # fmt: skip
     name = ",".join(dict.fromkeys(j.name for j in specs))
-    Catalog(root).add_run(directory.name, name, directory, doc, out.interrupted)
+    Catalog(root).add_run(directory.name, name, directory, doc, out.interrupted, failed=error is not None)
     return directory
 
 

@@ -153,16 +153,7 @@ impl Executor {
     /// sent by the workers.
     pub fn submit(&self, job: Job) -> Option<Done> {
         match self {
-            Executor::Inline { dev, replier } => {
-                let done = execute(&**dev, job);
-                match done.hold_until {
-                    Some(t) if t > Instant::now() => {
-                        replier.complete(done);
-                        None
-                    }
-                    _ => Some(done),
-                }
-            }
+            Executor::Inline { dev, replier } => replier.hold(execute(&**dev, job)),
             Executor::Pool { tx, .. } => {
                 let tx = tx.as_ref().expect("the pool is open until close()");
                 tx.send(job).expect("workers live until close()");

@@ -170,14 +170,25 @@ impl Replier {
     }
 
     /// Answer `done` now, or when its hold time comes.
-    pub fn complete(self: &Arc<Self>, done: Done) {
+    pub fn complete(&self, done: Done) {
+        if let Some(due) = self.hold(done) {
+            self.send(due);
+        }
+    }
+
+    /// Give `done` to the timer when its hold time is still to come;
+    /// otherwise hand it back, due now (the caller sends it).
+    pub fn hold(&self, done: Done) -> Option<Done> {
         match done.hold_until {
-            Some(t) if t > Instant::now() => self
-                .timer
-                .get()
-                .expect("the timer starts with the connection")
-                .push(done),
-            _ => self.send(done),
+            Some(t) if t > Instant::now() => {
+                let timer = self
+                    .timer
+                    .get()
+                    .expect("the timer starts with the connection");
+                timer.push(done);
+                None
+            }
+            _ => Some(done),
         }
     }
 

@@ -231,7 +231,8 @@ impl Reader<'_> {
         // read from the socket (the wait counts in its server latency).
         // Requests without data need no buffer, as in SPDK. The wait may be
         // for buffers that replies held here would release: they go first.
-        let grant = match (self.env.pacer.clone(), data_len) {
+        let env = self.env; // a copy of the reference: `p` must not borrow `self`
+        let grant = match (&env.pacer, data_len) {
             (Some(p), Some(n)) => {
                 self.flush();
                 match p.acquire(self.conn_id, self.export_index, n as usize) {

@@ -73,13 +73,13 @@ impl Replier {
     /// (a waiting request may run), in-flight slots freed.
     fn retire(&self, dones: &mut [Done]) {
         let mut data_bytes = 0;
-        let bufs = dones.iter_mut().filter_map(|d| {
+        for d in dones.iter_mut() {
+            // Released outside the cache's lock: a release may wake a waiter.
             drop(d.grant.take());
-            let b = d.buf.take()?;
-            data_bytes += b.len() as u64;
-            Some(b)
-        });
-        self.bufs.put_all(bufs);
+            data_bytes += d.buf.as_ref().map_or(0, |b| b.len() as u64);
+        }
+        self.bufs
+            .put_all(dones.iter_mut().filter_map(|d| d.buf.take()));
         self.end(dones.len(), data_bytes);
     }
 

@@ -20,7 +20,7 @@ use super::{
     STRUCTURED_REPLY_MAGIC,
 };
 
-pub const SIMPLE_REPLY_BYTES: usize = 16;
+pub use super::SIMPLE_REPLY_BYTES;
 pub const CHUNK_HEADER_BYTES: usize = 20;
 /// Chunk header plus the 8-byte offset of an OFFSET_DATA chunk.
 pub const OFFSET_DATA_HEADER_BYTES: usize = CHUNK_HEADER_BYTES + 8;

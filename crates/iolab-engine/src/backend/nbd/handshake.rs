@@ -119,7 +119,7 @@ fn negotiate<S: Read + Write>(s: &mut S, t: &NbdTarget) -> io::Result<ExportInfo
         ));
     }
     let no_zeroes = hflags & FLAG_NO_ZEROES != 0;
-    let cflags = u32::from(FLAG_FIXED_NEWSTYLE | (hflags & FLAG_NO_ZEROES));
+    let cflags = FLAG_C_FIXED_NEWSTYLE | if no_zeroes { FLAG_C_NO_ZEROES } else { 0 };
     s.write_all(&cflags.to_be_bytes()).map_err(on_io)?;
     let name = t.export.as_bytes();
     let mut data = Vec::with_capacity(name.len() + 6);

@@ -130,7 +130,7 @@ def bottleneck(ds: Dataset) -> tuple[Json, list[Finding]]:
         checked = {
             "rate_limit": "no cap reached",
             "client_cpu": client_cpu_figures(best),
-            "device": device_figures(best),
+            "device": _device_util(best),
         }
         text = (
             f"bottleneck not determined at {w.label(best)}: no rate cap reached, no CPU at {w.pct(CPU_BOUND_PCT)}, "
@@ -151,10 +151,10 @@ def client_cpu_figures(p: Point) -> Json:
     }
 
 
-def device_figures(p: Point) -> Json:
+def _device_util(p: Point) -> Json:
     return {"util_pct": _mean([s.device.util_pct for s in p.samples if s.device is not None])}
 
 
 def _util_text(p: Point) -> str:
-    util = device_figures(p)["util_pct"]
+    util = _device_util(p)["util_pct"]
     return "not measured" if util is None else w.pct(util)

@@ -46,6 +46,7 @@ from iolab.analysis.model import (
     SampleConfig,
     Scalar,
 )
+from iolab.analysis.samples import lat_from_hist
 from iolab.errors import ResultFormatError
 
 Json = dict[str, Any]
@@ -236,7 +237,7 @@ def _lat(ds: list[Json], kind: str, d: str, notes: list[str]) -> Optional[LatSta
         pcts = {float(k): int(v) for k, v in objs[0]["percentile"].items()}
     elif hist is not None:
         wanted = [float(k) for k in objs[0].get("percentile", {})]
-        pcts = {float(k): int(v) for k, v in _native.hist_stats(hist, wanted)["percentiles"].items()}
+        pcts = lat_from_hist(hist, wanted).percentiles
     else:
         pcts = {}
         if any("percentile" in o for o in objs):

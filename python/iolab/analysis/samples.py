@@ -10,6 +10,7 @@ and the device's /proc/diskstats deltas.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Optional
 
 from iolab import _native
@@ -49,6 +50,13 @@ def _lat_from_summary(lat: Json, hist: Optional[str]) -> LatStats:
     return LatStats(lat["count"], lat["min_ns"], lat["max_ns"], lat["mean_ns"], lat["stdev_ns"], pcts, hist)
 
 
+def merged_hist(hists: Sequence[str]) -> Optional[str]:
+    """One histogram of the union of ``hists`` (exact); a single one as it is; None for none."""
+    if len(hists) <= 1:
+        return hists[0] if hists else None
+    return _native.hist_merge(list(hists))
+
+
 def lat_from_hist(hist: str, percentiles: list[float]) -> LatStats:
     """LatStats of a histogram (native decode: exact to the histogram's precision)."""
     st = _native.hist_stats(hist, percentiles)
@@ -58,7 +66,7 @@ def lat_from_hist(hist: str, percentiles: list[float]) -> LatStats:
 
 def _lat(sjobs: list[Json], rjobs: list[Json], d: int, kind: str) -> Optional[LatStats]:
     hists = _worker_hists(rjobs, d, kind)
-    one = hists[0] if len(hists) == 1 else (_native.hist_merge(hists) if hists else None)
+    one = merged_hist(hists)
     if len(sjobs) == 1:
         lat = sjobs[0]["merged"][DIRS[d]][kind]
         return _lat_from_summary(lat, one) if lat["count"] else None

@@ -17,6 +17,7 @@ from typing import Callable, Optional
 
 from iolab import _native
 from iolab.analysis.model import LAT_KINDS, Dataset, LatStats, Point, Row, Sample, Stat, metric_name
+from iolab.analysis.samples import merged_hist
 from iolab.analysis.stats import describe
 
 #: A row is unstable when the CV of one of these over its repeats exceeds UNSTABLE_CV_PCT.
@@ -53,10 +54,11 @@ def percentile_stats(lats: Sequence[LatStats], kind: str) -> dict[str, Stat]:
         return {}
     if len(lats) == 1:
         return {metric_name(kind, p): describe([lats[0].percentiles[p]], "ns") for p in lats[0].percentiles}
-    hists = [lat.hist for lat in lats]
-    if any(h is None for h in hists):
+    hists = [lat.hist for lat in lats if lat.hist is not None]
+    union = merged_hist(hists) if len(hists) == len(lats) else None
+    if union is None:
         return {}  # percentiles are never averaged; without histograms there is no exact figure
-    merged = _native.hist_stats(_native.hist_merge([h for h in hists if h is not None]), pcts)["percentiles"]
+    merged = _native.hist_stats(union, pcts)["percentiles"]
     out = {}
     for p in pcts:
         per_repeat = [float(lat.percentiles[p]) for lat in lats if p in lat.percentiles]

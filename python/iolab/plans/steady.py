@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from iolab.analysis.stats import linear_fit
 from iolab.plans.model import SteadyState
 
 DROP_CACHES = Path("/proc/sys/vm/drop_caches")
@@ -37,14 +38,7 @@ def steady_state_check(values: Sequence[float], ss: SteadyState) -> dict[str, An
 
 def _slope(ys: Sequence[float]) -> float:
     """Least-squares slope of ``ys`` against 0, 1, 2, ... (per round)."""
-    n = len(ys)
-    if n < 2:
-        return 0.0
-    x_mean = (n - 1) / 2
-    y_mean = sum(ys) / n
-    num = sum((x - x_mean) * (y - y_mean) for x, y in enumerate(ys))
-    den = sum((x - x_mean) ** 2 for x in range(n))
-    return num / den
+    return linear_fit(range(len(ys)), ys)[0] if len(ys) >= 2 else 0.0
 
 
 def steady_metric(summary: dict[str, Any], metric: str) -> float:

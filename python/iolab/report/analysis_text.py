@@ -27,7 +27,7 @@ from typing import Optional
 
 from iolab.analysis import wording as w
 from iolab.analysis.compare import Comparison, MetricDiff, point_label
-from iolab.analysis.model import LAT_KINDS, Analysis, Finding, Json, Row, Stat
+from iolab.analysis.model import LAT_KINDS, Analysis, Finding, Json, Row, Stat, metric_name
 from iolab.report.units import fmt_bytes, fmt_num, lat_unit_for
 
 PLUS_MINUS_NOTE = (
@@ -73,10 +73,6 @@ def percentiles_of(rows: Iterable[Row], kind: str) -> list[float]:
             if hit and hit.group(1) == kind:
                 found.add(float(hit.group(2)))
     return sorted(found)
-
-
-def pct_metric(kind: str, p: float) -> str:
-    return f"{kind}_p{p:g}_ns"
 
 
 def headline_lat_kind(rows: list[Row]) -> Optional[str]:
@@ -131,7 +127,7 @@ def main_table(an: Analysis) -> Optional[Table]:
         pcts = percentiles_of(an.rows, kind)
         # The headline percentiles; every one is in the latency tables.
         pcts = [p for p in pcts if p in MAIN_PERCENTILES] or pcts
-        specs += [(pct_metric(kind, p), f"{kind} p{p:g}") for p in pcts]
+        specs += [(metric_name(kind, p), f"{kind} p{p:g}") for p in pcts]
     specs += [("usr_cpu_pct", "usr CPU (%)"), ("sys_cpu_pct", "sys CPU (%)"), ("cycles_per_byte", "c/B (cycles/B)")]
     return _table(an, "Throughput and latency", specs, [PLUS_MINUS_NOTE])
 
@@ -139,7 +135,7 @@ def main_table(an: Analysis) -> Optional[Table]:
 def latency_table(an: Analysis, kind: str) -> Optional[Table]:
     specs = [(f"{kind}_min_ns", "min"), (f"{kind}_mean_ns", "mean"), (f"{kind}_max_ns", "max")]
     pcts = percentiles_of(an.rows, kind)
-    specs += [(pct_metric(kind, p), f"p{p:g}") for p in pcts]
+    specs += [(metric_name(kind, p), f"p{p:g}") for p in pcts]
     notes = ["percentiles: of the repeats' merged histogram; ± from the repeats' own percentiles"] if pcts else []
     return _table(an, f"{kind} latency (per point and direction)", specs, notes)
 
@@ -271,7 +267,7 @@ def _headline_metrics(c: Comparison) -> list[str]:
     kinds = [k for k in ("lat", "clat", "slat") if f"{k}_mean_ns" in present]
     kind = kinds[0] if kinds else "lat"
     pcts = sorted({float(h.group(2)) for m in present if (h := _PCT_RE.match(m)) and h.group(1) == kind})
-    wanted = ["iops", "bw_bytes_per_s", f"{kind}_mean_ns", *(pct_metric(kind, p) for p in pcts)]
+    wanted = ["iops", "bw_bytes_per_s", f"{kind}_mean_ns", *(metric_name(kind, p) for p in pcts)]
     wanted += ["usr_cpu_pct", "sys_cpu_pct", "cycles_per_byte"]
     return [m for m in wanted if m in present]
 

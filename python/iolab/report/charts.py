@@ -27,9 +27,10 @@ from itertools import accumulate
 from typing import Any, Optional
 
 from iolab import _native
+from iolab.analysis import samples
 from iolab.analysis.compare import point_label
-from iolab.analysis.model import DIRS, Analysis, Json, Point, Row
-from iolab.report.analysis_text import headline_lat_kind, pct_metric, percentiles_of
+from iolab.analysis.model import DIRS, Analysis, Json, Point, Row, metric_name
+from iolab.report.analysis_text import headline_lat_kind, percentiles_of
 from iolab.report.units import lat_unit_for
 
 MAX_TRACES = 10
@@ -68,12 +69,8 @@ def _shown(title: str, shown: int, total: int) -> str:
 
 def merged_hist(p: Point, d: str, kind: str) -> Optional[str]:
     """The point's histogram of ``kind`` latency in direction ``d``, repeats merged exactly."""
-    hists = []
-    for s in p.samples:
-        ls = getattr(s.dir(d), kind)
-        if ls is not None and ls.hist:
-            hists.append(ls.hist)
-    return _native.hist_merge(hists) if hists else None
+    lats = [getattr(s.dir(d), kind) for s in p.samples]
+    return samples.merged_hist([ls.hist for ls in lats if ls is not None and ls.hist])
 
 
 def log_bins(buckets: list[tuple[int, int]]) -> list[tuple[float, int, int]]:
@@ -103,7 +100,8 @@ def _percentile_cdf(an: Analysis, d: str, kind: str, shown: list[Point]) -> Opti
     pcts = percentiles_of(an.rows, kind)
     rows = [r for r in an.rows if r.dir == d and r.point in wanted]
     curves = [
-        (r, [(r.metrics[pct_metric(kind, p)].value, p) for p in pcts if pct_metric(kind, p) in r.metrics]) for r in rows
+        (r, [(r.metrics[metric_name(kind, p)].value, p) for p in pcts if metric_name(kind, p) in r.metrics])
+        for r in rows
     ]
     curves = [(r, c) for r, c in curves if c]
     if not curves:
@@ -227,7 +225,7 @@ def _axis_charts(an: Analysis, axis: str) -> list[Chart]:
             _knee_trace(data, an.knees.get(axis), axis)
             out.append(Chart(title, data, _layout(title, axis, ytitle, xlog=xlog)))
     if kind:
-        pct_ms = [pct_metric(kind, p) for p in percentiles_of(an.rows, kind) if p in _CURVE_PCTS or p >= 99.99]
+        pct_ms = [metric_name(kind, p) for p in percentiles_of(an.rows, kind) if p in _CURVE_PCTS or p >= 99.99]
         all_vals = [r.metrics[m].value for g in groups.values() for _, r in g for m in pct_ms if m in r.metrics]
         unit, scale = lat_unit_for(all_vals)
         data = [
@@ -270,7 +268,7 @@ def curve_charts(an: Analysis) -> list[Chart]:
     kind = headline_lat_kind(an.rows)
     if kind is None:
         return []
-    metrics = [m for m in (f"{kind}_mean_ns", pct_metric(kind, 99.0)) if any(m in r.metrics for r in an.rows)]
+    metrics = [m for m in (f"{kind}_mean_ns", metric_name(kind, 99.0)) if any(m in r.metrics for r in an.rows)]
     vals = [r.metrics[m].value for r in an.rows for m in metrics if m in r.metrics]
     unit, scale = lat_unit_for(vals)
     data = []

@@ -3,7 +3,8 @@
 //! - [`proto`]: the NBD protocol as pure functions over bytes (handshake,
 //!   requests, replies), fuzzable on their own.
 //! - [`stack`]: the [`stack::BlockDev`] trait, backends (memory, file,
-//!   null) and layers (split, delay, inject, corrupt, stats).
+//!   null), layers (split, delay, inject, corrupt, stats) and the
+//!   forwarding [`stack::Layer`] they are written with.
 //! - [`config`]: a target from a TOML file or compact command-line specs.
 //! - [`export`]: an export (name, read-only, stack) and the set served.
 //! - [`server`]: [`Server`] — listen, accept, one thread per connection,
@@ -11,7 +12,8 @@
 //! - `conn` (private): one connection — handshake, pipelined requests,
 //!   out-of-order replies, held replies for delay layers.
 //! - [`stats`] and [`measure`]: server-side per-export counters and latency
-//!   histograms, CPU, and the resettable snapshot.
+//!   histograms, CPU, and the resettable snapshot; [`counters`]: the named
+//!   counters each piece of a stack publishes, per window.
 //! - [`http`] and [`metrics`]: the stats endpoint (JSON, Prometheus text,
 //!   atomic snapshot-and-reset).
 //! - [`net`]: Unix and TCP listening addresses (loopback unless allowed).
@@ -22,6 +24,7 @@
 pub mod buf;
 pub mod config;
 mod conn;
+pub mod counters;
 pub mod error;
 pub mod export;
 pub mod http;

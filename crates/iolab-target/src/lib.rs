@@ -8,7 +8,7 @@
 //! - [`config`]: a target from a TOML file or compact command-line specs.
 //! - [`export`]: an export (name, read-only, stack) and the set served.
 //! - [`server`]: [`Server`] — listen, accept, one thread per connection,
-//!   clean shutdown — and its [`ServerConfig`].
+//!   clean shutdown; [`server_config`]: its settings, [`ServerConfig`].
 //! - `conn` (private): one connection — handshake, pipelined requests,
 //!   out-of-order replies, held replies for delay layers.
 //! - [`stats`] and [`measure`]: server-side per-export counters and latency
@@ -34,11 +34,13 @@ pub mod net;
 pub mod pacing;
 pub mod proto;
 pub mod server;
+pub mod server_config;
 pub mod stack;
 pub mod stats;
 
 pub use error::TargetError;
 pub use export::{Export, ExportSet};
 pub use net::ListenAddr;
-pub use server::{RunningServer, Server, ServerConfig, ServerHandle};
+pub use server::{RunningServer, Server, ServerHandle};
+pub use server_config::ServerConfig;
 pub use stats::{Stats, StatsSnapshot};

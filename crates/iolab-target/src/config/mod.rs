@@ -66,7 +66,39 @@ use crate::stack::BlockDev;
 use crate::stats::NamedRecorder;
 use build::LayerStats;
 use params::{Params, Value};
-pub use read::{parse_compact_spec, RawConfig};
+pub use read::{parse_compact_spec, RawConfig, TOP_LEVEL_KEYS};
+
+/// The keys of `[server]`.
+pub const SERVER_KEYS: &[&str] = &[
+    "listen",
+    "allow_remote",
+    "max_connections",
+    "workers",
+    "max_inflight",
+    "max_inflight_bytes",
+    "max_request_bytes",
+    "handshake_timeout",
+    "shutdown_grace",
+];
+
+/// The keys of an `[[export]]` (besides its backend's, when it has one).
+pub const EXPORT_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "read_only",
+    "device",
+    "part",
+    "backend",
+    "count",
+    "split",
+    "layers",
+];
+
+/// The keys of a `[[device]]` (besides its backend's).
+pub const DEVICE_KEYS: &[&str] = &["name", "backend", "split", "layers"];
+
+/// The key every layer has (besides its own, in [`build::LAYERS`]).
+pub const LAYER_KEYS: &[&str] = &["type"];
 
 /// The default listening address: loopback, NBD's IANA port.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:10809";
@@ -183,6 +215,8 @@ impl RawConfig {
 }
 
 fn server_config(mut p: Params) -> Result<ServerConfig, TargetError> {
+    p.refuse_unknown(SERVER_KEYS)?;
+    p.allow(SERVER_KEYS);
     let listen = p.string("listen")?.unwrap_or_else(|| DEFAULT_LISTEN.into());
     let listen: ListenAddr = listen.parse().map_err(|m: String| p.err("listen", m))?;
     let mut c = ServerConfig::new(listen);
@@ -225,10 +259,12 @@ fn apply_layers(
     for (j, lp) in layers.iter().enumerate() {
         let mut p = lp.clone();
         p.set_path(format!("{}[{j}]", lp.path()));
+        p.allow(LAYER_KEYS);
         let kind = p.string("type")?;
         let kind = p.required("type", kind)?;
         p.set_path(format!("{}[{j}] ({kind})", lp.path()));
         if let (Some(i), "stats") = (repeat, kind.as_str()) {
+            p.allow(&["name"]);
             if let Some(n) = p.string("name")? {
                 p.insert("name", Value::Text(format!("{n}{i}")));
             }
@@ -244,6 +280,7 @@ fn device(i: usize, piece: Piece, stats: &mut LayerStats) -> Result<Device, Targ
         mut params,
         mut layers,
     } = piece;
+    params.allow(DEVICE_KEYS);
     let name = params.string("name")?;
     let name = params.required("name", name)?;
     let path = format!("device[{i}] ({name})");
@@ -288,6 +325,7 @@ fn export(
         mut params,
         mut layers,
     } = piece;
+    params.allow(EXPORT_KEYS);
     let name = params.string("name")?;
     let name = params.required("name", name)?;
     let path = format!("export[{i}] ({name})");
@@ -399,5 +437,5 @@ fn private_bases(p: &mut Params, name: &str, kind: &str) -> Result<Vec<NamedDev>
 }
 
 #[cfg(test)]
-#[path = "tests.rs"]
+#[path = "config_tests.rs"]
 mod tests;

@@ -6,6 +6,9 @@ use super::params::{Params, Value};
 use super::Piece;
 use crate::error::TargetError;
 
+/// The top-level keys of a TOML config.
+pub const TOP_LEVEL_KEYS: &[&str] = &["server", "pacing", "device", "export"];
+
 /// A config before anything is built.
 #[derive(Debug, Default)]
 pub struct RawConfig {
@@ -52,7 +55,10 @@ impl RawConfig {
                 _ => {
                     return Err(cfg_err(
                         &key,
-                        "unknown top-level key (known: server, pacing, device, export)",
+                        format!(
+                            "unknown top-level key (known: {})",
+                            TOP_LEVEL_KEYS.join(", ")
+                        ),
                     ))
                 }
             }

@@ -77,8 +77,9 @@ fn a_1ms_delay_holds_1ms_within_1_percent_at_p50() {
         late_p50 <= 10_000,
         "the hold ran {late_p50} ns (over 1%) long at p50"
     );
-    // A hold never ends early, on either side.
-    assert!(held.lat_ns.min() >= 1_000_000, "{}", held.lat_ns.min());
+    // A hold never ends early, on either side (the histogram keeps 3
+    // significant digits: its minimum may read up to 0.1% low).
+    assert!(held.lat_ns.min() >= 999_000, "{}", held.lat_ns.min());
     assert!(client_ns.iter().all(|&ns| ns >= 1_000_000));
 }
 

@@ -121,7 +121,10 @@ def test_loader_errors_name_the_path(tmp_path: Path) -> None:
     with pytest.raises(ResultFormatError, match=r"not valid JSON.*--output-format=json"):
         load_dataset(other)
     other.write_text('{"schema": "iolab.result/1"}')
-    with pytest.raises(DatasetError, match="report its run directory"):
+    with pytest.raises(DatasetError, match=r"x.json: a iolab.result/1 document that cannot be read.*lacks 'tool'"):
+        load_dataset(other)
+    other.write_text('{"schema": "iolab.analysis/1"}')
+    with pytest.raises(DatasetError, match="not results; report a results file"):
         load_dataset(other)
 
 

@@ -195,7 +195,14 @@ def point_label(an: Analysis, point: int) -> str:
     return f"point {point}"
 
 
+#: The key of the one point of a run without axes: two such runs are matched
+#: whatever their ids (which name the point otherwise).
+WHOLE_RUN = "whole run"
+
+
 def _keyed(an: Analysis) -> dict[tuple[str, str], Row]:
+    if not an.dataset.axes and len(an.dataset.points) == 1:
+        return {(WHOLE_RUN, r.dir): r for r in an.rows}
     return {(point_label(an, r.point), r.dir): r for r in an.rows}
 
 

@@ -21,6 +21,7 @@ from iolab import _native
 from iolab.analysis.model import Dataset, Point, Sample, Scalar
 from iolab.analysis.samples import device_figures, group_sample
 from iolab.errors import IolabError, JobError
+from iolab.results.document import RESULT_SCHEMA, check_document
 from iolab.results.rundir import RUN_FILE, is_complete, read_document
 
 Json = dict[str, Any]
@@ -52,16 +53,59 @@ def _load_file(p: Path) -> Dataset:
         top = json.loads(p.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError):
         top = None
+    if isinstance(top, dict) and top.get("schema") == RESULT_SCHEMA:
+        return load_result_file(p, top)
     if isinstance(top, dict) and str(top.get("schema", "")).startswith("iolab."):
         raise DatasetError(
-            f"{p}: an iolab {top['schema']} document; report its run directory instead "
-            "(iolab run --results DIR, or iolab sweep)"
+            f"{p}: an iolab {top['schema']} document, not results; report a results file "
+            "(iolab run --output-format json), a run directory (iolab run --results DIR) or a sweep directory"
         )
     if isinstance(top, dict) and "fio version" not in top:
         raise DatasetError(f"{p}: a JSON file without 'fio version': not fio output (give a run or sweep directory)")
     from iolab.analysis.fio_import import load_fio_json  # lazy: only fio outputs need it
 
     return load_fio_json(p)
+
+
+def load_result_file(path: Path, doc: Json) -> Dataset:
+    """A results document (``iolab run --output-format json``): one point per
+    stonewall group, as a run directory gives, without what only a directory
+    keeps (host facts, device figures, the options as written: the axes are
+    the resolved options that differ between groups, else the job name)."""
+    try:
+        doc = check_document(doc)
+        groups = doc["summary"]["groups"]
+        samples = [group_sample(doc, g, f"{path.stem}#g{g['group']}", [], None) for g in groups]
+        resolved = [_resolved_options(doc, int(g["group"])) for g in groups]
+    except (KeyError, TypeError, ValueError, IolabError) as e:
+        raise DatasetError(f"{path}: a {RESULT_SCHEMA} document that cannot be read: {e}") from None
+    if len(samples) == 1:
+        samples[0].label = path.stem
+    differ = [k for k in dict.fromkeys(k for o in resolved for k in o) if len({str(o.get(k)) for o in resolved}) > 1]
+    axes = [k for k in differ if k != "job"] or (["job"] if len(samples) > 1 else [])
+    points = []
+    for i, (s, opts) in enumerate(zip(samples, resolved), 1):
+        params: dict[str, Scalar] = {a: opts.get(a, "-") for a in axes}
+        points.append(Point(i, params, numeric_values(params, s), [s]))
+    warm = any(s.config.ramp_time_ns > 0 for s in samples)
+    plan: Json = {"repeats": 1, "warmup": warm, "precondition": False, "drop_caches": None}
+    tool = f"iolab {doc.get('summary', {}).get('tool_version', '?')}"
+    return Dataset("iolab-run", path.stem, str(path), axes, points, {}, plan, tool)
+
+
+def _resolved_options(doc: Json, group: int) -> dict[str, Scalar]:
+    """The group's first job as resolved: its name and scalar options (lists and tables left out)."""
+    for rjob in doc["result"]["jobs"]:
+        if int(rjob["group"]) == group:
+            job = rjob["job"]
+            opts: dict[str, Scalar] = {"job": str(rjob["name"])}
+            opts.update({k: v for k, v in job.items() if isinstance(v, (int, float, str, bool)) and k not in _NOT_AXES})
+            return opts
+    return {}
+
+
+#: Resolved options that differ between groups by construction, not as a study's axis.
+_NOT_AXES = ("name", "stonewall", "new_group", "group")
 
 
 def _json(path: Path) -> Json:
@@ -211,8 +255,9 @@ def load_sweep_dir(directory: Path) -> Dataset:
         drops += [_json(d / RUN_FILE).get("drop_caches") for d in dirs]
         points.append(Point(index, params, numeric_values(params, samples[0]), samples))
     host = _optional_json(directory / "host.json") or {}
+    facts = {**_plan_facts(plan, meta, drops), "finished_runs": sum(len(d) for d in by_point.values())}
     return Dataset("iolab-sweep", str(meta.get("id", directory.name)), str(directory), axes, points, host,
-                   _plan_facts(plan, meta, drops), _tool(directory))  # fmt: skip
+                   facts, _tool(directory))  # fmt: skip
 
 
 def _plan_facts(plan: Json, meta: Json, drops: list[Any]) -> Json:
@@ -226,4 +271,6 @@ def _plan_facts(plan: Json, meta: Json, drops: list[Any]) -> Json:
         "drop_caches": drop,
         "steady_state": plan.get("steady_state"),
         "quick": bool(meta.get("quick")),
+        # runs the plan asked for (points x repeats) and runs finished, for the report's status line
+        "planned_runs": int(meta.get("points") or 0) * int(plan.get("repeats") or meta.get("repeats") or 1) or None,
     }

@@ -213,8 +213,39 @@ def caches_not_dropped(ds: Dataset, rows: list[Row]) -> Optional[Finding]:
     return _warn("warn_drop_caches_failed", text, {}, [], 60.0)
 
 
+#: Notes a run's samples carry when it did not finish as planned (iolab.analysis.load).
+_CUT_SHORT = ("interrupted", "ended early", "stopped at the per-point timeout")
+
+
+def incomplete(ds: Dataset, rows: list[Row]) -> Optional[Finding]:
+    """A run or sweep that did not finish as planned, and what the figures
+    cover: a run keeps what it measured until it stopped; a sweep keeps only
+    the runs that finished (the one cut short is not written)."""
+    notes: dict[str, list[int]] = {}
+    for p in ds.points:
+        for s in p.samples:
+            for n in s.notes:
+                if n.startswith(_CUT_SHORT):
+                    notes.setdefault(n, []).append(p.index)
+    planned, finished = ds.plan.get("planned_runs"), ds.plan.get("finished_runs")
+    parts = []
+    if isinstance(planned, int) and isinstance(finished, int) and finished < planned:
+        parts.append(
+            f"incomplete sweep: {finished} of {planned} planned runs finished (it was interrupted, failed or is "
+            "still running); the figures are those of the finished runs only: a run cut short is not kept, and "
+            "the same `iolab sweep` command resumes"
+        )
+    parts += [
+        f"{n} (point{'s' if len(ps) > 1 else ''} {', '.join(map(str, sorted(set(ps))))})" for n, ps in notes.items()
+    ]
+    if not parts:
+        return None
+    figures = {"planned_runs": planned, "finished_runs": finished, "notes": sorted(notes)}
+    return _warn("incomplete", "; ".join(parts), figures, sorted({i for ps in notes.values() for i in ps}), 100.0)
+
+
 RULES: tuple[Rule, ...] = (
-    buffered_fits_ram, too_few_samples, no_warmup, random_only_bandwidth, one_queue_depth, cpu_steal,
+    incomplete, buffered_fits_ram, too_few_samples, no_warmup, random_only_bandwidth, one_queue_depth, cpu_steal,
     frequency_scaling, repeats_disagree, single_repeat, other_device_io, caches_not_dropped,
 )  # fmt: skip
 

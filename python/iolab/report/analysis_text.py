@@ -151,7 +151,7 @@ def latency_table(an: Analysis, kind: str) -> Optional[Table]:
     pcts = percentiles_of(an.rows, kind)
     specs += [(metric_name(kind, p), f"p{p:g}") for p in pcts]
     notes = ["percentiles: of the repeats' merged histogram; ± from the repeats' own percentiles"] if pcts else []
-    return _table(an, f"{lat_kind_title(kind)} (per point and direction)", specs, notes)
+    return _table(an, f"{lat_kind_title(kind)}, per point and direction", specs, notes)
 
 
 def tables(an: Analysis) -> list[Table]:
@@ -241,7 +241,9 @@ def summary_lines(an: Analysis) -> list[str]:
     ds = an.dataset
     repeats = sorted({len(p.samples) for p in ds.points})
     rep = "/".join(str(r) for r in repeats) or "0"
+    status = [f"STATUS: {f.text}" for f in an.warnings if f.kind == "incomplete"]
     return [
+        *status,
         f"source: {ds.source} {ds.path}",
         f"measured by: {ds.tool}",
         f"host: {host_line(ds.host)}",

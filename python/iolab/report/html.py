@@ -83,7 +83,10 @@ def _header(an: Analysis) -> str:
     meta = [*summary_lines(an), f"report: iolab {_native.version()}, {now}"]
     return (
         f"<h1>iolab report: {_e(an.dataset.name)}</h1>\n<ul class='meta'>"
-        + "".join(f"<li>{_e(m)}</li>" for m in meta)
+        + "".join(
+            f"<li class='error'><strong>{_e(m)}</strong></li>" if m.startswith("STATUS:") else f"<li>{_e(m)}</li>"
+            for m in meta
+        )
         + "</ul>"
     )
 

@@ -31,6 +31,9 @@ NativeJob = tuple[str, list[tuple[str, Optional[str]]]]
 #: How often the driver polls; also how soon Ctrl-C is noticed.
 POLL_S = 0.25
 
+#: What a run stopped by Ctrl-C says; a sweep says otherwise (it discards the run).
+INTERRUPTED_NOTE = "interrupted: the results cover only the time that ran"
+
 
 class JobLike(Protocol):
     def to_native(self) -> NativeJob: ...
@@ -150,7 +153,7 @@ def run_jobs(
         raise
     observed = _end_observers(observers, sink)
     if interrupted:
-        sink.note("interrupted: the results cover only the time that ran")
+        sink.note(INTERRUPTED_NOTE)
     summary_json = _native.summarize(result_json)
     return RunOutput(result_json, summary_json, interrupted, shown, observed)
 

@@ -169,10 +169,10 @@ QUICK_HELP = """Characterise storage in about a minute.
 
 Seven jobs, one after another: sequential 1 MiB read and write (QD 8),
 random 4 KiB read and write at QD 1 and QD 32, and a 70/30 random mix at
-QD 16; io_uring, O_DIRECT where the filesystem allows it. Prints a table
-and its three most important findings, and writes the full results (JSON)
-and an HTML report (charts, findings, tables; NAME.html beside NAME.json)
-to files.
+QD 16; psync at QD 1, io_uring above, O_DIRECT where the filesystem allows
+it. Prints a table and its three most important findings, and writes the
+full results (JSON) and an HTML report (charts, findings, tables; NAME.html
+beside NAME.json) to files.
 
 PATH: none = a new temporary directory; a directory = a new test file in
 it; both are removed afterwards. An existing file or block device is used

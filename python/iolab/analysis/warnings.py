@@ -277,7 +277,7 @@ def buffered_io_uring(ds: Dataset, rows: list[Row]) -> Optional[Finding]:
         "kernel worker threads (io-wq), so the deeper job measures that fallback, not the storage; use direct=1 "
         "where the filesystem allows it"
     )
-    figures = {"io_uring_iops": _total_iops(s), "io_uring_iodepth": s.config.iodepth, "psync_iops": ref_iops,
+    figures: dict[str, object] = {"io_uring_iops": _total_iops(s), "io_uring_iodepth": s.config.iodepth, "psync_iops": ref_iops,
                "ratio": ratio}  # fmt: skip
     return _warn("warn_buffered_io_uring", text, figures, [ref_point, point], 80.0)
 

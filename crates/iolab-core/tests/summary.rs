@@ -7,13 +7,16 @@
 //! - CPU figures of a hand-made `CpuUsage`, and which I/Os they are per:
 //!   entries matched to groups and hosts by their fields (by position in
 //!   results written before those fields);
-//! - group aggregates over reported entries (jobs or workers);
+//! - group aggregates over reported entries (jobs or workers); a group's
+//!   own IOPS, bandwidth and merged latency, and merged hosts (groups.rs);
 //! - rate-limited jobs carry both latencies, labelled;
 //! - JSON: `summarize_json` equals `summarize`; the example fixture that the
 //!   Python tests read (tests/results/data) is the current output.
 
 #[path = "summary/support.rs"]
 mod common;
+#[path = "summary/groups.rs"]
+mod groups;
 
 use common::*;
 use iolab_core::cpu::{CpuUsage, SysTicks};

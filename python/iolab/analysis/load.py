@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 from iolab import _native
 from iolab.analysis.model import Dataset, Point, Sample, Scalar
 from iolab.analysis.samples import device_figures, group_sample
-from iolab.errors import IolabError, JobError
+from iolab.errors import IolabError
 from iolab.results.document import RESULT_SCHEMA, check_document
 from iolab.results.rundir import RUN_FILE, is_complete, read_document
 
@@ -220,7 +220,7 @@ def numeric_values(params: dict[str, Scalar], sample: Optional[Sample]) -> dict[
 
 
 def parse_number(value: Scalar) -> Optional[float]:
-    """A number as written, or a size ("4k", "1MiB") through the native option parser; None otherwise."""
+    """A number as written, or a size ("4k", "1MiB") by fio's rules (the core's parser); None otherwise."""
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
@@ -230,10 +230,9 @@ def parse_number(value: Scalar) -> Optional[float]:
     except ValueError:
         pass
     try:
-        prepared = json.loads(_native.prepare_job("parse", [("size", str(value)), ("bs", "1")]))
-    except (JobError, ValueError):
+        return float(_native.parse_size(str(value)))
+    except ValueError:
         return None
-    return float(prepared["size"])
 
 
 def load_sweep_dir(directory: Path) -> Dataset:

@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
+from iolab import _native
 from iolab.results.document import build_output, check_document
 
 if TYPE_CHECKING:
@@ -80,8 +81,13 @@ def is_complete(directory: Path) -> bool:
 
 
 def read_document(directory: Path) -> Json:
+    """The run directory's results document; a summary written by an older
+    iolab (without the group totals) is made again from the lossless result."""
     doc: Json = json.loads((directory / RESULT_FILE).read_text(encoding="utf-8"))
-    return check_document(doc)
+    check_document(doc)
+    if any("total" not in g for g in doc["summary"]["groups"]):
+        doc["summary"] = json.loads(_native.summarize(json.dumps(doc["result"])))
+    return doc
 
 
 def series_rows(doc: Json) -> list[Json]:

@@ -14,7 +14,6 @@ files produce, so the three sources prepare to the same job.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any, Optional, Union
 
@@ -24,9 +23,6 @@ from iolab.run.local import RunOutput, run_jobs
 from iolab.run.progress import ProgressSink
 
 OptionValue = Union[str, int, float, bool]
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|s|m|h)?\s*$")
-_NS_PER_UNIT = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
 
 
 def Job(name: str, **options: OptionValue) -> JobSpec:
@@ -55,11 +51,12 @@ def prepare(job: JobSpec) -> dict[str, Any]:
 
 
 def parse_interval_ns(text: str) -> int:
-    """``"1s"``, ``"500ms"``, ``"2"`` (seconds) → nanoseconds (> 0)."""
-    m = _DURATION.match(text)
-    if not m:
-        raise ValueError(f"interval '{text}': expected a duration such as 1s, 500ms or 2 (seconds)")
-    ns = round(float(m.group(1)) * _NS_PER_UNIT[m.group(2) or "s"])
+    """``"1s"``, ``"500ms"``, ``"2"`` (seconds) → nanoseconds (> 0), by the
+    core's duration syntax (``_native.parse_duration_ns``)."""
+    try:
+        ns = _native.parse_duration_ns(text)
+    except ValueError as e:
+        raise ValueError(f"interval {e}") from None
     if ns <= 0:
         raise ValueError(f"interval '{text}': must be greater than zero")
     return ns

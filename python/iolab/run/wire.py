@@ -49,10 +49,9 @@ NAME = "nbd_target"
 WIRE_FILE = "wire.json"
 #: Percentiles compared, as in seed 000's Figure 6 (10th to 95th) plus the 99th.
 WIRE_PERCENTILES = (10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0)
-#: NBD request header: magic 4, flags 2, type 2, cookie 8, offset 8, length 4.
-NBD_REQUEST_HEADER_BYTES = 28
-#: NBD simple reply: magic 4, error 4, cookie 8.
-NBD_SIMPLE_REPLY_BYTES = 16
+#: NBD request header and simple reply sizes: iolab-nbd's, through the native module.
+NBD_REQUEST_HEADER_BYTES = _native.NBD_REQUEST_BYTES
+NBD_SIMPLE_REPLY_BYTES = _native.NBD_SIMPLE_REPLY_BYTES
 #: Requests the target counts; every one has a header and one simple reply.
 _OPS = ("read", "write", "flush", "trim", "zero")
 _DIRS = ("read", "write")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from iolab.analysis.stats import bootstrap_ci95, describe, kendall, linear_fit, t95
+from iolab.analysis.stats import bootstrap_ci95, bootstrap_ci95_many, describe, kendall, linear_fit, t95
 
 
 def test_ci_of_three_repeats_matches_hand_computation() -> None:
@@ -65,3 +65,13 @@ def test_bootstrap_interval_stays_within_the_data() -> None:
     assert 90.0 <= low < sum(values) / 4 < high <= 140.0
     assert bootstrap_ci95(values) == (low, high)  # seeded: reproducible
     assert bootstrap_ci95([7.0]) is None and bootstrap_ci95([3.0, 3.0]) == (3.0, 3.0)
+
+
+def test_bootstrap_of_many_rows_is_each_rows_own() -> None:
+    rows = [[100.0, 130.0, 90.0], [5.0, 9.0, 7.0], [4.0, 4.0, 4.0]]
+    many = bootstrap_ci95_many(rows)
+    for got, row in zip(many[:2], rows):
+        assert got == pytest.approx(bootstrap_ci95(row))
+    assert many[2] == (4.0, 4.0)
+    with pytest.raises(ValueError):
+        bootstrap_ci95_many([[1.0, 2.0], [1.0]])

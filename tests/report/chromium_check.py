@@ -51,9 +51,9 @@ def _chromium(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
 
 
-def open_report(page: Path, tmp: Path) -> Opened:
+def open_report(page: Path, tmp: Path, width_px: int = 1280) -> Opened:
     url = page.resolve().as_uri()
-    dom = _chromium(["--dump-dom", url], tmp)
+    dom = _chromium([f"--window-size={width_px},1000", "--dump-dom", url], tmp)
     assert dom.returncode == 0, dom.stderr[-3000:]
     shot = tmp / "shot.png"
     png = _chromium(["--window-size=1280,2000", f"--screenshot={shot}", url], tmp)

@@ -91,3 +91,19 @@ def test_a_blank_chart_is_seen(tmp_path: Path) -> None:
 
     marks = chart_marks(open_report(page, tmp_path).dom)
     assert 0 in marks.values(), marks
+
+
+def test_tables_fit_a_1400px_window(tmp_path: Path) -> None:
+    # A fio json+ import has the widest tables (17 percentiles per latency kind).
+    from chromium_check import body_attrs, open_report
+
+    html = render_html(CASES["fio json+"]())
+    # The test's own probe, not the page's: the width the document needs at 1400 px.
+    probe = (
+        "<script>window.addEventListener('load', function () { document.body.setAttribute("
+        "'data-test-scroll-width', String(document.documentElement.scrollWidth)); });</script></body>"
+    )
+    page = tmp_path / "wide.html"
+    page.write_text(html.replace("</body>", probe), encoding="utf-8")
+    width = int(body_attrs(open_report(page, tmp_path, width_px=1400).dom)["data-test-scroll-width"])
+    assert width <= 1400, width

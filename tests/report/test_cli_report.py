@@ -146,3 +146,11 @@ def test_report_of_an_unfinished_sweep_says_what_was_kept(cli, run_dir: Path, wo
     second = text.stdout.splitlines()[1]
     assert second.startswith("STATUS: incomplete sweep: 1 of 3 planned runs finished"), text.stdout
     assert "a run cut short is not kept" in second and "cover only the time" not in text.stdout
+
+
+def test_help_lists_each_command_on_one_unbroken_line() -> None:
+    # issue #13: `iolab --help` kept the docstrings' line breaks, cutting sentences mid-way
+    from iolab.cli.main import app
+
+    for info in app.registered_commands:
+        assert info.short_help and "\n" not in info.short_help, info.name

@@ -214,7 +214,7 @@ class Stat:
     mean: float
     sd: Optional[float]  # sample sd (n-1); None when n < 2
     cv_pct: Optional[float]
-    ci95_low: Optional[float]  # Student t interval of the mean; None when n < 2
+    ci95_low: Optional[float]  # 95% interval of the mean (Student t; percentiles: bootstrap); None when n < 2
     ci95_high: Optional[float]
     unit: str  # "iops", "bytes_per_s", "ns", "pct", "cycles_per_byte", …
 

@@ -5,10 +5,10 @@ numerics):
 - :func:`describe` — mean, sample standard deviation, coefficient of
   variation and a 95% Student t confidence interval of the mean, as one
   :class:`~iolab.analysis.model.Stat` (:func:`t95`: ``scipy.stats.t.ppf``);
-- :func:`bootstrap_ci95` — a 95% bootstrap interval of the mean
-  (``scipy.stats.bootstrap``, percentile method, fixed seed so a report is
-  reproducible) for figures whose per-repeat values are not normal, such as
-  a latency percentile's;
+- :func:`bootstrap_ci95` / :func:`bootstrap_ci95_many` — a 95% bootstrap
+  interval of the mean (``scipy.stats.bootstrap``, percentile method, fixed
+  seed so a report is reproducible) for figures whose per-repeat values are
+  not normal: a latency percentile's (:mod:`iolab.analysis.tables`);
 - :func:`linear_fit` — least squares (``scipy.stats.linregress``);
 - :func:`kendall` — Kendall's tau rank correlation and its two-sided p
   (``scipy.stats.kendalltau``), the test behind "rises" / "falls".
@@ -48,9 +48,12 @@ def sample_sd(values: Sequence[float]) -> Optional[float]:
     return float(np.std(np.asarray(values, dtype=float), ddof=1))
 
 
-def describe(values: Sequence[float], unit: str, value: Optional[float] = None) -> Stat:
+def describe(
+    values: Sequence[float], unit: str, value: Optional[float] = None, ci95: Optional[tuple[float, float]] = None
+) -> Stat:
     """The :class:`Stat` of per-repeat ``values``; ``value`` overrides the
-    headline figure (a percentile of the merged histogram), else the mean."""
+    headline figure (a percentile of the merged histogram), else the mean;
+    ``ci95`` overrides the Student t interval (a percentile's bootstrap one)."""
     if not values:
         raise ValueError("describe: no values")
     m = mean(values)
@@ -59,7 +62,7 @@ def describe(values: Sequence[float], unit: str, value: Optional[float] = None) 
     low = high = None
     if sd is not None:
         half = t95(len(values) - 1) * sd / math.sqrt(len(values))
-        low, high = m - half, m + half
+        low, high = (m - half, m + half) if ci95 is None else ci95
     return Stat(
         value=m if value is None else float(value),
         n=len(values),
@@ -76,19 +79,32 @@ def bootstrap_ci95(values: Sequence[float]) -> Optional[tuple[float, float]]:
     """95% bootstrap interval (percentile method) of the mean of ``values``;
     None for fewer than two values. It never leaves the values' range, so a
     non-negative figure never gets a negative bound."""
-    if len(values) < 2:
-        return None
-    if len(set(values)) == 1:
-        return float(values[0]), float(values[0])
+    return bootstrap_ci95_many([values])[0]
+
+
+def bootstrap_ci95_many(rows: Sequence[Sequence[float]]) -> list[Optional[tuple[float, float]]]:
+    """:func:`bootstrap_ci95` of several figures measured over the same
+    repeats (one row per figure, one column per repeat), in ONE resampling:
+    a point's 17 percentiles cost one call, not 17."""
+    if not rows or len(rows[0]) < 2:
+        return [None] * len(rows)
+    if any(len(r) != len(rows[0]) for r in rows):
+        raise ValueError("bootstrap_ci95_many: every row needs one value per repeat")
+    data = np.asarray(rows, dtype=float)
     res = sps.bootstrap(
-        (np.asarray(values, dtype=float),),
+        (data,),
         np.mean,
+        axis=-1,
         confidence_level=0.95,
         n_resamples=BOOTSTRAP_RESAMPLES,
         method="percentile",
         random_state=np.random.default_rng(BOOTSTRAP_SEED),
     )
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+    low, high = np.atleast_1d(res.confidence_interval.low), np.atleast_1d(res.confidence_interval.high)
+    # A row without spread has no resampling to do: its interval is its value.
+    return [
+        (float(r[0]), float(r[0])) if len(set(r)) == 1 else (float(lo), float(hi)) for r, lo, hi in zip(rows, low, high)
+    ]
 
 
 def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float, float]:

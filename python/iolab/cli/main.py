@@ -6,6 +6,7 @@ Errors are mapped to messages and exit statuses in :mod:`iolab.cli.errors`.
 from __future__ import annotations
 
 import enum
+import inspect
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -267,6 +268,19 @@ sweep_commands.register(app)
 catalog_commands.register(app)
 target_commands.register(app)
 report_commands.register(app)
+
+
+def _one_line_summaries(typer_app: typer.Typer) -> None:
+    """`iolab --help` lists each command by the first paragraph of its help
+    joined into one line: click keeps a docstring's own line breaks, which
+    cut its sentences in the middle."""
+    for info in typer_app.registered_commands:
+        text = info.help or (inspect.getdoc(info.callback) if info.callback else None) or ""
+        if info.short_help is None and text:
+            info.short_help = " ".join(text.split("\n\n")[0].split())
+
+
+_one_line_summaries(app)
 
 
 def main() -> None:

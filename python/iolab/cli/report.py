@@ -154,5 +154,5 @@ def compare(
 
 
 def register(app: typer.Typer) -> None:
-    app.command()(report)
-    app.command()(compare)
+    app.command(short_help="Analyse results (run, sweep, results JSON, fio JSON): findings, tables, charts.")(report)
+    app.command(short_help="Compare two runs or sweeps of the same job: B vs A, significant or within noise.")(compare)

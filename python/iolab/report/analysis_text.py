@@ -150,7 +150,11 @@ def latency_table(an: Analysis, kind: str) -> Optional[Table]:
     specs = [(f"{kind}_min_ns", "min"), (f"{kind}_mean_ns", "mean"), (f"{kind}_max_ns", "max")]
     pcts = percentiles_of(an.rows, kind)
     specs += [(metric_name(kind, p), f"p{p:g}") for p in pcts]
-    notes = ["percentiles: of the repeats' merged histogram; ± from the repeats' own percentiles"] if pcts else []
+    notes = (
+        ["percentiles: of the repeats' merged histogram; ± from the repeats' own percentiles (95% bootstrap interval)"]
+        if pcts
+        else []
+    )
     return _table(an, f"{lat_kind_title(kind)}, per point and direction", specs, notes)
 
 

@@ -21,8 +21,8 @@ from iolab import _native
 from iolab.analysis.model import Dataset, Point, Sample, Scalar
 from iolab.analysis.samples import device_figures, group_sample
 from iolab.errors import IolabError
-from iolab.results.document import RESULT_SCHEMA, check_document
-from iolab.results.rundir import RUN_FILE, is_complete, read_document
+from iolab.results.document import RESULT_SCHEMA
+from iolab.results.rundir import RUN_FILE, current_document, is_complete, read_document
 
 Json = dict[str, Any]
 DISKSTATS_FILE = "diskstats.json"
@@ -73,7 +73,7 @@ def load_result_file(path: Path, doc: Json) -> Dataset:
     keeps (host facts, device figures, the options as written: the axes are
     the resolved options that differ between groups, else the job name)."""
     try:
-        doc = check_document(doc)
+        doc = current_document(doc)
         groups = doc["summary"]["groups"]
         samples = [group_sample(doc, g, f"{path.stem}#g{g['group']}", [], None) for g in groups]
         resolved = [_resolved_options(doc, int(g["group"])) for g in groups]

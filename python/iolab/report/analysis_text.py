@@ -143,7 +143,13 @@ def main_table(an: Analysis) -> Optional[Table]:
         pcts = [p for p in pcts if p in MAIN_PERCENTILES] or pcts
         specs += [(metric_name(kind, p), f"{kind} p{p:g}") for p in pcts]
     specs += [("usr_cpu_pct", "usr CPU (%)"), ("sys_cpu_pct", "sys CPU (%)"), ("cycles_per_byte", "c/B (cycles/B)")]
-    return _table(an, "Throughput and latency", specs, [PLUS_MINUS_NOTE])
+    notes = [PLUS_MINUS_NOTE]
+    if kind:
+        notes.append(
+            f"{kind} = {lat_kind_title(kind).split(' (')[0]}"
+            + (" (submission + completion, as in fio)" if kind == "lat" else "")
+        )
+    return _table(an, "Throughput and latency", specs, notes)
 
 
 def latency_table(an: Analysis, kind: str) -> Optional[Table]:

@@ -84,6 +84,12 @@ def read_document(directory: Path) -> Json:
     """The run directory's results document; a summary written by an older
     iolab (without the group totals) is made again from the lossless result."""
     doc: Json = json.loads((directory / RESULT_FILE).read_text(encoding="utf-8"))
+    return current_document(doc)
+
+
+def current_document(doc: Json) -> Json:
+    """``doc`` checked, its summary made again from the lossless result when
+    an older iolab wrote it without the group totals."""
     check_document(doc)
     if any("total" not in g for g in doc["summary"]["groups"]):
         doc["summary"] = json.loads(_native.summarize(json.dumps(doc["result"])))

@@ -22,8 +22,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Optional
 
-from scipy import stats as sps  # type: ignore[import-untyped]  # scipy ships no type information
-
 from iolab.analysis.model import Analysis, Json, Row, SampleConfig, Scalar, Stat
 from iolab.errors import IolabError
 
@@ -103,6 +101,8 @@ def welch(a: Stat, b: Stat) -> Optional[Welch]:
     if se2 == 0.0:
         # Both sides without any spread: any difference is beyond the noise.
         return Welch(None, None, 1.0 if a.mean == b.mean else 0.0)
+    from scipy import stats as sps  # type: ignore[import-untyped]  # lazily: see iolab.analysis.stats._scipy
+
     res = sps.ttest_ind_from_stats(b.mean, b.sd, b.n, a.mean, a.sd, a.n, equal_var=False)
     # Welch-Satterthwaite degrees of freedom, reported beside t and p.
     df = se2**2 / (va**2 / (a.n - 1) + vb**2 / (b.n - 1))

@@ -17,11 +17,9 @@ numerics):
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
-from typing import Optional
-
-import numpy as np
-from scipy import stats as sps  # type: ignore[import-untyped]  # scipy ships no type information
+from typing import Any, Optional
 
 from iolab.analysis.model import Stat
 
@@ -30,8 +28,18 @@ BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20_250_101
 
 
+def _scipy() -> tuple[Any, Any]:
+    """numpy and scipy.stats, imported on first use: importing scipy takes
+    a good part of a second, and most iolab commands never need it."""
+    import numpy as np
+    from scipy import stats as sps  # type: ignore[import-untyped]  # scipy ships no type information
+
+    return np, sps
+
+
 def t95(df: float) -> float:
     """Two-sided 95% quantile of Student's t with ``df`` degrees of freedom."""
+    _, sps = _scipy()
     if not df >= 1:
         raise ValueError(f"degrees of freedom must be >= 1, got {df}")
     return float(sps.t.ppf(0.975, df))
@@ -45,7 +53,7 @@ def sample_sd(values: Sequence[float]) -> Optional[float]:
     """Sample standard deviation (n - 1); None for fewer than two values."""
     if len(values) < 2:
         return None
-    return float(np.std(np.asarray(values, dtype=float), ddof=1))
+    return statistics.stdev(float(v) for v in values)
 
 
 def describe(
@@ -86,6 +94,7 @@ def bootstrap_ci95_many(rows: Sequence[Sequence[float]]) -> list[Optional[tuple[
     """:func:`bootstrap_ci95` of several figures measured over the same
     repeats (one row per figure, one column per repeat), in ONE resampling:
     a point's 17 percentiles cost one call, not 17."""
+    np, sps = _scipy()
     if not rows or len(rows[0]) < 2:
         return [None] * len(rows)
     if any(len(r) != len(rows[0]) for r in rows):
@@ -110,6 +119,7 @@ def bootstrap_ci95_many(rows: Sequence[Sequence[float]]) -> list[Optional[tuple[
 def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float, float]:
     """Least squares ``y = slope x + intercept``; returns (slope, intercept, r²).
     r² is 1.0 when every y is equal (a flat line fits exactly)."""
+    np, sps = _scipy()
     if len(xs) != len(ys) or len(xs) < 2:
         raise ValueError("linear_fit needs two or more (x, y) pairs")
     if len(set(xs)) == 1:
@@ -123,6 +133,7 @@ def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float, 
 def kendall(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
     """Kendall's tau-b of ``ys`` against ``xs`` and its two-sided p-value;
     (0.0, 1.0) when either side is constant (no order to test)."""
+    np, sps = _scipy()
     if len(xs) != len(ys) or len(xs) < 2:
         raise ValueError("kendall needs two or more (x, y) pairs")
     if len(set(xs)) == 1 or len(set(ys)) == 1:

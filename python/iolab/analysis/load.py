@@ -1,6 +1,7 @@
-"""Results on disk → a :class:`Dataset`: an iolab run directory, an iolab
-sweep directory, or (by dispatch to :mod:`iolab.analysis.fio_import`) a fio
-JSON output.
+"""Results → a :class:`Dataset`: an iolab run directory (or the same run in
+memory, a :class:`~iolab.results.rundir.RunRecord`: :func:`run_dataset`),
+an iolab sweep directory, or (by dispatch to
+:mod:`iolab.analysis.fio_import`) a fio JSON output.
 
 A run with several stonewall groups gives one point per group; its axes
 are the job options whose values differ between the groups (the job name
@@ -22,7 +23,7 @@ from iolab.analysis.model import Dataset, Point, Sample, Scalar
 from iolab.analysis.samples import device_figures, group_sample
 from iolab.errors import IolabError
 from iolab.results.document import RESULT_SCHEMA
-from iolab.results.rundir import RUN_FILE, current_document, is_complete, read_document
+from iolab.results.rundir import RUN_FILE, RunRecord, current_document, is_complete, read_record
 
 Json = dict[str, Any]
 DISKSTATS_FILE = "diskstats.json"
@@ -74,34 +75,17 @@ def load_result_file(path: Path, doc: Json) -> Dataset:
     the resolved options that differ between groups, else the job name)."""
     try:
         doc = current_document(doc)
-        groups = doc["summary"]["groups"]
-        samples = [group_sample(doc, g, f"{path.stem}#g{g['group']}", [], None) for g in groups]
-        resolved = [_resolved_options(doc, int(g["group"])) for g in groups]
+        config = {
+            "jobs": [{"name": str(r["name"]), "options": _resolved_options(r["job"])} for r in doc["result"]["jobs"]]
+        }
+        return run_dataset(RunRecord(doc, config, {}, {"id": path.stem}), path.stem, str(path))
     except (KeyError, TypeError, ValueError, IolabError) as e:
         raise DatasetError(f"{path}: a {RESULT_SCHEMA} document that cannot be read: {e}") from None
-    if len(samples) == 1:
-        samples[0].label = path.stem
-    differ = [k for k in dict.fromkeys(k for o in resolved for k in o) if len({str(o.get(k)) for o in resolved}) > 1]
-    axes = [k for k in differ if k != "job"] or (["job"] if len(samples) > 1 else [])
-    points = []
-    for i, (s, opts) in enumerate(zip(samples, resolved), 1):
-        params: dict[str, Scalar] = {a: opts.get(a, "-") for a in axes}
-        points.append(Point(i, params, numeric_values(params, s), [s]))
-    warm = any(s.config.ramp_time_ns > 0 for s in samples)
-    plan: Json = {"repeats": 1, "warmup": warm, "precondition": False, "drop_caches": None}
-    tool = f"iolab {doc.get('summary', {}).get('tool_version', '?')}"
-    return Dataset("iolab-run", path.stem, str(path), axes, points, {}, plan, tool)
 
 
-def _resolved_options(doc: Json, group: int) -> dict[str, Scalar]:
-    """The group's first job as resolved: its name and scalar options (lists and tables left out)."""
-    for rjob in doc["result"]["jobs"]:
-        if int(rjob["group"]) == group:
-            job = rjob["job"]
-            opts: dict[str, Scalar] = {"job": str(rjob["name"])}
-            opts.update({k: v for k, v in job.items() if isinstance(v, (int, float, str, bool)) and k not in _NOT_AXES})
-            return opts
-    return {}
+def _resolved_options(job: Json) -> list[tuple[str, Scalar]]:
+    """A resolved job's scalar options (lists and tables left out), as a config's options as written."""
+    return [(k, v) for k, v in job.items() if isinstance(v, (int, float, str, bool)) and k not in _NOT_AXES]
 
 
 #: Resolved options that differ between groups by construction, not as a study's axis.
@@ -134,21 +118,24 @@ def _run_notes(meta: Json) -> list[str]:
     return notes
 
 
-def run_samples(directory: Path, doc: Optional[Json] = None) -> list[Sample]:
-    """Every stonewall group of one run directory, as samples."""
-    meta = _json(directory / RUN_FILE)
-    doc = doc or read_document(directory)
-    groups = doc["summary"]["groups"]
-    disk = _optional_json(directory / DISKSTATS_FILE)
-    notes = _run_notes(meta)
+def record_samples(rec: RunRecord, default_label: str) -> list[Sample]:
+    """Every stonewall group of one run (in memory or read from its directory), as samples."""
+    groups = rec.doc["summary"]["groups"]
+    disk = rec.files.get(DISKSTATS_FILE)
+    notes = _run_notes(rec.meta)
     # One diskstats window covers the whole run: it belongs to a group only when there is one.
     device = device_figures(disk) if len(groups) == 1 else None
     if disk and len(groups) > 1:
         notes.append(f"device figures cover all {len(groups)} groups together: not attributed to one")
-    label = str(meta.get("id", directory.name))
+    label = str(rec.meta.get("id", default_label))
     return [
-        group_sample(doc, g, label if len(groups) == 1 else f"{label}#g{g['group']}", notes, device) for g in groups
+        group_sample(rec.doc, g, label if len(groups) == 1 else f"{label}#g{g['group']}", notes, device) for g in groups
     ]
+
+
+def run_samples(directory: Path) -> list[Sample]:
+    """Every stonewall group of one run directory, as samples."""
+    return record_samples(read_record(directory), directory.name)
 
 
 def _tool(directory: Path) -> str:
@@ -158,19 +145,23 @@ def _tool(directory: Path) -> str:
 
 def load_run_dir(directory: Path) -> Dataset:
     """A run directory → one point per stonewall group."""
-    doc = read_document(directory)
-    samples = run_samples(directory, doc)
-    options = _group_options(_json(directory / "config.json"), doc)
+    return run_dataset(read_record(directory), directory.name, str(directory))
+
+
+def run_dataset(rec: RunRecord, name: str, path: str) -> Dataset:
+    """A run (in memory: ``iolab quick``; or read from disk) → one point per stonewall group."""
+    samples = record_samples(rec, name)
+    options = _group_options(rec.config, rec.doc)
     differ = [k for k in dict.fromkeys(k for o in options for k in o) if len({str(o.get(k)) for o in options}) > 1]
     axes = [k for k in differ if k != "job"] or (["job"] if len(samples) > 1 else [])
     points = []
     for i, (s, opts) in enumerate(zip(samples, options), 1):
         params: dict[str, Scalar] = {a: opts[a] if a in opts else _resolved(a, s) for a in axes}
         points.append(Point(i, params, numeric_values(params, s), [s]))
-    host = _optional_json(directory / "host.json") or {}
     warm = any(s.config.ramp_time_ns > 0 for s in samples)
     plan: Json = {"repeats": 1, "warmup": warm, "precondition": False, "drop_caches": None}
-    return Dataset("iolab-run", directory.name, str(directory), axes, points, host, plan, _tool(directory))
+    tool = f"iolab {rec.meta.get('tool_version') or rec.doc['tool']['version']}"
+    return Dataset("iolab-run", name, path, axes, points, rec.host, plan, tool)
 
 
 def _resolved(option: str, s: Sample) -> Scalar:

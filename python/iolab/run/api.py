@@ -13,14 +13,14 @@ files produce, so the three sources prepare to the same job.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from typing import Any, Optional, Union
+from typing import Optional, Union
 
 from iolab import _native
 from iolab.jobs import JobSpec
-from iolab.run.local import RunOutput, run_jobs
+from iolab.run.local import RunOutput, prepare, prepare_all, run_jobs
 from iolab.run.progress import ProgressSink
+from iolab.run.wire import target_observer
 
 OptionValue = Union[str, int, float, bool]
 
@@ -38,16 +38,6 @@ def _option(name: str, value: OptionValue) -> tuple[str, Optional[str]]:
     if isinstance(value, (int, float, str)):
         return (name, str(value))
     raise TypeError(f"option {name}: expected str, int, float or bool, got {type(value).__name__}")
-
-
-def prepare(job: JobSpec) -> dict[str, Any]:
-    """Validate ``job``; return the prepared job (sizes in bytes, times in ns).
-
-    Raises ``iolab.JobError`` naming the option when the job is invalid.
-    """
-    name, options = job.to_native()
-    result: dict[str, Any] = json.loads(_native.prepare_job(name, options))
-    return result
 
 
 def parse_interval_ns(text: str) -> int:
@@ -79,14 +69,17 @@ def run(
     ``iolab.run.wire.wire_section(output)`` gives client, server and wire
     latency, server CPU and wire bytes.
     """
-    from iolab.run.wire import target_observer
-
     specs = [jobs] if isinstance(jobs, JobSpec) else list(jobs)
-    observers = [target_observer(target_stats, specs)] if target_stats else []
+    prepared = prepare_all(specs)
+    observers = [target_observer(target_stats, prepared)] if target_stats else []
     return run_jobs(
         specs,
         allow_overwrite=allow_overwrite,
         interval_ns=parse_interval_ns(interval),
         progress=progress,
         observers=observers,
+        prepared=prepared,
     )
+
+
+__all__ = ["Job", "OptionValue", "parse_interval_ns", "prepare", "run"]

@@ -402,7 +402,7 @@ fn clat_distribution_counts_every_completion() {
 
 /// The Python tests (tests/results, tests/report) read this example so they
 /// test against the real layout without the native module. Regenerate with
-/// `IOLAB_UPDATE_FIXTURES=1 cargo test -p iolab-core --test summary`.
+/// `IOLAB_UPDATE_FIXTURES=1 cargo test -p iolab-core --test integration summary::`.
 #[test]
 fn python_fixture_is_current() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/results/data");
@@ -421,7 +421,7 @@ fn python_fixture_is_current() {
         )
         .unwrap();
     }
-    let stale = "stale fixture: IOLAB_UPDATE_FIXTURES=1 cargo test -p iolab-core --test summary";
+    let stale = "stale fixture: IOLAB_UPDATE_FIXTURES=1 cargo test -p iolab-core --test integration summary::";
     let on_disk: RunResult =
         serde_json::from_str(&std::fs::read_to_string(&rpath).expect(stale)).unwrap();
     assert_eq!(on_disk, run, "{stale}");

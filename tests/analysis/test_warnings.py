@@ -9,9 +9,11 @@ from iolab.analysis.model import CpuFigures, Dataset, Finding
 from iolab.analysis.tables import build_rows
 from iolab.analysis.warnings import (
     buffered_fits_ram,
+    buffered_io_uring,
     caches_not_dropped,
     cpu_steal,
     frequency_scaling,
+    incomplete,
     no_warmup,
     one_queue_depth,
     other_device_io,
@@ -128,3 +130,35 @@ def test_page_cache_drop_failed() -> None:
     assert _run(caches_not_dropped, failed) is not None
     failed.plan["drop_caches"] = "dropped"
     assert _run(caches_not_dropped, failed) is None
+
+
+def _engine(iops: float, engine: str, qd: int, direct: bool = False):  # type: ignore[no-untyped-def]
+    s = sample(iops, iodepth=qd, direct=direct)
+    s.config.ioengine = engine
+    return s
+
+
+def test_buffered_io_uring_slower_than_psync_quotes_both() -> None:
+    # issue #13: tmpfs without O_DIRECT, io_uring punted to io-wq: 13.5k IOPS at QD 32 vs psync 525k at QD 1
+    punted = dataset([point(1, {"job": "qd1"}, [_engine(525_000.0, "psync", 1)]),
+                      point(2, {"job": "qd32"}, [_engine(13_500.0, "io_uring", 32)])])  # fmt: skip
+    w = _run(buffered_io_uring, punted)
+    assert w is not None and w.points == [1, 2]
+    assert "QD 32 (point 2: 13.5k IOPS)" in w.text and "psync at QD 1" in w.text and "525k IOPS" in w.text, w.text
+    # counterexamples: the queue helped; or O_DIRECT (no punting to speak of); or no psync figure to compare with
+    fine = dataset([point(1, {"job": "a"}, [_engine(100_000.0, "psync", 1)]),
+                    point(2, {"job": "b"}, [_engine(300_000.0, "io_uring", 32)])])  # fmt: skip
+    assert _run(buffered_io_uring, fine) is None
+    direct = dataset([point(1, {"job": "a"}, [_engine(100_000.0, "psync", 1, True)]),
+                      point(2, {"job": "b"}, [_engine(50_000.0, "io_uring", 32, True)])])  # fmt: skip
+    assert _run(buffered_io_uring, direct) is None
+    assert _run(buffered_io_uring, dataset([point(1, {}, [_engine(10.0, "io_uring", 32)])])) is None
+
+
+def test_incomplete_sweep_and_its_counterexample() -> None:
+    ds = _ds()
+    ds.plan.update(planned_runs=10, finished_runs=4)
+    w = _run(incomplete, ds)
+    assert w is not None and "4 of 10 planned runs finished" in w.text and w.score == 100.0
+    ds.plan.update(planned_runs=4, finished_runs=4)
+    assert _run(incomplete, ds) is None

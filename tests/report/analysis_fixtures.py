@@ -57,7 +57,7 @@ def lat_stats(base_ns: int, count: int) -> LatStats:
     )
 
 
-def sample(label: str, qd: int, iops: float, lat_ns: int, rw: str = "randread") -> Sample:
+def sample(label: str, qd: int, iops: float, lat_ns: int, rw: str = "randread", intervals: int = 5) -> Sample:
     cfg = SampleConfig(rw, 4096, 4096, qd, 1, True, "io_uring", size_bytes=2**30, time_based=True)
     runtime = 1_000_000_000
     ios = int(iops)
@@ -65,9 +65,8 @@ def sample(label: str, qd: int, iops: float, lat_ns: int, rw: str = "randread") 
     write = DirResult(0, 0, 0, 0, 0.0, 0.0)
     if rw == "randwrite":
         read, write = write, read
-    series = [
-        Interval(i * 200_000_000, (i + 1) * 200_000_000, iops * (1 + 0.02 * (i % 2)), iops * 4096) for i in range(5)
-    ]
+    step = runtime // intervals
+    series = [Interval(i * step, (i + 1) * step, iops * (1 + 0.02 * (i % 2)), iops * 4096) for i in range(intervals)]
     cpu = CpuFigures(usr_cpu_pct=5.0, sys_cpu_pct=20.0, cycles_per_byte=1.5)
     return Sample(label, cfg, read, write, runtime, cpu, series=series)
 
@@ -119,11 +118,12 @@ def sweep(repeats: int = 3, noise: float = 0.01, name: str = "qd-sweep") -> Anal
     )
 
 
-def single_run() -> Analysis:
-    """A run without axes: two jobs as points, one repeat each, read and write."""
+def single_run(intervals: int = 5) -> Analysis:
+    """A run without axes: two jobs as points, one repeat each, read and write;
+    ``intervals=1``: 1 s jobs, whose time series is one interval."""
     points = [
-        Point(1, {}, {}, [sample("rand-read-4k-qd1", 1, 9000.0, 110_000)]),
-        Point(2, {}, {}, [sample("rand-write-4k-qd1", 1, 7000.0, 140_000, rw="randwrite")]),
+        Point(1, {}, {}, [sample("rand-read-4k-qd1", 1, 9000.0, 110_000, intervals=intervals)]),
+        Point(2, {}, {}, [sample("rand-write-4k-qd1", 1, 7000.0, 140_000, rw="randwrite", intervals=intervals)]),
     ]
     ds = Dataset("iolab-run", "run-1", "/results/run-1", [], points, tool="iolab 0.1.0")
     rows = [row_of(points[0], "read"), row_of(points[1], "write")]

@@ -5,6 +5,10 @@ blank.
 - :func:`open_report` runs Chromium twice on the file: ``--dump-dom`` (after
   a virtual-time budget, so plotly's promises have resolved) and
   ``--screenshot``.
+- :func:`chart_marks` counts, per chart, the marks plotly actually drew
+  into its plot area (line segments, markers, bars, boxes) in the DOM after
+  rendering: a chart whose traces plotly could not place (strings on a
+  linear axis, one point drawn as a line) has none, whatever the page says.
 - :func:`png_colours` decodes the screenshot with zlib (Pillow is not a
   dependency; PNG's five row filters are short) and counts distinct colours.
 """
@@ -16,6 +20,7 @@ import struct
 import subprocess
 import zlib
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 
 from peers import require_peer
@@ -46,9 +51,9 @@ def _chromium(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
 
 
-def open_report(page: Path, tmp: Path) -> Opened:
+def open_report(page: Path, tmp: Path, width_px: int = 1280) -> Opened:
     url = page.resolve().as_uri()
-    dom = _chromium(["--dump-dom", url], tmp)
+    dom = _chromium([f"--window-size={width_px},1000", "--dump-dom", url], tmp)
     assert dom.returncode == 0, dom.stderr[-3000:]
     shot = tmp / "shot.png"
     png = _chromium(["--window-size=1280,2000", f"--screenshot={shot}", url], tmp)
@@ -80,8 +85,63 @@ def check_rendered(page: Path, tmp: Path, png_rows: int = 2000) -> Opened:
     assert len(divs) == expected
     # plotly draws each chart into its own <svg class="main-svg"> elements
     assert opened.dom.count('class="main-svg"') >= expected, opened.dom.count('class="main-svg"')
+    marks = chart_marks(opened.dom)
+    titles = re.findall(r'<div class="chart[^"]*" id="chart-\d+" role="img" aria-label="([^"]*)"', opened.dom)
+    blank = [t for i, t in enumerate(titles) if marks.get(i, 0) == 0]
+    assert not blank, f"charts with nothing drawn: {blank}; marks per chart: {marks}"
     assert png_colours(opened.png, png_rows) > 50
     return opened
+
+
+class _Marks(HTMLParser):
+    """Walks the rendered DOM; inside chart ``N``'s plotly trace groups
+    (``<g class="trace ...">``) counts the ``<path>`` s whose outline draws
+    something: a line with at least two vertices, a marker, a bar or box
+    with a size. plotly leaves a trace it cannot place as an empty group,
+    or a path of ``M0,0Z`` / with NaN."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.marks: dict[int, int] = {}
+        self.stack: list[tuple[str, int, bool]] = []  # (tag, chart, in a trace)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        chart, in_trace = self.stack[-1][1:] if self.stack else (-1, False)
+        m = re.fullmatch(r"chart-(\d+)", a.get("id", ""))
+        if tag == "div" and m and "chart" in a.get("class", "").split():
+            chart = int(m.group(1))
+            self.marks.setdefault(chart, 0)
+        classes = a.get("class", "").split()
+        if tag == "g" and "trace" in classes:
+            in_trace = True
+        if tag == "path" and chart >= 0 and in_trace and _draws(a.get("d", "")):
+            self.marks[chart] += 1
+        if tag not in _VOID:
+            self.stack.append((tag, chart, in_trace))
+
+    def handle_endtag(self, tag: str) -> None:
+        while self.stack:
+            if self.stack.pop()[0] == tag:
+                break
+
+
+_VOID = {"br", "img", "meta", "link", "input", "hr", "col", "source", "wbr", "area", "base", "embed"}
+
+
+def _draws(d: str) -> bool:
+    """Whether an SVG path outline covers more than one spot."""
+    if not d or "NaN" in d or "Infinity" in d:
+        return False
+    numbers = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?(?:e-?\d+)?", d)]
+    return len(numbers) >= 3 and len(set(numbers)) > 1 and d.strip() != "M0,0Z"
+
+
+def chart_marks(dom: str) -> dict[int, int]:
+    """Chart index → marks plotly drew in its plot area (see :class:`_Marks`)."""
+    parser = _Marks()
+    parser.feed(dom)
+    return parser.marks
 
 
 def _unfilter(kind: int, row: bytearray, prev: bytes, bpp: int) -> None:

@@ -93,12 +93,18 @@ def test_markdown_tables_are_well_formed() -> None:
 def test_comparison_text_and_markdown() -> None:
     c = compare(sweep(noise=0.01), sweep(repeats=1, name="one"))
     text = format_comparison_text(c)
-    assert "iolab compare: qd-sweep -> one" in text and "no repeats: cannot tell" in text
+    assert "iolab compare: B vs A" in text and "no repeats: cannot tell" in text
+    assert "A: /results/qd-sweep (qd-sweep)" in text and "B: /results/one (one)" in text
     md = format_comparison_markdown(c)
     rows = _md_tables(md)[0]
     assert rows[0] == ["point", "dir", "metric", "A", "B", "B vs A (%)", "p (Welch)", "verdict"]
     assert ["iodepth=8", "read", "IOPS"] == rows[2 + 3][:3]
     assert all(r[-1] == "no repeats: cannot tell" for r in rows[2:])
+    # headline figures by default (IOPS, MB/s, p50, p99, CPU); --all adds the mean and every percentile
+    metrics = {r[2] for r in rows[2:]}
+    assert metrics == {"IOPS", "bandwidth (MB/s)", "lat p50 (µs)", "lat p99 (µs)", "usr CPU (%)"}, metrics
+    every = {r[2] for r in _md_tables(format_comparison_markdown(c, everything=True))[0][2:]}
+    assert every - metrics == {"lat mean (µs)", "lat p99.9 (µs)"}, every
 
 
 def test_nested_evidence_is_flattened_and_unknowns_left_out() -> None:

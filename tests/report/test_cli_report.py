@@ -76,3 +76,81 @@ def test_bad_inputs(cli, workdir: Path) -> None:
     assert r.exit_code == 2 and "pdf" in r.stderr, r.output
     r = cli("compare", "x.json", "x.json", "--format", "html")
     assert r.exit_code == 2 and "html" in r.stderr, r.output
+
+
+def _differ(cli, workdir: Path, name: str, *extra: str) -> Path:
+    r = cli("run", "--name=job", *JOB, *extra, "--results", name)
+    assert r.exit_code == 0, r.output
+    (found,) = (workdir / name).glob("run-*")
+    return found
+
+
+def test_compare_refuses_different_jobs_unless_forced(cli, workdir: Path) -> None:
+    a = _differ(cli, workdir, "a")
+    b = _differ(cli, workdir, "b", "--bs=128k", "--rw=randrw", "--rwmixread=70")
+    r = cli("compare", str(a), str(b))
+    assert r.exit_code != 0, r.output
+    assert "ran different jobs" in r.stderr and "--force" in r.stderr and str(a) in r.stderr, r.output
+    assert "rw randread (A) vs randrw (B)" in r.stderr and "bs 4 KiB (A) vs 128 KiB (B)" in r.stderr, r.stderr
+    assert "rwmixread - (A) vs 70% (B)" in r.stderr, r.stderr
+    forced = cli("compare", str(a), str(b), "--force")
+    assert forced.exit_code == 0, forced.output
+    lines = forced.stdout.splitlines()
+    assert lines[1].startswith("DIFFERENT JOBS (compared with --force): rw randread (A) vs randrw (B)"), lines
+    assert f"A: {a} (" in forced.stdout and f"B: {b} (" in forced.stdout
+    # headline figures by default, every percentile with --all
+    assert " lat p50 " in forced.stdout and " lat p99.9 " not in forced.stdout
+    every = cli("compare", str(a), str(b), "--force", "--all")
+    assert " lat p99.9 " in every.stdout and " lat mean " in every.stdout, every.output
+
+
+def test_report_of_a_results_json(cli, workdir: Path) -> None:
+    r = cli("run", "--name=qd1", *JOB, "--name=qd8", *JOB, "--iodepth=8", "--stonewall",
+            "--output", "result.json", "--output-format", "json")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    text = cli("report", "result.json")
+    assert text.exit_code == 0, text.output
+    assert "points: 2, axes: iodepth," in text.stdout and "Throughput and latency" in text.stdout, text.stdout
+    html = cli("report", "result.json", "-f", "html")
+    assert html.exit_code == 0 and html.stdout == "result.report.html\n", html.output
+    assert (workdir / "result.report.html").is_file()
+
+
+def test_report_of_an_interrupted_run_says_so_first(cli, run_dir: Path) -> None:
+    meta_path = run_dir / "run.json"
+    meta = json.loads(meta_path.read_text())
+    meta["interrupted"] = True
+    meta_path.write_text(json.dumps(meta))
+    text = cli("report", str(run_dir))
+    assert text.exit_code == 0, text.output
+    second = text.stdout.splitlines()[1]
+    assert second.startswith("STATUS: interrupted: figures cover only the time that ran"), text.stdout
+    doc = json.loads(cli("report", str(run_dir), "-f", "json").stdout)
+    assert doc["warnings"][0]["kind"] == "incomplete"
+    page = run_dir / cli("report", str(run_dir), "-f", "html").stdout.strip()
+    assert "<strong>STATUS: interrupted" in page.read_text()
+
+
+def test_report_of_an_unfinished_sweep_says_what_was_kept(cli, run_dir: Path, workdir: Path) -> None:
+    # A sweep of 3 planned runs of which 1 finished: the report says so and
+    # does not claim the figures cover the time that ran.
+    sweep = workdir / "sw"
+    (sweep / "points").mkdir(parents=True)
+    shutil.copytree(run_dir, sweep / "points" / "p001-r1")
+    meta = json.loads((run_dir / "run.json").read_text())
+    (sweep / "points" / "p001-r1" / "run.json").write_text(json.dumps({**meta, "point": 1, "params": {"iodepth": 1}}))
+    (sweep / "sweep.json").write_text(json.dumps({"id": "sw", "kind": "sweep", "points": 3, "repeats": 1}))
+    (sweep / "plan.json").write_text(json.dumps({"axes": [{"name": "iodepth"}], "repeats": 1}))
+    text = cli("report", str(sweep))
+    assert text.exit_code == 0, text.output
+    second = text.stdout.splitlines()[1]
+    assert second.startswith("STATUS: incomplete sweep: 1 of 3 planned runs finished"), text.stdout
+    assert "a run cut short is not kept" in second and "cover only the time" not in text.stdout
+
+
+def test_help_lists_each_command_on_one_unbroken_line() -> None:
+    # issue #13: `iolab --help` kept the docstrings' line breaks, cutting sentences mid-way
+    from iolab.cli.main import app
+
+    for info in app.registered_commands:
+        assert info.short_help and "\n" not in info.short_help, info.name

@@ -1,10 +1,10 @@
-"""``iolab.analysis.compare``: Welch's t-test against published answers and
-closed forms, and the matching and verdicts of a comparison."""
+"""``iolab.analysis.compare``: Welch's t-test (scipy.stats) against
+published answers, the matching and verdicts of a comparison, and the
+refusal to compare different jobs."""
 
 from __future__ import annotations
 
 import dataclasses
-import math
 import statistics
 
 import pytest
@@ -13,10 +13,9 @@ from iolab.analysis.compare import (
     NO_REPEATS,
     SIGNIFICANT,
     WITHIN_NOISE,
-    betainc,
+    CompareMismatchError,
     compare,
     diff_metric,
-    student_t_sf,
     welch,
 )
 
@@ -25,20 +24,16 @@ SLEEP_1 = [0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0]
 SLEEP_2 = [1.9, 0.8, 1.1, 0.1, -0.1, 4.4, 5.5, 1.6, 4.6, 3.4]
 
 
-@pytest.mark.parametrize("t", [0.1, 0.5, 1.0, 2.5, 12.7])
-def test_t_tail_matches_closed_forms(t: float) -> None:
-    # df = 1 is the Cauchy distribution; df = 2 has a closed form too.
-    assert student_t_sf(t, 1) == pytest.approx(1 - 2 * math.atan(t) / math.pi, rel=1e-10)
-    assert student_t_sf(t, 2) == pytest.approx(1 - t / math.sqrt(2 + t * t), rel=1e-10)
-
-
-def test_t_tail_tends_to_normal_and_knows_its_quantiles() -> None:
-    assert student_t_sf(1.959964, 1e7) == pytest.approx(0.05, rel=1e-4)
-    assert student_t_sf(2.228139, 10) == pytest.approx(0.05, rel=1e-5)  # t(0.975, 10)
-    assert student_t_sf(0.0, 5) == pytest.approx(1.0)
-    assert betainc(2.0, 3.0, 0.0) == 0.0 and betainc(2.0, 3.0, 1.0) == 1.0
-    # I_x(1, 1) = x
-    assert betainc(1.0, 1.0, 0.37) == pytest.approx(0.37, rel=1e-12)
+def test_welch_p_at_the_published_t_quantile() -> None:
+    # Equal n and sd: df = 2(n - 1) exactly; t(0.975, 10) = 2.228 (published
+    # t tables) must give p = 0.05, t(0.995, 10) = 3.169 p = 0.01.
+    for t_table, p in ((2.228139, 0.05), (3.169273, 0.01)):
+        a = stat([0.0, 1.0, 2.0, 3.0, 4.0, 5.0], "x")
+        se = (2 * a.sd**2 / 6) ** 0.5  # type: ignore[operator]
+        b = stat([v + t_table * se for v in (0.0, 1.0, 2.0, 3.0, 4.0, 5.0)], "x")
+        w = welch(a, b)
+        assert w is not None and w.df == pytest.approx(10.0)
+        assert w.p_value == pytest.approx(p, rel=1e-4)
 
 
 def test_welch_on_the_sleep_data() -> None:
@@ -90,3 +85,27 @@ def test_compare_single_runs_match_by_job_name() -> None:
     c = compare(single_run(), single_run())
     assert [(r.key, r.dir) for r in c.rows] == [("rand-read-4k-qd1", "read"), ("rand-write-4k-qd1", "write")]
     assert all(d.verdict == NO_REPEATS for r in c.rows for d in r.metrics.values())
+
+
+def test_different_jobs_are_refused_with_the_differences() -> None:
+    a = sweep(repeats=2)
+    b = sweep(repeats=2, name="b")
+    for p in b.dataset.points:
+        for smp in p.samples:
+            smp.config = dataclasses.replace(smp.config, rw="randrw", rwmixread_pct=70.0, bs_read_bytes=131072,
+                                             bs_write_bytes=131072)  # fmt: skip
+    with pytest.raises(CompareMismatchError) as e:
+        compare(a, b)
+    text = str(e.value)
+    assert "/results/qd-sweep" in text and "/results/b" in text and "--force" in text
+    assert "rw randread (A) vs randrw (B)" in text and "bs 4 KiB (A) vs 128 KiB (B)" in text
+    assert "rwmixread - (A) vs 70% (B)" in text
+    c = compare(a, b, force=True)
+    assert [d.option for d in c.differences] == ["rw", "bs", "rwmixread"]
+    assert c.to_json()["differences"][0] == {"option": "rw", "a": ["randread"], "b": ["randrw"]}
+
+
+def test_an_axis_is_not_a_difference() -> None:
+    # iodepth varies along the sweep: it is what rows are matched on, not a difference
+    a, b = sweep(repeats=2), sweep(repeats=2, name="b")
+    assert compare(a, b).differences == []

@@ -49,20 +49,20 @@ def test_sweep_charts_and_their_numbers() -> None:
     an = sweep(repeats=3)
     charts = by_title(render_html(an))
     assert set(charts) >= {
-        "read: lat latency histogram",
-        "read: lat latency CDF",
+        "read: total latency (lat) histogram",
+        "read: total latency (lat) CDF",
         "IOPS vs iodepth",
         "bandwidth (MB/s) vs iodepth",
-        "lat percentiles vs iodepth",
-        "lat latency vs throughput",
+        "total latency (lat) percentiles vs iodepth",
+        "total latency (lat) vs throughput",
         "IOPS over time (first repeat)",
         "IOPS across repeats",
     }
-    hist = charts["read: lat latency histogram"]
+    hist = charts["read: total latency (lat) histogram"]
     assert hist["layout"]["xaxis"]["type"] == "log"
     for trace in hist["data"]:
         assert sum(trace["y"]) == pytest.approx(100.0)
-    for trace in charts["read: lat latency CDF"]["data"]:
+    for trace in charts["read: total latency (lat) CDF"]["data"]:
         assert trace["y"][-1] == pytest.approx(100.0) and trace["y"] == sorted(trace["y"])
     iops = charts["IOPS vs iodepth"]["data"]
     assert iops[0]["x"] == [1, 2, 4, 8, 16, 32, 64] and iops[0]["y"][3] == pytest.approx(80000.0)
@@ -81,7 +81,7 @@ def test_single_run_charts_per_point_and_no_spread() -> None:
         ("read", ["rand-read-4k-qd1"], [9000.0]),
         ("write", ["rand-write-4k-qd1"], [7000.0]),
     ]
-    assert "write: lat latency CDF" in charts and not any("knee" in t["name"] for t in bars)
+    assert "write: total latency (lat) CDF" in charts and not any("knee" in t["name"] for t in bars)
 
 
 def test_log_bins_and_pick() -> None:
@@ -100,8 +100,22 @@ def test_without_histograms_the_cdf_goes_through_the_printed_percentiles() -> No
     an = analyze(load_dataset(Path(__file__).parents[1] / "analysis" / "data" / "fio" / "single.json"))
     charts = by_title(render_html(an))
     assert not any("histogram" in t for t in charts), list(charts)
-    (trace,) = charts["read: clat latency CDF (through the source's percentiles)"]["data"]
+    (trace,) = charts["read: completion latency (clat) CDF (through the source's percentiles)"]["data"]
     row = an.rows[0]
     pcts = sorted(float(m[len("clat_p") : -3]) for m in row.metrics if m.startswith("clat_p"))
     assert trace["y"] == pcts
     assert trace["x"] == [row.metrics[f"clat_p{p:g}_ns"].value / 1e3 for p in pcts]  # µs
+
+
+def test_error_bars_stop_at_zero_and_single_points_get_markers() -> None:
+    # Two repeats far apart: the t interval of the mean reaches below zero; the bar must not.
+    an = sweep(repeats=2, noise=1.5)
+    chart = by_title(render_html(an))["IOPS vs iodepth"]
+    for trace in chart["data"]:
+        err = trace.get("error_y")
+        if err:
+            assert err["symmetric"] is False
+            assert all(y - down >= 0 for y, down in zip(trace["y"], err["arrayminus"])), trace
+    one = by_title(render_html(single_run(intervals=1)))
+    assert all(t["mode"] == "lines+markers" for t in one["IOPS over time (first repeat)"]["data"])
+    assert one["IOPS per point"]["layout"]["xaxis"]["type"] == "category"

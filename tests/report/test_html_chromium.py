@@ -44,4 +44,4 @@ def test_fio_json_report_without_histograms_renders(tmp_path: Path) -> None:
     page.write_text(render_html(an), encoding="utf-8")
     opened = check_rendered(page, tmp_path, png_rows=800)
     assert "IOPS vs bs" in opened.dom and "latency histogram" not in opened.dom
-    assert "read: clat latency CDF (through the source's percentiles)" in opened.dom
+    assert "read: completion latency (clat) CDF (through the source's percentiles)" in opened.dom

@@ -50,7 +50,7 @@ def test_jobs_in_order_all_stonewalled(tmp_path):
     for j in jobs:
         opts = dict(j.options)
         assert opts["filename"] == str(t.filename)
-        assert opts["ioengine"] == "io_uring"
+        assert opts["ioengine"] == ("psync" if opts["iodepth"] == "1" else "io_uring")
         assert opts["runtime"] == "2s" and "time_based" in opts and "stonewall" in opts
     mix = dict(jobs[-1].options)
     assert (mix["rw"], mix["rwmixread"], mix["iodepth"], mix["bs"]) == ("randrw", "70", "16", "4k")

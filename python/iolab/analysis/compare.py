@@ -3,13 +3,15 @@ matched by their parameters and direction, each metric's difference in %
 and whether it is larger than the noise between repeats.
 
 - :func:`compare` → :class:`Comparison` (pure: two :class:`Analysis` in).
+  It first checks that A and B ran the same base job (:func:`base_job`:
+  rw, bs, rwmixread, ioengine, size, direct, … wherever they are not an
+  axis of the study) and raises :class:`CompareMismatchError` listing every
+  difference unless ``force`` is given — matching 4 KiB randrw against
+  128 KiB randread by iodepth alone gives figures, not a comparison.
 - :func:`welch` — Welch's unequal-variance t-test from ``(n, mean, sd)`` of
-  each side, two-sided, 95 %: the per-repeat values of each point are what
-  the Stats summarise, so nothing else is needed.
-- :func:`student_t_sf` — the Student t tail probability, through the
-  regularised incomplete beta function (written here, Numerical Recipes'
-  continued fraction, because scipy is not a dependency and this is the one
-  function iolab would take from it).
+  each side, two-sided, 95 % (``scipy.stats.ttest_ind_from_stats`` with
+  ``equal_var=False``, ``ttest_ind``'s form for summarised samples): the
+  per-repeat values of each point are what the Stats summarise.
 
 Verdicts: ``significant`` (p < 0.05), ``within noise`` (p ≥ 0.05) and
 ``no repeats: cannot tell`` when either side has fewer than two repeats.
@@ -17,11 +19,11 @@ Verdicts: ``significant`` (p < 0.05), ``within noise`` (p ≥ 0.05) and
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
-from iolab.analysis.model import Analysis, Json, Row, Scalar, Stat
+from iolab.analysis.model import Analysis, Json, Row, SampleConfig, Scalar, Stat
+from iolab.errors import IolabError
 
 SIGNIFICANT = "significant"
 WITHIN_NOISE = "within noise"
@@ -59,6 +61,19 @@ class RowDiff:
 
 
 @dataclass
+class Difference:
+    """One option of the base job on which A and B differ (values as the
+    sides ran them, several when a side's points differ among themselves)."""
+
+    option: str
+    a: list[str]
+    b: list[str]
+
+    def text(self) -> str:
+        return f"{self.option} {'/'.join(self.a)} (A) vs {'/'.join(self.b)} (B)"
+
+
+@dataclass
 class Comparison:
     a_name: str
     b_name: str
@@ -66,47 +81,15 @@ class Comparison:
     #: row keys ("key / dir") present on one side only
     only_a: list[str] = field(default_factory=list)
     only_b: list[str] = field(default_factory=list)
+    #: the sources' paths, as given
+    a_path: str = ""
+    b_path: str = ""
+    #: base-job options on which A and B differ (compared anyway: ``force``)
+    differences: list[Difference] = field(default_factory=list)
 
     def to_json(self) -> Json:
         """The ``iolab.compare/1`` document."""
         return {"schema": "iolab.compare/1", **asdict(self)}
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (modified Lentz)."""
-    tiny, eps = 1e-300, 3e-16
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 500):
-        m2 = 2 * m
-        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
-            d = 1.0 + aa * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + aa / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1.0) < eps:
-            break
-    return h
-
-
-def betainc(a: float, b: float, x: float) -> float:
-    """Regularised incomplete beta function I_x(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    ln_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(ln_front) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(ln_front) * _betacf(b, a, 1.0 - x) / b
-
-
-def student_t_sf(t: float, df: float) -> float:
-    """Two-sided tail probability P(|T| > |t|) of Student's t with ``df`` degrees of freedom."""
-    return betainc(df / 2.0, 0.5, df / (df + t * t))
 
 
 def welch(a: Stat, b: Stat) -> Optional[Welch]:
@@ -118,9 +101,12 @@ def welch(a: Stat, b: Stat) -> Optional[Welch]:
     if se2 == 0.0:
         # Both sides without any spread: any difference is beyond the noise.
         return Welch(None, None, 1.0 if a.mean == b.mean else 0.0)
-    t = (b.mean - a.mean) / math.sqrt(se2)
+    from scipy import stats as sps  # type: ignore[import-untyped]  # lazily: see iolab.analysis.stats._scipy
+
+    res = sps.ttest_ind_from_stats(b.mean, b.sd, b.n, a.mean, a.sd, a.n, equal_var=False)
+    # Welch-Satterthwaite degrees of freedom, reported beside t and p.
     df = se2**2 / (va**2 / (a.n - 1) + vb**2 / (b.n - 1))
-    return Welch(t, df, student_t_sf(t, df))
+    return Welch(float(res.statistic), df, float(res.pvalue))
 
 
 def diff_metric(metric: str, a: Stat, b: Stat) -> MetricDiff:
@@ -134,6 +120,71 @@ def diff_metric(metric: str, a: Stat, b: Stat) -> MetricDiff:
     return MetricDiff(metric, a.unit, a, b, pct, verdict, test)
 
 
+class CompareMismatchError(IolabError, ValueError):
+    """A and B ran different base jobs: their rows would be matched by axis values alone."""
+
+    def __init__(self, a: str, b: str, differences: list[Difference]) -> None:
+        self.differences = differences
+        listed = "; ".join(d.text() for d in differences)
+        super().__init__(
+            f"A ({a}) and B ({b}) ran different jobs: {listed}; their figures are not comparable "
+            "point by point (give --force to compare them anyway)"
+        )
+
+
+def _bs(c: SampleConfig) -> str:
+    return (
+        _size(c.bs_read_bytes)
+        if c.bs_read_bytes == c.bs_write_bytes
+        else (f"{_size(c.bs_read_bytes)},{_size(c.bs_write_bytes)}")
+    )
+
+
+def _size(n: Optional[int]) -> str:
+    if n is None:
+        return "-"
+    for unit, mult in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= mult and n % mult == 0:
+            return f"{n // mult} {unit}"
+    return f"{n} B"
+
+
+#: Base-job options compared between A and B: (name as in fio, the axis
+#: names that make it vary within a study, its value in a sample's config).
+_BASE_OPTIONS: tuple[tuple[str, tuple[str, ...], Callable[[SampleConfig], str]], ...] = (
+    ("rw", ("rw", "readwrite"), lambda c: c.rw),
+    ("bs", ("bs", "blocksize", "bs_read", "bs_write", "bssplit"), _bs),
+    ("rwmixread", ("rwmixread", "rwmixwrite", "rw", "readwrite"),
+     lambda c: "-" if c.rwmixread_pct is None or not c.rw.endswith("rw") else f"{c.rwmixread_pct:g}%"),
+    ("ioengine", ("ioengine",), lambda c: c.ioengine),
+    ("size", ("size", "filesize"), lambda c: _size(c.size_bytes)),
+    ("direct", ("direct", "buffered"), lambda c: str(int(c.direct))),
+    ("iodepth", ("iodepth",), lambda c: str(c.iodepth)),
+    ("numjobs", ("numjobs",), lambda c: str(c.numjobs)),
+    ("rate", ("rate", "rate_iops", "rate_bytes_per_s"),
+     lambda c: "-" if not c.rate_limited else f"{c.rate_iops or '-'} IOPS, {c.rate_bytes_per_s or '-'} B/s"),
+)  # fmt: skip
+
+
+def base_job(an: Analysis, axes: set[str]) -> dict[str, list[str]]:
+    """Option → the values its samples ran with, for every base option that is
+    not one of ``axes`` (rows are matched on those)."""
+    out: dict[str, list[str]] = {}
+    for name, axis_names, get in _BASE_OPTIONS:
+        if axes.intersection(axis_names):
+            continue
+        values = [get(s.config) for p in an.dataset.points for s in p.samples]
+        out[name] = sorted(set(values))
+    return out
+
+
+def differences(a: Analysis, b: Analysis) -> list[Difference]:
+    """The base-job options on which ``a`` and ``b`` differ."""
+    axes = set(a.dataset.axes) | set(b.dataset.axes)
+    ja, jb = base_job(a, axes), base_job(b, axes)
+    return [Difference(k, ja[k], jb[k]) for k in ja if k in jb and ja[k] != jb[k] and ja[k] and jb[k]]
+
+
 def point_label(an: Analysis, point: int) -> str:
     """What names a point: its parameters, else (a run without axes) its job's name."""
     for p in an.dataset.points:
@@ -144,12 +195,24 @@ def point_label(an: Analysis, point: int) -> str:
     return f"point {point}"
 
 
+#: The key of the one point of a run without axes: two such runs are matched
+#: whatever their ids (which name the point otherwise).
+WHOLE_RUN = "whole run"
+
+
 def _keyed(an: Analysis) -> dict[tuple[str, str], Row]:
+    if not an.dataset.axes and len(an.dataset.points) == 1:
+        return {(WHOLE_RUN, r.dir): r for r in an.rows}
     return {(point_label(an, r.point), r.dir): r for r in an.rows}
 
 
-def compare(a: Analysis, b: Analysis) -> Comparison:
-    """Match ``a``'s and ``b``'s rows by parameters and direction; diff every common metric."""
+def compare(a: Analysis, b: Analysis, *, force: bool = False) -> Comparison:
+    """Match ``a``'s and ``b``'s rows by parameters and direction; diff every
+    common metric. Raises :class:`CompareMismatchError` when their base jobs
+    differ, unless ``force`` (the differences are then in the comparison)."""
+    diffs = differences(a, b)
+    if diffs and not force:
+        raise CompareMismatchError(a.dataset.path, b.dataset.path, diffs)
     ka, kb = _keyed(a), _keyed(b)
     rows = []
     for key, ra in ka.items():
@@ -164,4 +227,7 @@ def compare(a: Analysis, b: Analysis) -> Comparison:
         rows,
         only_a=[f"{k} / {d}" for k, d in ka if (k, d) not in kb],
         only_b=[f"{k} / {d}" for k, d in kb if (k, d) not in ka],
+        a_path=a.dataset.path,
+        b_path=b.dataset.path,
+        differences=diffs,
     )

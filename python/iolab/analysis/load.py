@@ -1,6 +1,7 @@
-"""Results on disk → a :class:`Dataset`: an iolab run directory, an iolab
-sweep directory, or (by dispatch to :mod:`iolab.analysis.fio_import`) a fio
-JSON output.
+"""Results → a :class:`Dataset`: an iolab run directory (or the same run in
+memory, a :class:`~iolab.results.rundir.RunRecord`: :func:`run_dataset`),
+an iolab sweep directory, or (by dispatch to
+:mod:`iolab.analysis.fio_import`) a fio JSON output.
 
 A run with several stonewall groups gives one point per group; its axes
 are the job options whose values differ between the groups (the job name
@@ -20,8 +21,9 @@ from typing import Any, Callable, Optional
 from iolab import _native
 from iolab.analysis.model import Dataset, Point, Sample, Scalar
 from iolab.analysis.samples import device_figures, group_sample
-from iolab.errors import IolabError, JobError
-from iolab.results.rundir import RUN_FILE, is_complete, read_document
+from iolab.errors import IolabError
+from iolab.results.document import RESULT_SCHEMA
+from iolab.results.rundir import RUN_FILE, RunRecord, current_document, is_complete, read_record
 
 Json = dict[str, Any]
 DISKSTATS_FILE = "diskstats.json"
@@ -52,16 +54,42 @@ def _load_file(p: Path) -> Dataset:
         top = json.loads(p.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError):
         top = None
+    if isinstance(top, dict) and top.get("schema") == RESULT_SCHEMA:
+        return load_result_file(p, top)
     if isinstance(top, dict) and str(top.get("schema", "")).startswith("iolab."):
         raise DatasetError(
-            f"{p}: an iolab {top['schema']} document; report its run directory instead "
-            "(iolab run --results DIR, or iolab sweep)"
+            f"{p}: an iolab {top['schema']} document, not results; report a results file "
+            "(iolab run --output-format json), a run directory (iolab run --results DIR) or a sweep directory"
         )
     if isinstance(top, dict) and "fio version" not in top:
         raise DatasetError(f"{p}: a JSON file without 'fio version': not fio output (give a run or sweep directory)")
     from iolab.analysis.fio_import import load_fio_json  # lazy: only fio outputs need it
 
     return load_fio_json(p)
+
+
+def load_result_file(path: Path, doc: Json) -> Dataset:
+    """A results document (``iolab run --output-format json``): one point per
+    stonewall group, as a run directory gives, without what only a directory
+    keeps (host facts, device figures, the options as written: the axes are
+    the resolved options that differ between groups, else the job name)."""
+    try:
+        doc = current_document(doc)
+        config = {
+            "jobs": [{"name": str(r["name"]), "options": _resolved_options(r["job"])} for r in doc["result"]["jobs"]]
+        }
+        return run_dataset(RunRecord(doc, config, {}, {"id": path.stem}), path.stem, str(path))
+    except (KeyError, TypeError, ValueError, IolabError) as e:
+        raise DatasetError(f"{path}: a {RESULT_SCHEMA} document that cannot be read: {e}") from None
+
+
+def _resolved_options(job: Json) -> list[tuple[str, Scalar]]:
+    """A resolved job's scalar options (lists and tables left out), as a config's options as written."""
+    return [(k, v) for k, v in job.items() if isinstance(v, (int, float, str, bool)) and k not in _NOT_AXES]
+
+
+#: Resolved options that differ between groups by construction, not as a study's axis.
+_NOT_AXES = ("name", "stonewall", "new_group", "group")
 
 
 def _json(path: Path) -> Json:
@@ -90,21 +118,24 @@ def _run_notes(meta: Json) -> list[str]:
     return notes
 
 
-def run_samples(directory: Path, doc: Optional[Json] = None) -> list[Sample]:
-    """Every stonewall group of one run directory, as samples."""
-    meta = _json(directory / RUN_FILE)
-    doc = doc or read_document(directory)
-    groups = doc["summary"]["groups"]
-    disk = _optional_json(directory / DISKSTATS_FILE)
-    notes = _run_notes(meta)
+def record_samples(rec: RunRecord, default_label: str) -> list[Sample]:
+    """Every stonewall group of one run (in memory or read from its directory), as samples."""
+    groups = rec.doc["summary"]["groups"]
+    disk = rec.files.get(DISKSTATS_FILE)
+    notes = _run_notes(rec.meta)
     # One diskstats window covers the whole run: it belongs to a group only when there is one.
     device = device_figures(disk) if len(groups) == 1 else None
     if disk and len(groups) > 1:
         notes.append(f"device figures cover all {len(groups)} groups together: not attributed to one")
-    label = str(meta.get("id", directory.name))
+    label = str(rec.meta.get("id", default_label))
     return [
-        group_sample(doc, g, label if len(groups) == 1 else f"{label}#g{g['group']}", notes, device) for g in groups
+        group_sample(rec.doc, g, label if len(groups) == 1 else f"{label}#g{g['group']}", notes, device) for g in groups
     ]
+
+
+def run_samples(directory: Path) -> list[Sample]:
+    """Every stonewall group of one run directory, as samples."""
+    return record_samples(read_record(directory), directory.name)
 
 
 def _tool(directory: Path) -> str:
@@ -114,19 +145,23 @@ def _tool(directory: Path) -> str:
 
 def load_run_dir(directory: Path) -> Dataset:
     """A run directory → one point per stonewall group."""
-    doc = read_document(directory)
-    samples = run_samples(directory, doc)
-    options = _group_options(_json(directory / "config.json"), doc)
+    return run_dataset(read_record(directory), directory.name, str(directory))
+
+
+def run_dataset(rec: RunRecord, name: str, path: str) -> Dataset:
+    """A run (in memory: ``iolab quick``; or read from disk) → one point per stonewall group."""
+    samples = record_samples(rec, name)
+    options = _group_options(rec.config, rec.doc)
     differ = [k for k in dict.fromkeys(k for o in options for k in o) if len({str(o.get(k)) for o in options}) > 1]
     axes = [k for k in differ if k != "job"] or (["job"] if len(samples) > 1 else [])
     points = []
     for i, (s, opts) in enumerate(zip(samples, options), 1):
         params: dict[str, Scalar] = {a: opts[a] if a in opts else _resolved(a, s) for a in axes}
         points.append(Point(i, params, numeric_values(params, s), [s]))
-    host = _optional_json(directory / "host.json") or {}
     warm = any(s.config.ramp_time_ns > 0 for s in samples)
     plan: Json = {"repeats": 1, "warmup": warm, "precondition": False, "drop_caches": None}
-    return Dataset("iolab-run", directory.name, str(directory), axes, points, host, plan, _tool(directory))
+    tool = f"iolab {rec.meta.get('tool_version') or rec.doc['tool']['version']}"
+    return Dataset("iolab-run", name, path, axes, points, rec.host, plan, tool)
 
 
 def _resolved(option: str, s: Sample) -> Scalar:
@@ -176,7 +211,7 @@ def numeric_values(params: dict[str, Scalar], sample: Optional[Sample]) -> dict[
 
 
 def parse_number(value: Scalar) -> Optional[float]:
-    """A number as written, or a size ("4k", "1MiB") through the native option parser; None otherwise."""
+    """A number as written, or a size ("4k", "1MiB") by fio's rules (the core's parser); None otherwise."""
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
@@ -186,10 +221,9 @@ def parse_number(value: Scalar) -> Optional[float]:
     except ValueError:
         pass
     try:
-        prepared = json.loads(_native.prepare_job("parse", [("size", str(value)), ("bs", "1")]))
-    except (JobError, ValueError):
+        return float(_native.parse_size(str(value)))
+    except ValueError:
         return None
-    return float(prepared["size"])
 
 
 def load_sweep_dir(directory: Path) -> Dataset:
@@ -211,8 +245,9 @@ def load_sweep_dir(directory: Path) -> Dataset:
         drops += [_json(d / RUN_FILE).get("drop_caches") for d in dirs]
         points.append(Point(index, params, numeric_values(params, samples[0]), samples))
     host = _optional_json(directory / "host.json") or {}
+    facts = {**_plan_facts(plan, meta, drops), "finished_runs": sum(len(d) for d in by_point.values())}
     return Dataset("iolab-sweep", str(meta.get("id", directory.name)), str(directory), axes, points, host,
-                   _plan_facts(plan, meta, drops), _tool(directory))  # fmt: skip
+                   facts, _tool(directory))  # fmt: skip
 
 
 def _plan_facts(plan: Json, meta: Json, drops: list[Any]) -> Json:
@@ -226,4 +261,6 @@ def _plan_facts(plan: Json, meta: Json, drops: list[Any]) -> Json:
         "drop_caches": drop,
         "steady_state": plan.get("steady_state"),
         "quick": bool(meta.get("quick")),
+        # runs the plan asked for (points x repeats) and runs finished, for the report's status line
+        "planned_runs": int(meta.get("points") or 0) * int(plan.get("repeats") or meta.get("repeats") or 1) or None,
     }

@@ -195,7 +195,7 @@ class Dataset:
     path: str
     axes: list[str]  # axis names in plan order; [] for a single point
     points: list[Point]
-    #: host facts (iolab.results.hostfacts) or what fio told; {} when unknown
+    #: host facts (iolab.run.hostfacts) or what fio told; {} when unknown
     host: Json = field(default_factory=dict)
     #: plan facts analysis warns about: repeats, warmup (bool), precondition (bool),
     #: drop_caches ("dropped"/"failed"/None), steady_state…
@@ -214,7 +214,7 @@ class Stat:
     mean: float
     sd: Optional[float]  # sample sd (n-1); None when n < 2
     cv_pct: Optional[float]
-    ci95_low: Optional[float]  # Student t interval of the mean; None when n < 2
+    ci95_low: Optional[float]  # 95% interval of the mean (Student t; percentiles: bootstrap); None when n < 2
     ci95_high: Optional[float]
     unit: str  # "iops", "bytes_per_s", "ns", "pct", "cycles_per_byte", …
 

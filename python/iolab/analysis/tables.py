@@ -18,7 +18,7 @@ from typing import Callable, Optional
 from iolab import _native
 from iolab.analysis.model import LAT_KINDS, Dataset, LatStats, Point, Row, Sample, Stat, metric_name
 from iolab.analysis.samples import merged_hist
-from iolab.analysis.stats import describe
+from iolab.analysis.stats import bootstrap_ci95_many, describe
 
 #: A row is unstable when the CV of one of these over its repeats exceeds UNSTABLE_CV_PCT.
 HEADLINE_METRICS = ("iops", "bw_bytes_per_s", "lat_mean_ns", "lat_p99_ns")
@@ -59,12 +59,16 @@ def percentile_stats(lats: Sequence[LatStats], kind: str) -> dict[str, Stat]:
     if union is None:
         return {}  # percentiles are never averaged; without histograms there is no exact figure
     merged = _native.hist_stats(union, pcts)["percentiles"]
-    out = {}
-    for p in pcts:
-        per_repeat = [float(lat.percentiles[p]) for lat in lats if p in lat.percentiles]
-        if per_repeat:
-            out[metric_name(kind, p)] = describe(per_repeat, "ns", value=float(merged[p]))
-    return out
+    per_repeat = {p: [float(lat.percentiles[p]) for lat in lats if p in lat.percentiles] for p in pcts}
+    # A percentile over a few repeats is skewed, not normal: its interval is a
+    # bootstrap one (within the repeats' range), for every percentile at once.
+    full = [p for p in pcts if len(per_repeat[p]) == len(lats)]
+    cis = dict(zip(full, bootstrap_ci95_many([per_repeat[p] for p in full])))
+    return {
+        metric_name(kind, p): describe(per_repeat[p], "ns", value=float(merged[p]), ci95=cis.get(p))
+        for p in pcts
+        if per_repeat[p]
+    }
 
 
 def latency_stats(samples: Sequence[Sample], d: str, kind: str) -> dict[str, Stat]:

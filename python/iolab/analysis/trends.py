@@ -1,18 +1,27 @@
 """Trend statements per numeric axis, in plain words, generated from the
-figures they quote.
+figures they quote — and only when those figures support them.
 
 For each series (see :mod:`iolab.analysis.axes`) and direction, throughput
 and latency are each classified from their step-to-step changes:
 
-- **flat**: no step and no overall spread beyond ``TREND_NOISE_PCT``;
-- **rises** / **falls**: every step beyond the noise goes the same way
-  ("linearly" when a straight line fits with r² ≥ ``LINEAR_R2``);
-- **ambiguous**: steps beyond the noise go both ways — the statement says
-  there is no clear trend and quotes the steps, rather than pick one.
+- **flat**: no step and no overall spread beyond the noise;
+- **rises** / **falls**, on one of two grounds, named in the evidence as
+  ``basis``:
 
-A step is "beyond the noise" when it exceeds ``TREND_NOISE_PCT`` and also
-the repeats' coefficient of variation at either end of the step (so noisy
-repeats need bigger steps before a direction is claimed).
+  - ``monotone``: no step goes against the direction by more than the
+    noise, and the whole change exceeds it;
+  - ``rank test``: the steps go both ways, but Kendall's tau says the
+    values rise (or fall) with the axis (p < ``TREND_ALPHA``) *and* a
+    straight line agrees in sign and fits with r² ≥ ``TREND_R2``;
+
+  ("linearly" when a straight line fits with r² ≥ ``LINEAR_R2``);
+- **ambiguous**: neither — the statement says there is no clear trend and
+  quotes the steps, rather than pick a direction.
+
+The noise of a step is ``TREND_NOISE_PCT`` or the repeats' coefficient of
+variation at either end of it, whichever is larger (so noisy repeats need
+bigger steps before a direction is claimed). Every figure used is in the
+finding's JSON: steps, noise per step, tau and its p, slope and r².
 """
 
 from __future__ import annotations
@@ -24,11 +33,15 @@ from iolab.analysis import wording as w
 from iolab.analysis.axes import Series, numeric_axes, series
 from iolab.analysis.knee import LINEAR_R2
 from iolab.analysis.model import Dataset, Finding, Row, Stat
-from iolab.analysis.stats import linear_fit
+from iolab.analysis.stats import kendall, linear_fit
 from iolab.analysis.tables import latency_figure
 
 #: Steps (%) smaller than this are noise, not a trend.
 TREND_NOISE_PCT = 5.0
+#: Kendall's tau must reject "no order" at this level for a non-monotone series.
+TREND_ALPHA = 0.05
+#: ... and a straight line must fit at least this well.
+TREND_R2 = 0.5
 
 Json = dict[str, Any]
 
@@ -38,29 +51,48 @@ def _noise(stats: Sequence[Optional[Stat]], i: int) -> float:
     return max([TREND_NOISE_PCT, *cvs])
 
 
+def _fit(xs: Sequence[float], ys: Sequence[float]) -> Json:
+    """Kendall's tau and the least-squares line of ``ys`` on ``xs`` (None below 3 distinct xs)."""
+    if len(xs) < 3 or len(set(xs)) < 2:
+        return {"kendall_tau": None, "kendall_p": None, "slope": None, "r2": None}
+    tau, p = kendall(xs, ys)
+    slope, _, r2 = linear_fit(xs, ys)
+    return {"kendall_tau": tau, "kendall_p": p, "slope": slope, "r2": r2}
+
+
+def _direction(steps: Sequence[float], noise: Sequence[float], change_pct: float, change_noise: float) -> str:
+    """rises / falls when monotone within the noise, else ""."""
+    if abs(change_pct) <= change_noise:
+        return ""
+    sign = 1.0 if change_pct > 0 else -1.0
+    against = [s for s, n in zip(steps, noise) if s * sign < -n]
+    return "" if against else ("rises" if sign > 0 else "falls")
+
+
 def classify(xs: Sequence[float], ys: Sequence[float], stats: Sequence[Optional[Stat]] = ()) -> Json:
-    """``{"trend": flat|rises|falls|ambiguous, "steps_pct": [...], "change_pct", "linear", "r2"}``."""
+    """The trend of ``ys`` along ``xs`` with its evidence: ``trend`` (flat,
+    rises, falls, ambiguous), ``basis`` (monotone, rank test or None),
+    ``steps_pct``, ``noise_pct``, ``change_pct``, ``spread_pct``,
+    ``kendall_tau``, ``kendall_p``, ``slope``, ``r2`` and ``linear``."""
     stats = list(stats) or [None] * len(ys)
     steps = [(b / a - 1) * 100 if a else 0.0 for a, b in zip(ys, ys[1:])]
-    big = [s for i, s in enumerate(steps) if abs(s) > _noise(stats, i)]
+    noise = [_noise(stats, i) for i in range(len(steps))]
     lo, hi = min(ys), max(ys)
     spread = (hi / lo - 1) * 100 if lo > 0 else 0.0
-    out: Json = {"steps_pct": steps, "change_pct": (ys[-1] / ys[0] - 1) * 100 if ys[0] else 0.0, "spread_pct": spread}
-    if not big and spread <= TREND_NOISE_PCT:
-        out["trend"] = "flat"
-    elif big and all(s > 0 for s in big):
-        out["trend"] = "rises"
-    elif big and all(s < 0 for s in big):
-        out["trend"] = "falls"
-    elif not big and all(s >= 0 for s in steps):
-        out["trend"] = "rises"  # small steps that all go one way add up beyond the noise
-    elif not big and all(s <= 0 for s in steps):
-        out["trend"] = "falls"
-    else:
-        out["trend"] = "ambiguous"
-    r2 = linear_fit(xs, ys)[2] if len(xs) >= 3 and len(set(xs)) > 1 else None
-    out["r2"] = r2
-    out["linear"] = r2 is not None and r2 >= LINEAR_R2 and out["trend"] in ("rises", "falls")
+    change = (ys[-1] / ys[0] - 1) * 100 if ys[0] else 0.0
+    out: Json = {"steps_pct": steps, "noise_pct": noise, "change_pct": change, "spread_pct": spread}
+    out.update(_fit(xs, ys))
+    big = any(abs(s) > n for s, n in zip(steps, noise))
+    trend, basis = "ambiguous", None
+    if not big and spread <= max(noise, default=TREND_NOISE_PCT):
+        trend = "flat"
+    elif d := _direction(steps, noise, change, max(noise, default=TREND_NOISE_PCT)):
+        trend, basis = d, "monotone"
+    elif out["kendall_p"] is not None and out["kendall_p"] < TREND_ALPHA and out["r2"] >= TREND_R2:
+        if out["kendall_tau"] * out["slope"] > 0:
+            trend, basis = ("rises" if out["kendall_tau"] > 0 else "falls"), "rank test"
+    out["trend"], out["basis"] = trend, basis
+    out["linear"] = out["r2"] is not None and out["r2"] >= LINEAR_R2 and trend in ("rises", "falls")
     return out
 
 
@@ -84,12 +116,18 @@ def statement(s: Series, metric: str, ys: Sequence[float], c: Json) -> str:
         return f"{what} stays within {w.pct(c['spread_pct'])} as {s.axis} varies{s.where} ({first}, {last})"
     if c["trend"] == "ambiguous":
         steps = ", ".join(w.signed_pct(x) for x in c["steps_pct"])
-        return (
-            f"{what} along {s.axis}{s.where}: no clear trend, the data are ambiguous: it goes up and down by more "
-            f"than the noise (steps {steps}; {first}, {last})"
-        )
+        big = any(abs(x) > n for x, n in zip(c["steps_pct"], c["noise_pct"]))
+        why = "it goes up and down by more than the noise" if big else "its steps do not add up to one direction"
+        return f"{what} along {s.axis}{s.where}: no clear trend, {why} (steps {steps}; {first}, {last})"
     how = " linearly" if c["linear"] else ""
-    return f"{what} {c['trend']}{how} with {s.axis}{s.where}: {first} → {last} ({w.signed_pct(c['change_pct'])})"
+    head = f"{what} {c['trend']}{how} with {s.axis}{s.where}: {first} → {last} ({w.signed_pct(c['change_pct'])})"
+    if c["basis"] == "rank test":
+        steps = ", ".join(w.signed_pct(x) for x in c["steps_pct"])
+        return (
+            f"{head}, not steadily: steps {steps}; Kendall tau {c['kendall_tau']:.2f} "
+            f"(p {c['kendall_p']:.3f}), straight-line r² {c['r2']:.2f}"
+        )
+    return head
 
 
 def _series_findings(s: Series) -> list[Finding]:

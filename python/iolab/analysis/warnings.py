@@ -213,8 +213,77 @@ def caches_not_dropped(ds: Dataset, rows: list[Row]) -> Optional[Finding]:
     return _warn("warn_drop_caches_failed", text, {}, [], 60.0)
 
 
+#: Notes a run's samples carry when it did not finish as planned (iolab.analysis.load).
+_CUT_SHORT = ("interrupted", "ended early", "stopped at the per-point timeout")
+
+
+def incomplete(ds: Dataset, rows: list[Row]) -> Optional[Finding]:
+    """A run or sweep that did not finish as planned, and what the figures
+    cover: a run keeps what it measured until it stopped; a sweep keeps only
+    the runs that finished (the one cut short is not written)."""
+    notes: dict[str, list[int]] = {}
+    for p in ds.points:
+        for s in p.samples:
+            for n in s.notes:
+                if n.startswith(_CUT_SHORT):
+                    notes.setdefault(n, []).append(p.index)
+    planned, finished = ds.plan.get("planned_runs"), ds.plan.get("finished_runs")
+    parts = []
+    if isinstance(planned, int) and isinstance(finished, int) and finished < planned:
+        parts.append(
+            f"incomplete sweep: {finished} of {planned} planned runs finished (it was interrupted, failed or is "
+            "still running); the figures are those of the finished runs only: a run cut short is not kept, and "
+            "the same `iolab sweep` command resumes"
+        )
+    parts += [
+        f"{n} (point{'s' if len(ps) > 1 else ''} {', '.join(map(str, sorted(set(ps))))})" for n, ps in notes.items()
+    ]
+    if not parts:
+        return None
+    figures = {"planned_runs": planned, "finished_runs": finished, "notes": sorted(notes)}
+    return _warn("incomplete", "; ".join(parts), figures, sorted({i for ps in notes.values() for i in ps}), 100.0)
+
+
+def _total_iops(s: Sample) -> float:
+    return s.read.iops + s.write.iops
+
+
+def buffered_io_uring(ds: Dataset, rows: list[Row]) -> Optional[Finding]:
+    """Buffered io_uring with a queue that did fewer IOPS than psync one at a
+    time on the same workload: io_uring hands buffered I/O it cannot
+    complete at once to kernel worker threads (io-wq), and then measures
+    them. Both figures are quoted (``iolab quick`` runs QD 1 on psync)."""
+    sync: dict[tuple[str, int], tuple[int, float]] = {}
+    for p in ds.points:
+        for s in p.samples[:1]:
+            if s.config.ioengine == "psync" and not s.config.direct:
+                sync.setdefault((s.config.rw, s.config.bs_read_bytes), (p.index, _total_iops(s)))
+    worst: Optional[tuple[float, int, Sample, int, float]] = None
+    for p in ds.points:
+        for s in p.samples[:1]:
+            ref = sync.get((s.config.rw, s.config.bs_read_bytes))
+            if ref is None or s.config.ioengine != "io_uring" or s.config.direct or s.config.iodepth < 2:
+                continue
+            ratio = _total_iops(s) / ref[1] if ref[1] else 1.0
+            if ratio < 1.0 and (worst is None or ratio < worst[0]):
+                worst = (ratio, p.index, s, ref[0], ref[1])
+    if worst is None:
+        return None
+    ratio, point, s, ref_point, ref_iops = worst
+    text = (
+        f"buffered io_uring at QD {s.config.iodepth} (point {point}: {w.iops(_total_iops(s))}) did fewer I/Os per "
+        f"second than psync at QD 1 on the same {s.config.rw} {w.size(s.config.bs_read_bytes)} workload "
+        f"(point {ref_point}: {w.iops(ref_iops)}): io_uring hands buffered I/O it cannot complete at once to "
+        "kernel worker threads (io-wq), so the deeper job measures that fallback, not the storage; use direct=1 "
+        "where the filesystem allows it"
+    )
+    figures: dict[str, object] = {"io_uring_iops": _total_iops(s), "io_uring_iodepth": s.config.iodepth, "psync_iops": ref_iops,
+               "ratio": ratio}  # fmt: skip
+    return _warn("warn_buffered_io_uring", text, figures, [ref_point, point], 80.0)
+
+
 RULES: tuple[Rule, ...] = (
-    buffered_fits_ram, too_few_samples, no_warmup, random_only_bandwidth, one_queue_depth, cpu_steal,
+    incomplete, buffered_io_uring, buffered_fits_ram, too_few_samples, no_warmup, random_only_bandwidth, one_queue_depth, cpu_steal,
     frequency_scaling, repeats_disagree, single_repeat, other_device_io, caches_not_dropped,
 )  # fmt: skip
 

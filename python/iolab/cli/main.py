@@ -6,6 +6,7 @@ Errors are mapped to messages and exit statuses in :mod:`iolab.cli.errors`.
 from __future__ import annotations
 
 import enum
+import inspect
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,12 +23,13 @@ from iolab.cli import target as target_commands
 from iolab.cli.errors import EXIT_INTERRUPTED, IolabGroup
 from iolab.cli.options import AllowOverwrite
 from iolab.errors import IolabError
+from iolab.report.quick import write_quick_report
 from iolab.results.catalog import save_run
-from iolab.results.diskstats import diskstats_observers
 from iolab.run.api import parse_interval_ns, prepare
-from iolab.run.local import RunOutput, partial_output, run_jobs
+from iolab.run.diskstats import diskstats_observers
+from iolab.run.local import RunOutput, partial_output, prepare_all, run_jobs
 from iolab.run.progress import TerminalProgress
-from iolab.run.quick import QuickOutput, default_results_path, run_quick, write_quick_report
+from iolab.run.quick import QuickOutput, default_results_path, run_quick
 from iolab.run.sources import jobs_from_command_line
 from iolab.run.wire import WIRE_FILE, target_observer, wire_section
 
@@ -141,8 +143,9 @@ def run(
     if dry_run:
         typer.echo(render.prepared_jobs([prepare(j) for j in jobs]))
         return
-    observers = [target_observer(target_stats, jobs, "--target-stats")] if target_stats else []
-    device_observers = diskstats_observers(jobs) if results is not None else []  # → diskstats.json
+    prepared = prepare_all(jobs)  # once for the run: observers, engine warnings and config.json share it
+    observers = [target_observer(target_stats, prepared, "--target-stats")] if target_stats else []
+    device_observers = diskstats_observers(prepared) if results is not None else []  # → diskstats.json
 
     def keep(out: RunOutput, error: Optional[BaseException] = None) -> None:
         render.run_output(out, output_format.value, output)
@@ -159,6 +162,7 @@ def run(
             interval_ns=parse_interval_ns(interval),
             progress=TerminalProgress(),
             observers=[*observers, *device_observers],
+            prepared=prepared,
         )
     keep(out)
     if out.interrupted:
@@ -169,10 +173,10 @@ QUICK_HELP = """Characterise storage in about a minute.
 
 Seven jobs, one after another: sequential 1 MiB read and write (QD 8),
 random 4 KiB read and write at QD 1 and QD 32, and a 70/30 random mix at
-QD 16; io_uring, O_DIRECT where the filesystem allows it. Prints a table
-and its three most important findings, and writes the full results (JSON)
-and an HTML report (charts, findings, tables; NAME.html beside NAME.json)
-to files.
+QD 16; psync at QD 1, io_uring above, O_DIRECT where the filesystem allows
+it. Prints a table and its three most important findings, and writes the
+full results (JSON) and an HTML report (charts, findings, tables; NAME.html
+beside NAME.json) to files.
 
 PATH: none = a new temporary directory; a directory = a new test file in
 it; both are removed afterwards. An existing file or block device is used
@@ -267,6 +271,19 @@ sweep_commands.register(app)
 catalog_commands.register(app)
 target_commands.register(app)
 report_commands.register(app)
+
+
+def _one_line_summaries(typer_app: typer.Typer) -> None:
+    """`iolab --help` lists each command by the first paragraph of its help
+    joined into one line: click keeps a docstring's own line breaks, which
+    cut its sentences in the middle."""
+    for info in typer_app.registered_commands:
+        text = info.help or (inspect.getdoc(info.callback) if info.callback else None) or ""
+        if info.short_help is None and text:
+            info.short_help = " ".join(text.split("\n\n")[0].split())
+
+
+_one_line_summaries(app)
 
 
 def main() -> None:

@@ -120,28 +120,39 @@ def compare(
         CompareFormat,
         typer.Option("--format", "-f", help="text, md (Markdown) or json (iolab.compare/1)."),
     ] = CompareFormat.text,
+    everything: Annotated[
+        bool, typer.Option("--all", help="Every latency percentile, the mean and c/B, not only the headline figures.")
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Compare even when A and B ran different jobs (the differences are listed).")
+    ] = False,
     output: Output = None,
 ) -> None:
     """Compare two runs or sweeps: the rows they share (same parameters and
     direction), each metric's difference B vs A in %, and whether it is
     significant (Welch's t-test on the per-repeat values, p < 0.05), within
-    the noise between repeats, or cannot be told (fewer than 2 repeats)."""
+    the noise between repeats, or cannot be told (fewer than 2 repeats).
+
+    A and B must have run the same job apart from their axes (rw, bs,
+    rwmixread, ioengine, size, direct, iodepth, numjobs, rate): otherwise it
+    lists the differences and stops, unless --force. It prints IOPS, MB/s,
+    p50, p99 and CPU; --all prints every percentile."""
     from iolab.analysis.compare import compare as compare_analyses
 
-    c = compare_analyses(analyse(a), analyse(b))
+    c = compare_analyses(analyse(a), analyse(b), force=force)
     if fmt is CompareFormat.json:
         text = json.dumps(c.to_json(), indent=2) + "\n"
     elif fmt is CompareFormat.md:
         from iolab.report.markdown import format_comparison_markdown
 
-        text = format_comparison_markdown(c)
+        text = format_comparison_markdown(c, everything)
     else:
         from iolab.report.analysis_text import format_comparison_text
 
-        text = format_comparison_text(c)
+        text = format_comparison_text(c, everything)
     _emit(text, output)
 
 
 def register(app: typer.Typer) -> None:
-    app.command()(report)
-    app.command()(compare)
+    app.command(short_help="Analyse results (run, sweep, results JSON, fio JSON): findings, tables, charts.")(report)
+    app.command(short_help="Compare two runs or sweeps of the same job: B vs A, significant or within noise.")(compare)

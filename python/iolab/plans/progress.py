@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from iolab.run.local import INTERRUPTED_NOTE
 from iolab.run.progress import Progress, Terminal, TerminalProgress, progress_line
 
 
@@ -45,6 +46,13 @@ class SweepProgress(TerminalProgress):
         eta = self.eta_s()
         left = "" if eta is None else f", ETA {fmt_eta(eta)}"
         return f"[{self.done}/{self.total} runs{left}]"
+
+    def note(self, line: str) -> None:
+        # A sweep does not keep a run cut short (the same command reruns it):
+        # the single run's "results cover only the time that ran" is untrue here.
+        if line == INTERRUPTED_NOTE:
+            line = "interrupted: the run in progress is discarded (the same command reruns it)"
+        super().note(line)
 
     def start_point(self, label: str, repeat: int, repeats: int) -> None:
         rep = f" repeat {repeat}/{repeats}" if repeats > 1 else ""

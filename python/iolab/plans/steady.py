@@ -1,10 +1,14 @@
 """The SNIA PTS steady-state test, and the page-cache drop between points.
 
-:func:`steady_state_reached`: over the last ``rounds`` values of a metric,
+:func:`steady_state_check`: over the last ``rounds`` values of a metric,
 (1) the range (max - min) is within ``excursion_pct`` of their mean, and
 (2) the least-squares line's change across the window (slope x (n - 1)) is
 within ``slope_pct`` of the mean. SNIA PTS states the excursion as the
 range over the mean (20 %) and the slope excursion as 10 % of the mean.
+
+:func:`steady_metric`: a round's value — the core's group totals (IOPS,
+bandwidth, mean latency), not a sum of per-job rates. :func:`drop_caches`:
+the page-cache drop between points.
 """
 
 from __future__ import annotations
@@ -42,14 +46,16 @@ def _slope(ys: Sequence[float]) -> float:
 
 
 def steady_metric(summary: dict[str, Any], metric: str) -> float:
-    """The run's value of a steady-state metric, over every job and direction."""
-    dirs = [j["merged"][d] for j in summary["jobs"] for d in ("read", "write")]
+    """The run's value of a steady-state metric: the core's group totals
+    (``groups[].total``: both directions, every job), summed over the groups
+    (a steady-state point runs one group)."""
+    totals = [g["total"] for g in summary["groups"]]
     if metric == "iops":
-        return float(sum(s["iops"] for s in dirs))
+        return float(sum(t["iops"] for t in totals))
     if metric == "bw_bytes_per_s":
-        return float(sum(s["bw_bytes_per_s"] for s in dirs))
-    ios = sum(s["lat"]["count"] for s in dirs)
-    return float(sum(s["lat"]["mean_ns"] * s["lat"]["count"] for s in dirs) / ios) if ios else 0.0
+        return float(sum(t["bw_bytes_per_s"] for t in totals))
+    ios = sum(t["lat"]["count"] for t in totals)
+    return float(sum(t["lat"]["mean_ns"] * t["lat"]["count"] for t in totals) / ios) if ios else 0.0
 
 
 def drop_caches(path: Path = DROP_CACHES) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from typing import Optional
 from iolab.analysis import wording as w
 from iolab.analysis.compare import Comparison, MetricDiff, point_label
 from iolab.analysis.model import LAT_KINDS, Analysis, Finding, Json, Row, Stat, metric_name
-from iolab.report.units import fmt_bytes, fmt_num, lat_unit_for
+from iolab.units import fmt_bytes, fmt_num, lat_unit_for
 
 PLUS_MINUS_NOTE = (
     "value ± half-width of the 95% confidence interval over repeats; ! = unstable (CV above the threshold)"
@@ -75,6 +75,19 @@ def percentiles_of(rows: Iterable[Row], kind: str) -> list[float]:
     return sorted(found)
 
 
+_KIND_TITLES = {
+    "lat": "total latency (lat)",
+    "clat": "completion latency (clat)",
+    "slat": "submission latency (slat)",
+}
+
+
+def lat_kind_title(kind: str) -> str:
+    """``"lat"`` → ``"total latency (lat)"``: what a latency kind measures, in
+    fio's words (lat = submission + completion, from issue to completion)."""
+    return _KIND_TITLES.get(kind, f"{kind} latency")
+
+
 def headline_lat_kind(rows: list[Row]) -> Optional[str]:
     """``lat`` (issue to completion), else ``clat``, else ``slat``: the first
     with percentiles (fio's json has them for clat only), else the first measured."""
@@ -84,11 +97,14 @@ def headline_lat_kind(rows: list[Row]) -> Optional[str]:
     return chosen[0] if chosen else None
 
 
-def _column(rows: list[Row], metric: str, title: str, lat: tuple[str, float]) -> Optional[Column]:
+def _column(rows: list[Row], metric: str, title: str) -> Optional[Column]:
     if not any(metric in r.metrics for r in rows):
         return None
     if metric.endswith("_ns"):
-        return Column(metric, f"{title} ({lat[0]})", lat[1])
+        # Per column: a table's min and max can be decades apart (slat: tens
+        # of ns typical, ms at the max), and one unit for both prints 8 digits.
+        unit, scale = lat_unit_for(r.metrics[metric].value for r in rows if metric in r.metrics)
+        return Column(metric, f"{title} ({unit})", scale)
     if metric == "bw_bytes_per_s":
         return Column(metric, f"{title} (MB/s)", 1e6)
     return Column(metric, title, 1.0)
@@ -105,9 +121,7 @@ def _labels(an: Analysis, r: Row) -> list[str]:
 
 
 def _table(an: Analysis, title: str, specs: list[tuple[str, str]], notes: list[str]) -> Optional[Table]:
-    # One latency unit for the whole table, from the median of its latencies.
-    lat = lat_unit_for(r.metrics[m].value for r in an.rows for m, _ in specs if m.endswith("_ns") and m in r.metrics)
-    cols = [c for c in (_column(an.rows, m, t, lat) for m, t in specs) if c is not None]
+    cols = [c for c in (_column(an.rows, m, t) for m, t in specs) if c is not None]
     if not cols:
         return None
     flag = any(r.unstable for r in an.rows)
@@ -129,15 +143,25 @@ def main_table(an: Analysis) -> Optional[Table]:
         pcts = [p for p in pcts if p in MAIN_PERCENTILES] or pcts
         specs += [(metric_name(kind, p), f"{kind} p{p:g}") for p in pcts]
     specs += [("usr_cpu_pct", "usr CPU (%)"), ("sys_cpu_pct", "sys CPU (%)"), ("cycles_per_byte", "c/B (cycles/B)")]
-    return _table(an, "Throughput and latency", specs, [PLUS_MINUS_NOTE])
+    notes = [PLUS_MINUS_NOTE]
+    if kind:
+        notes.append(
+            f"{kind} = {lat_kind_title(kind).split(' (')[0]}"
+            + (" (submission + completion, as in fio)" if kind == "lat" else "")
+        )
+    return _table(an, "Throughput and latency", specs, notes)
 
 
 def latency_table(an: Analysis, kind: str) -> Optional[Table]:
     specs = [(f"{kind}_min_ns", "min"), (f"{kind}_mean_ns", "mean"), (f"{kind}_max_ns", "max")]
     pcts = percentiles_of(an.rows, kind)
     specs += [(metric_name(kind, p), f"p{p:g}") for p in pcts]
-    notes = ["percentiles: of the repeats' merged histogram; ± from the repeats' own percentiles"] if pcts else []
-    return _table(an, f"{kind} latency (per point and direction)", specs, notes)
+    notes = (
+        ["percentiles: of the repeats' merged histogram; ± from the repeats' own percentiles (95% bootstrap interval)"]
+        if pcts
+        else []
+    )
+    return _table(an, f"{lat_kind_title(kind)}, per point and direction", specs, notes)
 
 
 def tables(an: Analysis) -> list[Table]:
@@ -227,7 +251,9 @@ def summary_lines(an: Analysis) -> list[str]:
     ds = an.dataset
     repeats = sorted({len(p.samples) for p in ds.points})
     rep = "/".join(str(r) for r in repeats) or "0"
+    status = [f"STATUS: {f.text}" for f in an.warnings if f.kind == "incomplete"]
     return [
+        *status,
         f"source: {ds.source} {ds.path}",
         f"measured by: {ds.tool}",
         f"host: {host_line(ds.host)}",
@@ -261,12 +287,20 @@ def format_analysis_text(an: Analysis) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _headline_metrics(c: Comparison) -> list[str]:
-    """The metrics a comparison shows in text: throughput, latency, CPU."""
+#: Percentiles ``iolab compare`` shows without ``--all``.
+HEADLINE_PCTS = (50.0, 99.0)
+
+
+def _headline_metrics(c: Comparison, everything: bool = False) -> list[str]:
+    """The metrics a comparison shows: IOPS, MB/s, p50, p99 and CPU; with
+    ``everything``, the mean, every percentile and c/B as well."""
     present = {m for r in c.rows for m in r.metrics}
     kinds = [k for k in ("lat", "clat", "slat") if f"{k}_mean_ns" in present]
     kind = kinds[0] if kinds else "lat"
     pcts = sorted({float(h.group(2)) for m in present if (h := _PCT_RE.match(m)) and h.group(1) == kind})
+    if not everything:
+        return [m for m in ("iops", "bw_bytes_per_s", *(metric_name(kind, p) for p in HEADLINE_PCTS),
+                            "usr_cpu_pct", "sys_cpu_pct") if m in present]  # fmt: skip
     wanted = ["iops", "bw_bytes_per_s", f"{kind}_mean_ns", *(metric_name(kind, p) for p in pcts)]
     wanted += ["usr_cpu_pct", "sys_cpu_pct", "cycles_per_byte"]
     return [m for m in wanted if m in present]
@@ -284,10 +318,10 @@ def _metric_title(metric: str, diffs: list[MetricDiff]) -> tuple[str, float]:
     ), 1.0
 
 
-def comparison_table(c: Comparison) -> Table:
-    """One line per matched row x headline metric."""
+def comparison_table(c: Comparison, everything: bool = False) -> Table:
+    """One line per matched row x headline metric (every metric with ``everything``)."""
     out = []
-    for metric in _headline_metrics(c):
+    for metric in _headline_metrics(c, everything):
         diffs = [r.metrics[metric] for r in c.rows if metric in r.metrics]
         title, scale = _metric_title(metric, diffs)
         for r in c.rows:
@@ -303,7 +337,12 @@ def comparison_table(c: Comparison) -> Table:
 
 
 def comparison_header(c: Comparison) -> list[str]:
-    lines = [f"A: {c.a_name}", f"B: {c.b_name}", f"matched rows: {len(c.rows)}"]
+    """What is compared: A and B by path (and name), the base-job differences first."""
+    lines = []
+    if c.differences:
+        lines.append("DIFFERENT JOBS (compared with --force): " + "; ".join(d.text() for d in c.differences))
+    lines += [f"A: {c.a_path or c.a_name} ({c.a_name})", f"B: {c.b_path or c.b_name} ({c.b_name})"]
+    lines.append(f"matched rows: {len(c.rows)} (same axis values and direction)")
     if c.only_a:
         lines.append(f"only in A: {', '.join(c.only_a)}")
     if c.only_b:
@@ -311,15 +350,15 @@ def comparison_header(c: Comparison) -> list[str]:
     return lines
 
 
-def format_comparison_text(c: Comparison) -> str:
-    """The terminal report of ``iolab compare``."""
+def format_comparison_text(c: Comparison, everything: bool = False) -> str:
+    """The terminal report of ``iolab compare`` (``--all``: ``everything``)."""
     return (
         "\n".join(
             [
-                f"iolab compare: {c.a_name} -> {c.b_name}",
+                "iolab compare: B vs A",
                 *comparison_header(c),
                 "",
-                format_text_table(comparison_table(c)),
+                format_text_table(comparison_table(c, everything)),
             ]
         )
         + "\n"

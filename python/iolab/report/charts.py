@@ -16,6 +16,13 @@ Each builder takes an :class:`Analysis` and returns :class:`Chart` s:
 
 Many points: latency and time-series charts draw at most
 :data:`MAX_TRACES` points, evenly spaced, and say so in their title.
+
+Every chart must draw something a reader sees: point labels go on a
+category axis (plotly draws nothing for strings on a linear one), a trace
+of a single point gets markers (a line through one point is invisible),
+and confidence-interval bars stop at zero (no figure here is negative).
+Latency kinds are named as fio does — lat is the *total* latency,
+submission plus completion (:func:`lat_kind_title` says it once per title).
 """
 
 from __future__ import annotations
@@ -30,8 +37,8 @@ from iolab import _native
 from iolab.analysis import samples
 from iolab.analysis.compare import point_label
 from iolab.analysis.model import DIRS, Analysis, Json, Point, Row, metric_name
-from iolab.report.analysis_text import headline_lat_kind, percentiles_of
-from iolab.report.units import lat_unit_for
+from iolab.report.analysis_text import headline_lat_kind, lat_kind_title, percentiles_of
+from iolab.units import lat_unit_for
 
 MAX_TRACES = 10
 BINS_PER_DECADE = 20
@@ -45,14 +52,20 @@ class Chart:
     layout: Json
 
 
-def _layout(title: str, x: str, y: str, *, xlog: bool = False, ylog: bool = False) -> Json:
+def _layout(title: str, x: str, y: str, *, xlog: bool = False, ylog: bool = False, xcat: bool = False) -> Json:
+    xtype = "category" if xcat else ("log" if xlog else "linear")
     return {
         "title": {"text": title},
-        "xaxis": {"title": {"text": x}, "type": "log" if xlog else "linear"},
+        "xaxis": {"title": {"text": x}, "type": xtype},
         "yaxis": {"title": {"text": y}, "type": "log" if ylog else "linear"},
         "margin": {"t": 50, "r": 20},
         "height": 420,
     }
+
+
+def _mode(xs: list[Any], lines: str = "lines") -> str:
+    """Markers as well when a trace has a single point: one point drawn as a line is invisible."""
+    return f"{lines}+markers" if len(xs) == 1 else lines
 
 
 def pick(points: list[Point], n: int = MAX_TRACES) -> list[Point]:
@@ -87,10 +100,10 @@ def log_bins(buckets: list[tuple[int, int]]) -> list[tuple[float, int, int]]:
 def _hist_traces(label: str, bins: list[tuple[float, int, int]], scale: float) -> tuple[Json, Json]:
     """The histogram and CDF traces of one point's log bins."""
     total = sum(c for _, c, _ in bins) or 1
-    hist = {"type": "scatter", "mode": "lines", "line": {"shape": "hvh"}, "name": label,
+    hist = {"type": "scatter", "mode": _mode(bins), "line": {"shape": "hvh"}, "name": label,
             "x": [v / scale for v, _, _ in bins], "y": [c / total * 100 for _, c, _ in bins]}  # fmt: skip
     cum = [c / total * 100 for c in accumulate(c for _, c, _ in bins)]
-    cdf = {"type": "scatter", "mode": "lines", "name": label, "x": [hi / scale for _, _, hi in bins], "y": cum}
+    cdf = {"type": "scatter", "mode": _mode(bins), "name": label, "x": [hi / scale for _, _, hi in bins], "y": cum}
     return hist, cdf
 
 
@@ -109,8 +122,9 @@ def _percentile_cdf(an: Analysis, d: str, kind: str, shown: list[Point]) -> Opti
     unit, scale = lat_unit_for(v for _, c in curves for v, _ in c)
     data = [{"type": "scatter", "mode": "lines+markers", "name": point_label(an, r.point),
              "x": [v / scale for v, _ in c], "y": [p for _, p in c]} for r, c in curves]  # fmt: skip
-    t = _shown(f"{d}: {kind} latency CDF (through the source's percentiles)", len(shown), len(an.dataset.points))
-    return Chart(t, data, _layout(t, f"{kind} ({unit})", "I/Os at or below (%)", xlog=True))
+    name = lat_kind_title(kind)
+    t = _shown(f"{d}: {name} CDF (through the source's percentiles)", len(shown), len(an.dataset.points))
+    return Chart(t, data, _layout(t, f"{name} ({unit})", "I/Os at or below (%)", xlog=True))
 
 
 def _chart_lat_kind(an: Analysis) -> Optional[str]:
@@ -137,11 +151,11 @@ def latency_charts(an: Analysis) -> list[Chart]:
         binned = [(label, log_bins(_native.hist_buckets(h))) for label, h in curves]
         unit, scale = lat_unit_for(v for _, bins in binned for v, _, _ in bins)
         traces = [_hist_traces(label, bins, scale) for label, bins in binned]
-        n, total = len(shown), len(an.dataset.points)
-        t = _shown(f"{d}: {kind} latency histogram", n, total)
-        out.append(Chart(t, [h for h, _ in traces], _layout(t, f"{kind} ({unit})", "I/Os in bin (%)", xlog=True)))
-        t = _shown(f"{d}: {kind} latency CDF", n, total)
-        out.append(Chart(t, [c for _, c in traces], _layout(t, f"{kind} ({unit})", "I/Os at or below (%)", xlog=True)))
+        n, total, name = len(shown), len(an.dataset.points), lat_kind_title(kind)
+        t = _shown(f"{d}: {name} histogram", n, total)
+        out.append(Chart(t, [h for h, _ in traces], _layout(t, f"{name} ({unit})", "I/Os in bin (%)", xlog=True)))
+        t = _shown(f"{d}: {name} CDF", n, total)
+        out.append(Chart(t, [c for _, c in traces], _layout(t, f"{name} ({unit})", "I/Os at or below (%)", xlog=True)))
     return out
 
 
@@ -162,12 +176,23 @@ def _groups(an: Analysis, axis: str, d: str) -> dict[str, list[tuple[float, Row]
 
 
 def _error(rows: list[Row], metric: str, scale: float) -> Optional[Json]:
-    half = []
+    """The 95% interval of the mean as error bars around the plotted value,
+    clipped at zero: IOPS, bandwidth and latency are never negative, and a
+    bar reaching below zero (two repeats give a wide t interval) says
+    nothing true."""
+    up, down = [], []
     for r in rows:
         s = r.metrics[metric]
-        ok = s.n >= 2 and s.ci95_low is not None and s.ci95_high is not None
-        half.append((s.ci95_high - s.ci95_low) / 2 / scale if ok else 0.0)  # type: ignore[operator]
-    return {"type": "data", "array": half, "visible": True} if any(half) else None
+        if s.n >= 2 and s.ci95_low is not None and s.ci95_high is not None:
+            half = (s.ci95_high - s.ci95_low) / 2 / scale
+            up.append(half)
+            down.append(min(half, max(s.value / scale, 0.0)))
+        else:
+            up.append(0.0)
+            down.append(0.0)
+    if not any(up):
+        return None
+    return {"type": "data", "symmetric": False, "array": up, "arrayminus": down, "visible": True}
 
 
 def _trace(name: str, xs: list[Any], rows: list[Row], metric: str, scale: float) -> Json:
@@ -235,8 +260,9 @@ def _axis_charts(an: Analysis, axis: str) -> list[Chart]:
             if all(m in r.metrics for _, r in g)
         ]
         if data:
-            title = f"{kind} percentiles vs {axis}"
-            out.append(Chart(title, data, _layout(title, axis, f"{kind} ({unit})", xlog=xlog, ylog=_wide(all_vals))))
+            name = lat_kind_title(kind)
+            title = f"{name} percentiles vs {axis}"
+            out.append(Chart(title, data, _layout(title, axis, f"{name} ({unit})", xlog=xlog, ylog=_wide(all_vals))))
     return out
 
 
@@ -251,7 +277,7 @@ def _per_point_charts(an: Analysis) -> list[Chart]:
                 data.append({**tr, "type": "bar"})
         if data:
             title = f"{ytitle} per point"
-            out.append(Chart(title, data, {**_layout(title, "point", ytitle), "barmode": "group"}))
+            out.append(Chart(title, data, {**_layout(title, "point", ytitle, xcat=True), "barmode": "group"}))
     return out
 
 
@@ -288,8 +314,9 @@ def curve_charts(an: Analysis) -> list[Chart]:
                         "text": [point_label(an, r.point) for r in rs],
                     }
                 )
-    title = f"{kind} latency vs throughput"
-    return [Chart(title, data, _layout(title, "IOPS", f"{kind} ({unit})"))] if data else []
+    name = lat_kind_title(kind)
+    title = f"{name} vs throughput"
+    return [Chart(title, data, _layout(title, "IOPS", f"{name} ({unit})"))] if data else []
 
 
 def series_charts(an: Analysis) -> list[Chart]:
@@ -303,12 +330,13 @@ def series_charts(an: Analysis) -> list[Chart]:
         # half the longest is a partial one (workers stopping), not a rate.
         longest_ns = max(iv.t_end_ns - iv.t_start_ns for iv in series)
         series = [iv for iv in series if 2 * (iv.t_end_ns - iv.t_start_ns) >= longest_ns]
+        xs = [(iv.t_end_ns - t0) / 1e9 for iv in series]
         data.append(
             {
                 "type": "scatter",
-                "mode": "lines",
+                "mode": _mode(xs),
                 "name": point_label(an, p.index),
-                "x": [(iv.t_end_ns - t0) / 1e9 for iv in series],
+                "x": xs,
                 "y": [iv.iops for iv in series],
             }
         )
@@ -331,7 +359,7 @@ def spread_charts(an: Analysis) -> list[Chart]:
         if ys:
             data.append({"type": "box", "name": d, "x": xs, "y": ys, "boxpoints": "all"})
     title = "IOPS across repeats"
-    layout = {**_layout(title, "point", "IOPS"), "boxmode": "group"}
+    layout = {**_layout(title, "point", "IOPS", xcat=True), "boxmode": "group"}
     return [Chart(title, data, layout)] if data else []
 
 

@@ -30,8 +30,9 @@ body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.
 h1 { margin-bottom: 0.2em; } .meta { color: #555; margin: 0 0 1em 0; padding-left: 1.2em; }
 .findings li { margin: 0.3em 0; } .warning { color: #8a5a00; } .error { color: #b00020; }
 .chart { width: 100%; max-width: 1100px; min-height: 420px; margin: 1em 0; border: 1px solid #eee; }
-table { border-collapse: collapse; margin: 0.5em 0 1.5em 0; font-size: 0.9em; }
-th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; } th { background: #f4f4f4; }
+.table-wrap { max-width: 100%; overflow-x: auto; margin: 0.5em 0 1.5em 0; }
+table { border-collapse: collapse; font-size: 0.8em; }
+th, td { border: 1px solid #ddd; padding: 0.2em 0.4em; } th { background: #f4f4f4; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .note { color: #666; font-size: 0.85em; }
 """
@@ -83,7 +84,10 @@ def _header(an: Analysis) -> str:
     meta = [*summary_lines(an), f"report: iolab {_native.version()}, {now}"]
     return (
         f"<h1>iolab report: {_e(an.dataset.name)}</h1>\n<ul class='meta'>"
-        + "".join(f"<li>{_e(m)}</li>" for m in meta)
+        + "".join(
+            f"<li class='error'><strong>{_e(m)}</strong></li>" if m.startswith("STATUS:") else f"<li>{_e(m)}</li>"
+            for m in meta
+        )
         + "</ul>"
     )
 
@@ -110,7 +114,9 @@ def html_table(t: Table) -> str:
         )
         body.append(f"<tr>{cells}</tr>")
     notes = "".join(f"<p class='note'>{_e(n)}</p>" for n in t.notes)
-    return f"<h3>{_e(t.title)}</h3>\n<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{notes}"
+    # A table wider than the window scrolls inside its box; the page never does.
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return f"<h3>{_e(t.title)}</h3>\n<div class='table-wrap'>{table}</div>{notes}"
 
 
 def _charts(charts: list[Chart]) -> tuple[str, str]:

@@ -54,9 +54,9 @@ def format_analysis_markdown(an: Analysis) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def format_comparison_markdown(c: Comparison) -> str:
-    """A comparison as one Markdown document."""
-    out = [f"# iolab compare: {c.a_name} → {c.b_name}", ""]
+def format_comparison_markdown(c: Comparison, everything: bool = False) -> str:
+    """A comparison as one Markdown document (``everything``: every percentile)."""
+    out = ["# iolab compare: B vs A", ""]
     out += [f"- {line}" for line in comparison_header(c)] + [""]
-    out.append(md_table(comparison_table(c)))
+    out.append(md_table(comparison_table(c, everything)))
     return "\n".join(out).rstrip() + "\n"

@@ -2,8 +2,18 @@
 
 Seven jobs, one after another (stonewall), on one test file: sequential
 1 MiB read and write at QD 8, random 4 KiB read and write at QD 1 and
-QD 32, and a 70/30 random mix at QD 16 — io_uring, O_DIRECT where the
-filesystem allows it.
+QD 32, and a 70/30 random mix at QD 16 — O_DIRECT where the filesystem
+allows it.
+
+Engines (:func:`engine_for`): psync for the QD 1 jobs, io_uring for the
+others. One I/O at a time needs no queue, and a sync engine adds the least
+of its own to the latency; above all, io_uring hands buffered I/O it cannot
+complete at once to kernel worker threads (io-wq): where O_DIRECT is not
+available (tmpfs on older kernels) a QD 1 io_uring job measured that
+fallback (13.5k IOPS, p50 84 µs where psync does 525k IOPS at 1.6 µs on the
+same file, issue #13). Where the deeper io_uring jobs run buffered, the
+analysis compares them with the psync figures and says so when the queue
+made things slower (``warn_buffered_io_uring``).
 
 Where (:func:`plan_target`):
 - nothing given: a new temporary directory, removed afterwards;
@@ -11,33 +21,30 @@ Where (:func:`plan_target`):
 - an existing file or block device: used in place. Its data is never
   written unless ``allow_overwrite``: without it only the read jobs run
   (the engine refuses writes to data iolab did not create in any case).
+
+This module plans and runs; what quick leaves behind (its results JSON and
+the HTML report, analysed from memory) is written by
+:mod:`iolab.report.quick`, above the analysis it needs.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import stat
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from iolab.errors import EngineError
 from iolab.jobs import JobSpec
-from iolab.results import build_output
-from iolab.results.hostfacts import host_facts
-from iolab.results.rundir import write_run_dir
+from iolab.run.hostfacts import host_facts
 from iolab.run.local import RunOutput, run_jobs
 from iolab.run.progress import ProgressSink
-
-if TYPE_CHECKING:
-    from iolab.analysis.model import Finding
 
 #: (name, rw, bs, iodepth, extra options) — the order they run in.
 QUICK_JOBS: tuple[tuple[str, str, str, int, tuple[tuple[str, str], ...]], ...] = (
@@ -68,16 +75,14 @@ class QuickTarget:
 
 @dataclass(frozen=True)
 class QuickOutput:
+    """A finished quick run: where it ran, its output, and what its report records."""
+
     target: QuickTarget
     run: RunOutput
-    #: the jobs as run and the host facts of the target (taken before the
-    #: test file is removed): what the report's run directory records
+    #: The jobs as run and the host facts of the target (taken before the
+    #: test file is removed): the report's config and host facts.
     jobs: tuple[JobSpec, ...] = ()
     host: Optional[dict[str, Any]] = None
-
-    def document(self) -> dict[str, Any]:
-        """The results document (``iolab.result/1``)."""
-        return build_output(self.run.result_json, self.run.summary_json)
 
 
 def direct_io_supported(path: Path) -> bool:
@@ -123,12 +128,16 @@ def plan_target(path: Optional[Path], *, allow_overwrite: bool) -> QuickTarget:
     return QuickTarget(path, None, allow_overwrite, direct_io_supported(path), tuple(notes))
 
 
+def engine_for(iodepth: int) -> str:
+    """psync for one I/O at a time, io_uring for a queue (see the module doc)."""
+    return "psync" if iodepth == 1 else "io_uring"
+
+
 def quick_jobs(target: QuickTarget, *, size: str, runtime: str) -> list[JobSpec]:
     """The quick job list for ``target``."""
     common = (
         ("filename", str(target.filename)),
         ("size", size),
-        ("ioengine", "io_uring"),
         ("direct", "1" if target.direct else "0"),
         ("time_based", None),
         ("runtime", runtime),
@@ -139,7 +148,14 @@ def quick_jobs(target: QuickTarget, *, size: str, runtime: str) -> list[JobSpec]
         if "write" in rw or rw == "randrw":
             if not target.include_writes:
                 continue
-        options = (*common, ("rw", rw), ("bs", bs), ("iodepth", str(iodepth)), *extra)
+        options = (
+            *common,
+            ("ioengine", engine_for(iodepth)),
+            ("rw", rw),
+            ("bs", bs),
+            ("iodepth", str(iodepth)),
+            *extra,
+        )
         jobs.append(JobSpec(name, options))
     return jobs
 
@@ -183,45 +199,3 @@ def run_quick(
 def default_results_path(now: Optional[datetime] = None) -> Path:
     """``./iolab-quick-YYYYmmdd-HHMMSS.json`` (local time)."""
     return Path(f"iolab-quick-{(now or datetime.now()):%Y%m%d-%H%M%S}.json")
-
-
-def write_quick_results(doc: dict[str, Any], path: Optional[Path] = None) -> list[Path]:
-    """Write what quick leaves behind (``doc``: its results document) and
-    return the paths written.
-
-    Today: the results document (``iolab.result/1`` JSON). This is the one
-    place where further artefacts of a quick run (an HTML report, findings)
-    are written, next to the JSON.
-    """
-    json_path = path or default_results_path()
-    json_path.write_text(json.dumps(doc, indent=2) + "\n")
-    return [json_path]
-
-
-def write_quick_report(out: QuickOutput, json_path: Path) -> tuple[Path, list[Finding]]:
-    """Analyse the quick run and write its HTML report next to the results
-    (``NAME.json`` → ``NAME.html``); return its path and the three most
-    important findings. The analysis reads run directories, so the run is
-    written as one in a temporary directory first."""
-    from iolab.analysis import analyze
-    from iolab.analysis.load import load_run_dir
-    from iolab.report.html import render_html
-
-    with tempfile.TemporaryDirectory(prefix="iolab-quick-report-") as tmp:
-        directory = Path(tmp) / json_path.stem
-        config = {"jobs": [{"name": j.name, "options": [list(o) for o in j.options]} for j in out.jobs]}
-        meta = {
-            "id": json_path.stem,
-            "kind": "run",
-            "interrupted": out.run.interrupted,
-            "finished_unix_ns": time.time_ns(),
-        }
-        write_run_dir(
-            directory, out.run.result_json, out.run.summary_json, run_meta=meta, config=config, host=out.host or {}
-        )
-        ds = load_run_dir(directory)
-    ds.name, ds.path = f"iolab quick ({json_path.stem})", str(json_path)
-    an = analyze(ds)
-    html_path = json_path.with_suffix(".html")
-    html_path.write_text(render_html(an), encoding="utf-8")
-    return html_path, an.top(3)

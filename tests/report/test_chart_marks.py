@@ -1,0 +1,109 @@
+"""No chart of the HTML report can be blank unnoticed (issue #13): each
+report below is opened in headless Chromium and every chart's plot area
+must hold marks plotly actually drew (:func:`chromium_check.chart_marks`
+counts them in the rendered SVG; an attribute the page sets itself would
+not see a trace plotly could not place).
+
+The cases are the ones that drew blank charts: a run without axes (points
+named by job: categories), a sweep with repeats (per-repeat boxes), 1 s
+jobs (one interval per time series), fio imports (json and json+); and a
+real ``iolab run --results`` directory. Together they draw every chart
+kind the report has (:data:`KINDS`), which the last test checks."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from analysis_fixtures import single_run, sweep
+from chromium_check import chart_marks, check_rendered
+from iolab.analysis import analyze, load_dataset
+from iolab.analysis.model import Analysis
+from iolab.report.charts import all_charts
+from iolab.report.html import render_html
+
+FIO_DATA = Path(__file__).parents[1] / "analysis" / "data" / "fio"
+
+#: Every chart kind the report draws, by its title.
+KINDS = {
+    "latency histogram": r"latency \((s|c|)lat\) histogram",
+    "latency CDF": r"latency \((s|c|)lat\) CDF(?! \(through)",
+    "CDF through the source's percentiles": r"CDF \(through the source's percentiles\)",
+    "IOPS along an axis": r"^IOPS vs ",
+    "bandwidth along an axis": r"^bandwidth \(MB/s\) vs ",
+    "percentiles along an axis": r"percentiles vs ",
+    "latency vs throughput": r"latency \((s|c|)lat\) vs throughput",
+    "IOPS per point": r"^IOPS per point",
+    "bandwidth per point": r"^bandwidth \(MB/s\) per point",
+    "IOPS over time": r"^IOPS over time",
+    "IOPS across repeats": r"^IOPS across repeats",
+}
+
+CASES: dict[str, Callable[[], Analysis]] = {
+    "run without axes": single_run,
+    "sweep with repeats": lambda: sweep(repeats=2),
+    "1 s jobs": lambda: single_run(intervals=1),
+    "fio json": lambda: analyze(load_dataset(FIO_DATA / "groups.json")),
+    "fio json+": lambda: analyze(load_dataset(FIO_DATA / "groups_plus.json")),
+}
+
+
+def kind_of(title: str) -> str:
+    kinds = [k for k, pattern in KINDS.items() if re.search(pattern, title)]
+    assert len(kinds) == 1, f"chart {title!r} is of kinds {kinds}: update KINDS"
+    return kinds[0]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_chart_has_drawn_marks(case: str, tmp_path: Path) -> None:
+    page = tmp_path / "report.html"
+    page.write_text(render_html(CASES[case]()), encoding="utf-8")
+    check_rendered(page, tmp_path, png_rows=800)  # fails naming the blank charts
+
+
+def test_run_results_directory_charts_have_marks(tmp_path: Path, cli) -> None:
+    target = tmp_path / "data.bin"
+    res = tmp_path / "res"
+    r = cli("run", "--name", "rr", "--filename", str(target), "--rw", "randread", "--bs", "4k", "--size", "1m",
+            "--runtime", "1", "--time_based", "--ioengine", "psync", "--results", str(res))  # fmt: skip
+    assert r.exit_code == 0, r.output
+    (run_dir,) = [p for p in res.iterdir() if p.is_dir()]
+    html = cli("report", str(run_dir), "--format", "html")
+    assert html.exit_code == 0, html.output
+    check_rendered(Path(html.stdout.strip()), tmp_path, png_rows=800)
+
+
+def test_the_cases_draw_every_chart_kind() -> None:
+    seen = {kind_of(c.title) for make in CASES.values() for c in all_charts(make())}
+    assert seen == set(KINDS), set(KINDS) - seen
+
+
+def test_a_blank_chart_is_seen(tmp_path: Path) -> None:
+    # The check can fail: strings on an axis forced to linear draw nothing.
+    an = single_run()
+    html = render_html(an).replace('"type":"category"', '"type":"linear"')
+    html = html.replace('"mode":"lines+markers"', '"mode":"lines"')
+    page = tmp_path / "blank.html"
+    page.write_text(html, encoding="utf-8")
+    from chromium_check import open_report
+
+    marks = chart_marks(open_report(page, tmp_path).dom)
+    assert 0 in marks.values(), marks
+
+
+def test_tables_fit_a_1400px_window(tmp_path: Path) -> None:
+    # A fio json+ import has the widest tables (17 percentiles per latency kind).
+    from chromium_check import body_attrs, open_report
+
+    html = render_html(CASES["fio json+"]())
+    # The test's own probe, not the page's: the width the document needs at 1400 px.
+    probe = (
+        "<script>window.addEventListener('load', function () { document.body.setAttribute("
+        "'data-test-scroll-width', String(document.documentElement.scrollWidth)); });</script></body>"
+    )
+    page = tmp_path / "wide.html"
+    page.write_text(html.replace("</body>", probe), encoding="utf-8")
+    width = int(body_attrs(open_report(page, tmp_path, width_px=1400).dom)["data-test-scroll-width"])
+    assert width <= 1400, width

@@ -1,0 +1,236 @@
+"""Fleet commands: ``iolab fleet`` (runs mpiexec for the user) and the run
+under MPI (``mpiexec -n N iolab run ...``, ``srun iolab run ...``).
+
+Fleet options of ``iolab run`` exist only under MPI and are written like
+fio options, ``--fleet-hosts=FILE``, ``--fleet-deadline=5s``,
+``--fleet-live-http=HOST:PORT``, ``--fleet-spool=DIR``: they are taken out
+of the command line here before the rest is read as jobs (outside MPI they
+are unknown options, an error that names them).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from iolab.errors import JobError
+from iolab.run.api import parse_interval_ns
+
+FLEET_OPTIONS = ("hosts", "deadline", "live-http", "spool")
+
+
+def split_fleet_options(args: list[str]) -> tuple[dict[str, str], list[str]]:
+    """``--fleet-NAME=VALUE`` (or ``--fleet-NAME VALUE``) taken out of ``args``."""
+    found: dict[str, str] = {}
+    rest: list[str] = []
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        i += 1
+        if not tok.startswith("--fleet-"):
+            rest.append(tok)
+            continue
+        name, eq, value = tok[len("--fleet-") :].partition("=")
+        if name not in FLEET_OPTIONS:
+            raise JobError(
+                f"--fleet-{name}: unknown fleet option (known: {', '.join('--fleet-' + o for o in FLEET_OPTIONS)})"
+            )
+        if not eq:
+            if i >= len(args):
+                raise JobError(f"--fleet-{name}: needs a value")
+            value = args[i]
+            i += 1
+        found[name] = value
+    return found, rest
+
+
+class TerminalLive:
+    """The cluster table on stderr, redrawn in place on a terminal; on a
+    pipe or file nothing is drawn (logs stay clean)."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
+        self._lines = 0
+
+    def show(self, view: Any) -> None:
+        if not self.tty:
+            return
+        from iolab.fleet.live import terminal_table
+
+        table = terminal_table(view)
+        up = f"\x1b[{self._lines}F\x1b[J" if self._lines else ""
+        sys.stderr.write(up + table + "\n")
+        sys.stderr.flush()
+        self._lines = table.count("\n") + 1
+
+    def note(self, line: str) -> None:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+        self._lines = 0
+
+
+def run_on_fleet(
+    args: list[str],
+    output: Optional[Path],
+    output_format: str,
+    allow_overwrite: bool,
+    interval: str,
+    results: Optional[Path],
+    target_stats: Optional[str],
+) -> None:
+    """``iolab run`` as one rank of an MPI job (see :mod:`iolab.fleet`)."""
+    from iolab.fleet import env
+    from iolab.fleet.comm import World
+    from iolab.fleet.hosts import read_hosts
+    from iolab.fleet.runner import DEFAULT_DEADLINE_S, EXIT_HOST_LOST, FleetConfig, Plan, fleet_run
+    from iolab.fleet.spool import DEFAULT_ROOT
+    from iolab.run.sources import jobs_from_command_line
+
+    launch = env.detect()
+    assert launch is not None
+    world = World.init()
+    env.check_world(launch, world.size)
+    opts, job_args = split_fleet_options(args)
+    if target_stats:
+        raise JobError("--target-stats is not supported on a fleet run: run the target's stats per host instead")
+    deadline_s = DEFAULT_DEADLINE_S
+    if "deadline" in opts:
+        try:
+            deadline_s = parse_interval_ns(opts["deadline"]) / 1e9
+        except ValueError as e:
+            raise JobError(f"--fleet-deadline: {e}") from None
+    cfg = FleetConfig(
+        interval_ns=parse_interval_ns(interval),
+        deadline_s=deadline_s,
+        allow_overwrite=allow_overwrite,
+        spool_root=Path(opts.get("spool", str(DEFAULT_ROOT))),
+    )
+
+    def plan() -> Plan:
+        import time
+
+        jobs = tuple(jobs_from_command_line(job_args))
+        hosts = read_hosts(Path(opts["hosts"])) if "hosts" in opts else None
+        return Plan(jobs, hosts, time.strftime("fleet-%Y%m%d-%H%M%S") + f"-{os.getpid()}")
+
+    live = TerminalLive() if world.rank == 0 else None
+    server = None
+    if world.rank == 0 and "live-http" in opts:
+        from iolab.fleet.serve import LiveServer
+
+        server = LiveServer(opts["live-http"], f"{world.size} ranks", cfg.interval_ns // 1_000_000)
+        server.start()
+        typer.echo(f"live view: {server.url} (metrics: {server.url}metrics)", err=True)
+
+    def on_view(view: Any) -> None:
+        if live is not None:
+            live.show(view)
+        if server is not None:
+            server.show(view)
+
+    outcome = fleet_run(world, plan, cfg, on_view=on_view, note=(live.note if live else lambda _l: None))
+    if outcome is None:
+        return  # not rank 0: rank 0 reports
+    _report(outcome, output, output_format, results)
+    if server is not None:
+        server.close()
+    if outcome.incomplete:
+        typer.echo(f"iolab: fleet run incomplete: {'; '.join(outcome.faults)}", err=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # A peer is gone: leave without MPI_Finalize, which could wait for it.
+        os._exit(EXIT_HOST_LOST)
+    if outcome.interrupted:
+        raise typer.Exit(130)
+
+
+def _report(outcome: Any, output: Optional[Path], output_format: str, results: Optional[Path]) -> None:
+    from iolab.fleet import output as fleet_output
+
+    res = fleet_output.build(outcome)
+    if output is None:
+        sys.stdout.write(fleet_output.formatted(res, output_format))
+    else:
+        output.write_text(fleet_output.formatted(res, output_format))
+        sys.stdout.write(fleet_output.text(res))
+        typer.echo(f"results ({output_format}) written to {output}", err=True)
+    sys.stdout.flush()
+    if results is not None and res.total is not None:
+        from iolab.fleet.rundir import save_fleet_run
+
+        typer.echo(f"results: {save_fleet_run(results, res)}", err=True)
+
+
+FLEET_HELP = """Run `iolab run|sweep ARGS...` on N MPI ranks (mpiexec, run for you).
+
+Examples:
+
+  iolab fleet -n 4 run --name=r --ioengine=null --rw=randread --bs=4k --size=1g --time_based --runtime=10
+
+  iolab fleet -n 2 --hostfile hosts.txt --hosts table.toml run job.fio --output-format json
+
+Without --hostfile the ranks run on this host. Rank 0 reads the jobs,
+broadcasts them, measures every rank's clock offset, and starts all ranks
+together; it shows the cluster live and prints a row per host and an exact
+total. A rank lost mid-run ends the run within two intervals plus
+--deadline, named, with partial results marked incomplete (exit status 4).
+"""
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(
+        help=FLEET_HELP,
+        # Everything from `run`/`sweep` on belongs to that command.
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "allow_interspersed_args": False},
+        options_metavar="[OPTIONS] run|sweep ARGS...",
+    )
+    def fleet(
+        ctx: typer.Context,
+        ranks: Annotated[int, typer.Option("-n", "--ranks", help="Number of MPI ranks.")] = 2,
+        hostfile: Annotated[
+            Optional[Path], typer.Option("--hostfile", help="Open MPI hostfile (hosts over ssh); none = this host.")
+        ] = None,
+        hosts: Annotated[
+            Optional[Path],
+            typer.Option("--hosts", help="Hosts table (TOML): per-host filename, uri, cpus_allowed, rate_iops."),
+        ] = None,
+        deadline: Annotated[
+            str, typer.Option("--deadline", help="Watchdog deadline beyond two intervals (e.g. 5s).")
+        ] = "5s",
+        live_http: Annotated[
+            Optional[str], typer.Option("--live-http", help="Serve the live view and /metrics at HOST:PORT.")
+        ] = None,
+        mpiexec_arg: Annotated[
+            list[str], typer.Option("--mpiexec-arg", help="Extra argument for mpiexec (repeatable).")
+        ] = [],  # noqa: B006 - typer reads the default, never mutates it
+    ) -> None:
+        from iolab.fleet.launch import find_mpiexec, launch_environ, mpiexec_command
+
+        if not ctx.args:
+            raise JobError("iolab fleet: give a command: run ARGS... or sweep ARGS...")
+        command, *args = ctx.args
+        if command == "sweep":
+            raise JobError(
+                "iolab fleet sweep: sweeps on a fleet are not supported yet; run each point with `iolab fleet run`"
+            )
+        try:
+            parse_interval_ns(deadline)
+        except ValueError as e:
+            raise JobError(f"--deadline: {e}") from None
+        extra = [f"--fleet-deadline={deadline}"]
+        if hosts is not None:
+            extra.append(f"--fleet-hosts={hosts.resolve()}")
+        if live_http is not None:
+            extra.append(f"--fleet-live-http={live_http}")
+        argv = mpiexec_command(
+            ranks, command, [*args, *extra], hostfile=hostfile, mpiexec=find_mpiexec(), extra=mpiexec_arg
+        )
+        raise typer.Exit(subprocess.call(argv, env=launch_environ()))
+
+
+__all__ = ["register", "run_on_fleet", "split_fleet_options"]

@@ -1,0 +1,283 @@
+"""A fleet run on every rank: plan, prepare, start together, gather, merge.
+
+Every rank calls :func:`fleet_run` with the same arguments (the same
+command line); only rank 0 reads the jobs (``plan``: job files may exist
+on rank 0 alone) and the hosts table, and broadcasts them.
+
+Before the start (collectives; every rank alive): broadcast the jobs,
+gather host names, each rank prepares its engine with its hosts-table
+options and reports the outcome (one failure ends every rank with the
+failing host named), clock ping-pong, broadcast of the start instant.
+
+From the start on (non-blocking point-to-point only, see
+:mod:`iolab.fleet.comm`): ranks send an interval snapshot (which is also
+their heartbeat) and finally their result; rank 0 sends a heartbeat to
+each. :mod:`iolab.fleet.watch` runs rank 0's side (live view, watchdog,
+final gather); :func:`_follow` is the other ranks' side, with their own
+watchdog against rank 0.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from iolab import _native
+from iolab.fleet import clock
+from iolab.fleet.comm import TAG_BEAT, TAG_DONE, TAG_FINAL, TAG_INTERVAL, TAG_STOP, World
+from iolab.fleet.env import FleetError
+from iolab.fleet.hosts import HostsTable
+from iolab.fleet.live import host_row
+from iolab.fleet.spool import DEFAULT_ROOT, Spool
+from iolab.jobs import JobSpec
+from iolab.run.local import POLL_S, RunLike, native_jobs
+
+#: Lead of the start instant over the broadcast (ranks convert and arm their engines).
+START_LEAD_NS = 300_000_000
+#: Default stated deadline of the watchdog, beyond two intervals.
+DEFAULT_DEADLINE_S = 5.0
+
+
+@dataclass(frozen=True)
+class FleetConfig:
+    interval_ns: int = 1_000_000_000
+    #: A rank silent for 2 intervals + this is lost (and so is rank 0 to the others).
+    deadline_s: float = DEFAULT_DEADLINE_S
+    allow_overwrite: bool = False
+    spool_root: Path = DEFAULT_ROOT
+
+    @property
+    def silence_limit_s(self) -> float:
+        return 2 * self.interval_ns / 1e9 + self.deadline_s
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What rank 0 broadcasts."""
+
+    jobs: tuple[JobSpec, ...]
+    hosts: Optional[HostsTable]
+    run_id: str
+
+
+@dataclass
+class HostPart:
+    """One rank's part of the run, as rank 0 knows it at the end."""
+
+    rank: int
+    host: str
+    #: ``complete``, ``failed`` (its run ended on an error), ``lost`` (silent past the deadline).
+    state: str = "complete"
+    result_json: Optional[str] = None
+    error: Optional[str] = None
+    interrupted: bool = False
+    notes: list[str] = field(default_factory=list)
+    #: Its last interval snapshot (for a lost host: what it measured last).
+    last_snapshot: Optional[dict[str, Any]] = None
+    spool: str = ""
+
+
+@dataclass
+class FleetOutcome:
+    """Rank 0's view of the finished run (other ranks get None)."""
+
+    parts: list[HostPart]
+    clock: dict[str, Any]
+    faults: list[str]
+    interrupted: bool
+    jobs: tuple[JobSpec, ...]
+    config: FleetConfig
+
+    @property
+    def incomplete(self) -> bool:
+        return any(p.state != "complete" for p in self.parts)
+
+
+def host_labels(hostnames: Sequence[str]) -> list[str]:
+    """A label per rank: the host name, or ``host/rank`` where ranks share a host."""
+    return [h if hostnames.count(h) == 1 else f"{h}/{r}" for r, h in enumerate(hostnames)]
+
+
+def _cpu_s() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+class Snapshotter:
+    """A rank's interval snapshots: due every interval after the start,
+    a little late so the engine's own interval has landed."""
+
+    def __init__(self, rank: int, host: str, start_mono: float, interval_s: float) -> None:
+        self.rank, self.host = rank, host
+        self.interval_s = interval_s
+        self.next_at = start_mono + interval_s * 1.15
+        self.seq = 0
+        self._cpu = (time.monotonic(), _cpu_s())
+
+    def due(self, now: float) -> bool:
+        return now >= self.next_at
+
+    def take(self, progress: dict[str, Any], now: float) -> dict[str, Any]:
+        self.seq += 1
+        self.next_at += self.interval_s
+        wall, cpu = time.monotonic(), _cpu_s()
+        cpu_pct = 100.0 * (cpu - self._cpu[1]) / max(wall - self._cpu[0], 1e-9)
+        self._cpu = (wall, cpu)
+        row = host_row(self.host, self.rank, progress, cpu_pct)
+        return {"seq": self.seq, "rank": self.rank, "elapsed_ns": progress.get("elapsed_ns", 0), "row": row.__dict__}
+
+
+def fleet_run(
+    world: World,
+    plan: Callable[[], Plan],
+    cfg: FleetConfig,
+    run_factory: Callable[..., RunLike] = _native.Run,
+    on_view: Optional[Callable[[Any], None]] = None,
+    note: Callable[[str], None] = lambda _line: None,
+) -> Optional[FleetOutcome]:
+    """The whole run on this rank; rank 0 returns the outcome."""
+    the_plan = _broadcast_plan(world, plan)
+    hostnames = world.allgather(world.host)
+    labels = host_labels(hostnames)
+    if the_plan.hosts is not None:
+        the_plan.hosts.check_against(hostnames)  # the same on every rank: all raise alike
+    specs = the_plan.hosts.apply(the_plan.jobs, world.rank, world.host) if the_plan.hosts else list(the_plan.jobs)
+    run = _prepare_everywhere(world, specs, cfg, labels, run_factory)
+    samples = clock.measure(world)
+    start_at = world.bcast(clock.start_instant(samples, START_LEAD_NS) if world.rank == 0 else None)
+    offsets = world.bcast({s.rank: s.offset_ns for s in samples} if world.rank == 0 else None)
+    spool = Spool(cfg.spool_root / the_plan.run_id, world.rank)
+    local_at = start_at + offsets[world.rank]
+    start_mono = time.monotonic() + (local_at - time.time_ns()) / 1e9
+    run.start(local_at)
+    snap = Snapshotter(world.rank, labels[world.rank], start_mono, cfg.interval_ns / 1e9)
+    if world.rank != 0:
+        _follow(world, run, cfg, snap, spool)
+        return None
+    from iolab.fleet.watch import Watch
+
+    watch = Watch(world, run, cfg, snap, spool, labels, on_view=on_view, note=note)
+    parts, faults, interrupted = watch.run()
+    starts = {p.rank: _start_ns(p.result_json) for p in parts if p.result_json is not None}
+    skew = clock.start_skew({r: t for r, t in starts.items() if t is not None}, offsets)
+    for p in parts:
+        p.spool = str(cfg.spool_root / the_plan.run_id / f"rank-{p.rank}.jsonl")
+    return FleetOutcome(parts, clock.clock_report(samples, skew, labels), faults, interrupted, tuple(specs), cfg)
+
+
+def _start_ns(result_json: Optional[str]) -> Optional[int]:
+    import json
+
+    if result_json is None:
+        return None
+    value = json.loads(result_json).get("start_unix_ns")
+    return int(value) if value else None
+
+
+def _broadcast_plan(world: World, plan: Callable[[], Plan]) -> Plan:
+    """Rank 0 plans; an error there ends every rank with its message."""
+    sent: Any = None
+    if world.rank == 0:
+        try:
+            sent = plan()
+        except Exception as e:  # every rank must learn of it, or the others wait forever
+            world.bcast(("error", e))
+            raise
+    got = world.bcast(sent)
+    if isinstance(got, tuple) and got and got[0] == "error":
+        raise got[1]
+    assert isinstance(got, Plan)
+    return got
+
+
+def _prepare_everywhere(
+    world: World, specs: Sequence[JobSpec], cfg: FleetConfig, labels: Sequence[str], run_factory: Callable[..., RunLike]
+) -> RunLike:
+    """Every rank prepares; if any cannot, every rank stops with the first
+    failing host's error (all ranks raise the same error)."""
+    run: Optional[RunLike] = None
+    error: Optional[BaseException] = None
+    try:
+        run = run_factory(
+            native_jobs(specs),
+            interval_ns=cfg.interval_ns,
+            allow_overwrite=cfg.allow_overwrite,
+            host=labels[world.rank],
+        )
+    except Exception as e:  # reported to every rank below
+        error = e
+    outcomes = world.allgather(None if error is None else (type(error), str(error)))
+    for r, o in enumerate(outcomes):
+        if o is not None:
+            kind, text = o
+            err = kind(f"{labels[r]} (rank {r}): {text}") if issubclass(kind, Exception) else FleetError(text)
+            raise err
+    assert run is not None
+    return run
+
+
+def _follow(world: World, run: RunLike, cfg: FleetConfig, snap: Snapshotter, spool: Spool) -> None:
+    """A rank other than 0: run, send snapshots, obey STOP, watch rank 0."""
+    last_from_zero = time.monotonic()
+    lost_zero = False
+    while not run.finished():
+        try:
+            progress = run.poll(POLL_S)
+        except KeyboardInterrupt:
+            run.stop()  # rank 0 gets the same Ctrl-C and reports
+            continue
+        now = time.monotonic()
+        if snap.due(now):
+            s = snap.take(progress, now)
+            spool.write("interval", s)
+            world.post(s, 0, TAG_INTERVAL)
+        if world.drain(TAG_BEAT, 0):
+            last_from_zero = now
+        if world.drain(TAG_STOP, 0):
+            run.stop()
+        if now - last_from_zero > cfg.silence_limit_s:
+            lost_zero = True
+            run.stop()
+    final = _final(run)
+    spool.write("final", {k: v for k, v in final.items()})
+    spool.close()
+    if lost_zero:
+        _die(
+            f"rank {snap.rank} ({snap.host}): rank 0 silent for more than {cfg.silence_limit_s:.1f} s; "
+            f"stopped; this rank's results are in {spool.path}"
+        )
+    world.post(final, 0, TAG_FINAL)
+    # Wait until rank 0 has it (or is gone): rank 0 answers DONE.
+    deadline = time.monotonic() + cfg.silence_limit_s + 30.0
+    world.flush(deadline)
+    if world.receive_any(TAG_DONE, deadline, 0) is None:
+        _die(f"rank {snap.rank} ({snap.host}): rank 0 did not confirm the end; results are in {spool.path}")
+
+
+def _final(run: RunLike) -> dict[str, Any]:
+    """The rank's result (partial when an error ended it early)."""
+    try:
+        return {"result_json": run.wait(), "error": None}
+    except Exception as e:  # an I/O error keeps the work done before it
+        partial = getattr(e, "result_json", None)
+        return {"result_json": partial if isinstance(partial, str) else None, "error": str(e)}
+
+
+def _die(message: str) -> None:
+    """Leave without MPI_Finalize (a peer is gone: finalize could hang)."""
+    import sys
+
+    sys.stderr.write(f"iolab: {message}\n")
+    sys.stderr.flush()
+    sys.stdout.flush()
+    os._exit(EXIT_HOST_LOST)
+
+
+#: Exit status of a fleet run that lost a host (results incomplete).
+EXIT_HOST_LOST = 4
+
+__all__ = ["EXIT_HOST_LOST", "FleetConfig", "FleetOutcome", "HostPart", "Plan", "fleet_run", "host_labels"]

@@ -87,13 +87,14 @@ def run_on_fleet(
     from iolab.fleet import env
     from iolab.fleet.comm import World
     from iolab.fleet.hosts import read_hosts
-    from iolab.fleet.runner import DEFAULT_DEADLINE_S, EXIT_HOST_LOST, FleetConfig, Plan, fleet_run
+    from iolab.fleet.runner import DEFAULT_DEADLINE_S, EXIT_HOST_LOST, FleetConfig, Plan, fleet_run, prestart_guard
     from iolab.fleet.spool import DEFAULT_ROOT
     from iolab.run.sources import jobs_from_command_line
 
     launch = env.detect()
     assert launch is not None
-    world = World.init()
+    with prestart_guard(120.0, "MPI initialisation"):
+        world = World.init()
     env.check_world(launch, world.size)
     opts, job_args = split_fleet_options(args)
     if target_stats:

@@ -20,8 +20,10 @@ watchdog against rank 0.
 from __future__ import annotations
 
 import os
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -40,6 +42,23 @@ from iolab.run.local import POLL_S, RunLike, native_jobs
 START_LEAD_NS = 300_000_000
 #: Default stated deadline of the watchdog, beyond two intervals.
 DEFAULT_DEADLINE_S = 5.0
+#: Before the start, collectives wait for every rank; a rank that dies then
+#: would leave the others waiting forever. Preparing (file layout) may take
+#: long, so the bound is generous: this, plus the deadline.
+PRESTART_LIMIT_S = 600.0
+
+
+@contextmanager
+def prestart_guard(limit_s: float, what: str) -> Iterator[None]:
+    """Leave the process (exit 4, a message naming ``what``) if the block
+    has not finished within ``limit_s``: MPI cannot be interrupted."""
+    timer = threading.Timer(limit_s, lambda: _die(f"{what} did not finish within {limit_s:.0f} s (a rank lost?)"))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 @dataclass(frozen=True)
@@ -140,20 +159,9 @@ def fleet_run(
     note: Callable[[str], None] = lambda _line: None,
 ) -> Optional[FleetOutcome]:
     """The whole run on this rank; rank 0 returns the outcome."""
-    the_plan = _broadcast_plan(world, plan)
-    hostnames = world.allgather(world.host)
-    labels = host_labels(hostnames)
-    if the_plan.hosts is not None:
-        the_plan.hosts.check_against(hostnames)  # the same on every rank: all raise alike
-    specs = the_plan.hosts.apply(the_plan.jobs, world.rank, world.host) if the_plan.hosts else list(the_plan.jobs)
-    run = _prepare_everywhere(world, specs, cfg, labels, run_factory)
-    samples = clock.measure(world)
-    start_at = world.bcast(clock.start_instant(samples, START_LEAD_NS) if world.rank == 0 else None)
-    offsets = world.bcast({s.rank: s.offset_ns for s in samples} if world.rank == 0 else None)
-    spool = Spool(cfg.spool_root / the_plan.run_id, world.rank)
-    local_at = start_at + offsets[world.rank]
-    start_mono = time.monotonic() + (local_at - time.time_ns()) / 1e9
-    run.start(local_at)
+    with prestart_guard(PRESTART_LIMIT_S + cfg.deadline_s, f"rank {world.rank}: planning, preparing and starting"):
+        run, labels, specs, samples, offsets, run_id, start_mono = _before_start(world, plan, cfg, run_factory)
+    spool = Spool(cfg.spool_root / run_id, world.rank)
     snap = Snapshotter(world.rank, labels[world.rank], start_mono, cfg.interval_ns / 1e9)
     if world.rank != 0:
         _follow(world, run, cfg, snap, spool)
@@ -165,8 +173,26 @@ def fleet_run(
     starts = {p.rank: _start_ns(p.result_json) for p in parts if p.result_json is not None}
     skew = clock.start_skew({r: t for r, t in starts.items() if t is not None}, offsets)
     for p in parts:
-        p.spool = str(cfg.spool_root / the_plan.run_id / f"rank-{p.rank}.jsonl")
+        p.spool = str(cfg.spool_root / run_id / f"rank-{p.rank}.jsonl")
     return FleetOutcome(parts, clock.clock_report(samples, skew, labels), faults, interrupted, tuple(specs), cfg)
+
+
+def _before_start(world: World, plan: Callable[[], Plan], cfg: FleetConfig, run_factory: Callable[..., RunLike]) -> Any:
+    """Collectives: plan, host names, prepare, clocks, the start instant; starts the engine."""
+    the_plan = _broadcast_plan(world, plan)
+    hostnames = world.allgather(world.host)
+    labels = host_labels(hostnames)
+    if the_plan.hosts is not None:
+        the_plan.hosts.check_against(hostnames)  # the same on every rank: all raise alike
+    specs = the_plan.hosts.apply(the_plan.jobs, world.rank, world.host) if the_plan.hosts else list(the_plan.jobs)
+    run = _prepare_everywhere(world, specs, cfg, labels, run_factory)
+    samples = clock.measure(world)
+    start_at = world.bcast(clock.start_instant(samples, START_LEAD_NS) if world.rank == 0 else None)
+    offsets = world.bcast({s.rank: s.offset_ns for s in samples} if world.rank == 0 else None)
+    local_at = start_at + offsets[world.rank]
+    start_mono = time.monotonic() + (local_at - time.time_ns()) / 1e9
+    run.start(local_at)
+    return run, labels, specs, samples, offsets, the_plan.run_id, start_mono
 
 
 def _start_ns(result_json: Optional[str]) -> Optional[int]:

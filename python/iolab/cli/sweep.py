@@ -9,6 +9,7 @@ import typer
 
 from iolab.cli.errors import EXIT_INTERRUPTED
 from iolab.cli.options import AllowOverwrite
+from iolab.fleet.env import refuse_sweep_under_mpi
 from iolab.plans.sweep import SweepInterrupted, SweepOptions, run_sweep
 
 DEFAULT_RESULTS = Path("iolab-results")
@@ -42,6 +43,7 @@ def sweep(
     ] = False,
     allow_overwrite: AllowOverwrite = False,
 ) -> None:
+    refuse_sweep_under_mpi()  # N ranks would each run (and write) the whole sweep
     opts = SweepOptions(quick=quick, target=target, restart=restart, allow_overwrite=allow_overwrite)
     try:
         out = run_sweep(plan, results, opts)

@@ -144,6 +144,7 @@ def run_on_fleet(
         typer.echo(f"iolab: fleet run incomplete: {'; '.join(outcome.faults)}", err=True)
         sys.stdout.flush()
         sys.stderr.flush()
+        mark_done(EXIT_HOST_LOST)
         # A peer is gone: leave without MPI_Finalize, which could wait for it.
         os._exit(EXIT_HOST_LOST)
     if outcome.interrupted:
@@ -165,6 +166,71 @@ def _report(outcome: Any, output: Optional[Path], output_format: str, results: O
         from iolab.fleet.rundir import save_fleet_run
 
         typer.echo(f"results: {save_fleet_run(results, res)}", err=True)
+
+
+#: Set by ``iolab fleet`` for rank 0: where it writes its exit status once it
+#: has reported a run that lost a host.
+DONE_VAR = "IOLAB_FLEET_DONE_FILE"
+#: How long mpiexec may take to end after rank 0 reported a lost host.
+MPIEXEC_GRACE_S = 2.0
+
+
+def mark_done(status: int) -> None:
+    """Rank 0 has reported: tell ``iolab fleet`` (when it launched us)."""
+    path = os.environ.get(DONE_VAR)
+    if path:
+        Path(path).write_text(str(status))
+
+
+def run_mpiexec(argv: list[str], environ: dict[str, str]) -> int:
+    """Run mpiexec; its exit status. When rank 0 has reported a lost host,
+    mpiexec may wait for that host's daemon forever (a cut link never
+    closes): after a grace period it is ended, and rank 0's status returned."""
+    import signal
+    import tempfile
+    import time
+
+    with tempfile.TemporaryDirectory(prefix="iolab-fleet-") as tmp:
+        done = Path(tmp) / "done"
+        environ = {**environ, DONE_VAR: str(done)}
+        argv = [argv[0], "-x", DONE_VAR, *argv[1:]]
+        proc = subprocess.Popen(argv, env=environ, start_new_session=True)
+        reported_at = None
+        while True:
+            try:
+                return proc.wait(timeout=0.2)
+            except subprocess.TimeoutExpired:
+                pass
+            except KeyboardInterrupt:
+                os.killpg(proc.pid, signal.SIGINT)  # the ranks stop and report (exit 130)
+                continue
+            if done.is_file() and reported_at is None:
+                reported_at = time.monotonic()
+            if reported_at is not None and time.monotonic() - reported_at > MPIEXEC_GRACE_S:
+                typer.echo("iolab: mpiexec still waits for a lost host's daemon: ending it", err=True)
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                _end_local_daemons(proc.pid)
+                return int(done.read_text() or 1)
+
+
+def _end_local_daemons(mpiexec_pid: int) -> None:
+    """Open MPI's daemons (prted) of this job left on this machine: they
+    detach into their own sessions, and one that served the lost host keeps
+    waiting for mpiexec. Each names its job (``prterun-HOST-PID@0``) on
+    its command line; daemons on other machines end when their ssh does."""
+    import signal
+    import socket
+
+    job = f"prterun-{socket.gethostname()}-{mpiexec_pid}@".encode()
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit():
+            continue
+        try:
+            if job in (p / "cmdline").read_bytes():
+                os.kill(int(p.name), signal.SIGKILL)
+        except OSError:
+            continue  # gone already, or not ours to read
 
 
 FLEET_HELP = """Run `iolab run|sweep ARGS...` on N MPI ranks (mpiexec, run for you).
@@ -231,7 +297,7 @@ def register(app: typer.Typer) -> None:
         argv = mpiexec_command(
             ranks, command, [*args, *extra], hostfile=hostfile, mpiexec=find_mpiexec(), extra=mpiexec_arg
         )
-        raise typer.Exit(subprocess.call(argv, env=launch_environ()))
+        raise typer.Exit(run_mpiexec(argv, launch_environ()))
 
 
 __all__ = ["register", "run_on_fleet", "split_fleet_options"]

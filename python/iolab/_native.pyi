@@ -9,6 +9,11 @@ from typing import Any, Optional
 
 Options = list[tuple[str, Optional[str]]]
 
+RESULT_SCHEMA: str
+SUMMARY_SCHEMA: str
+NBD_REQUEST_BYTES: int
+NBD_SIMPLE_REPLY_BYTES: int
+
 def prepare_job(name: str, options: Options) -> str:
     """Validate one job; return the prepared job as JSON. Raises JobError."""
 
@@ -20,6 +25,19 @@ def options_markdown() -> str:
 
 def summarize(result_json: str) -> str:
     """A run result (JSON) → its summary (JSON)."""
+
+def merge_results(results_json: list[str]) -> str:
+    """Several hosts' run results (JSON) → their exact merge (JSON). Raises
+    IolabError for results of different iolab versions or intervals."""
+
+def parse_size(text: str, kb_base: int = 1024) -> int:
+    """fio's size syntax → bytes (kb_base 1024 or 1000). Raises ValueError."""
+
+def parse_time_ns(text: str, default_unit_ns: int = 1_000_000_000) -> int:
+    """fio's time syntax → ns; a bare number is in ``default_unit_ns``. Raises ValueError."""
+
+def parse_duration_ns(text: str) -> int:
+    """iolab's durations (``1.5s``, ``500ms``, ``2`` = seconds) → ns. Raises ValueError."""
 
 def version() -> str:
     """iolab's version."""
@@ -35,7 +53,7 @@ def hist_buckets(hist: str) -> list[tuple[int, int]]:
 
 def hist_stats(hist: str, percentiles: list[float]) -> dict[str, Any]:
     """``count``, ``min_ns``, ``max_ns``, ``mean_ns``, ``stdev_ns`` and
-    ``percentiles`` ``{percent: value_ns}``. Raises ValueError for a
+    ``percentiles`` ``{percent: value_ns}`` (the core's ``LatSummary``). Raises ValueError for a
     percentile outside 0..100, IolabError for a string that is not a histogram."""
 
 class Run:

@@ -13,8 +13,8 @@ from iolab.analysis.load import parse_number
 from iolab.errors import ResultFormatError
 from iolab.plans.sweep import SweepOptions, run_sweep
 from iolab.results.catalog import save_run
-from iolab.results.diskstats import DiskstatsObserver, delta, diskstats_observers, read_diskstats
 from iolab.run.api import Job
+from iolab.run.diskstats import DiskstatsObserver, delta, diskstats_observers, read_diskstats
 from iolab.run.local import run_jobs
 from iolab.run.progress import SilentProgress
 
@@ -157,7 +157,7 @@ def test_cli_run_with_results_keeps_diskstats_and_loads(tmp_path: Path, cli: Any
 
 
 def test_scaling_governors_read_from_sysfs(tmp_path: Path) -> None:
-    from iolab.results.hostfacts import scaling_governors
+    from iolab.run.hostfacts import scaling_governors
 
     assert scaling_governors(tmp_path) is None  # no cpufreq: unknown, not guessed
     for cpu, gov in (("cpu0", "performance"), ("cpu1", "powersave"), ("cpu2", "performance")):

@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+from tests.waits import busy_workers, wait_until
+
 
 def test_ctrl_c_keeps_partial_results(iolab_cmd, tmp_path):
     args = [
@@ -17,7 +19,8 @@ def test_ctrl_c_keeps_partial_results(iolab_cmd, tmp_path):
         "--size=1m", "--time_based", "--runtime=60", "--output-format=json",
     ]  # fmt: skip
     p = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3)  # interpreter start-up, then some measuring
+    # Measuring: a worker thread has run on a CPU (the null engine never waits).
+    wait_until(lambda: busy_workers(p.pid) or p.poll() is not None, 60, "the run to measure")
     began = time.monotonic()
     p.send_signal(signal.SIGINT)
     stdout, stderr = p.communicate(timeout=30)
@@ -37,13 +40,14 @@ def test_ctrl_c_during_layout_returns_at_once(iolab_cmd, tmp_path):
     iolab at once (the layout thread is abandoned)."""
     args = [*iolab_cmd, "run", "--name=big", "--rw=read", "--size=3g", "--filename=big", "--runtime=1"]
     p = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)
+    # Laying out: the file exists (the layout writes it before any worker starts).
+    wait_until(lambda: (tmp_path / "big").exists() or p.poll() is not None, 60, "the layout to begin")
     began = time.monotonic()
     p.send_signal(signal.SIGINT)
     stdout, stderr = p.communicate(timeout=60)
     out = f"stdout:\n{stdout}\nstderr:\n{stderr}"
     if "created" in stderr:
-        pytest.skip("this machine laid out 3 GiB in under 1.5 s: the signal came after the layout")
+        pytest.skip("this machine laid out 3 GiB before the signal arrived: the signal came after the layout")
     assert time.monotonic() - began < 2, out
     assert p.returncode == 130, out
     assert stderr.strip() == "iolab: interrupted", out

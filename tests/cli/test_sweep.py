@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import time
 from pathlib import Path
+
+from tests.waits import busy_workers, wait_until
 
 PLAN = """
 [plan]
@@ -115,11 +116,11 @@ def test_ctrl_c_stops_the_sweep_and_it_resumes(iolab_cmd, workdir):
     path.write_text(PLAN.format(second="8k").replace('runtime = "50ms"', 'runtime = "2s"'))
     args = [*iolab_cmd, "sweep", str(path), "--results", "res"]
     p = subprocess.Popen(args, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
     points = workdir / "res" / "cli" / "points"
-    while not (points / "p001-r1" / "run.json").exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    time.sleep(0.7)  # inside the second point's run
+    wait_until(lambda: (points / "p001-r1" / "run.json").exists(), 60, "the first point to be kept")
+    # Inside the second point's run: the first run's workers were joined
+    # before its run.json was written, so a worker now is the second's.
+    wait_until(lambda: busy_workers(p.pid), 60, "the second point's run to measure")
     p.send_signal(signal.SIGINT)
     stdout, stderr = p.communicate(timeout=30)
     out = f"stdout:\n{stdout}\nstderr:\n{stderr}"

@@ -1,5 +1,5 @@
 """Fixtures of tests/report: the results document of the example run that
-crates/iolab-core/tests/summary.rs writes (and keeps current) under
+crates/iolab-core/tests/integration/summary.rs writes (and keeps current) under
 tests/results/data."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from iolab.report import format_quick_table, format_text
 from iolab.report.text import LAT_FROM_ISSUE, LAT_INTENDED, _pct_label
-from iolab.report.units import fmt_lat, lat_unit
+from iolab.units import fmt_lat, lat_unit
 
 Json = dict[str, Any]
 

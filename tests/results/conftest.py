@@ -1,7 +1,7 @@
 """Fixtures of tests/results: the example run the Rust tests write.
 
 ``data/example_result.json`` and ``data/example_summary.json`` are the
-output of crates/iolab-core/tests/summary.rs (``example_run``); that test
+output of crates/iolab-core/tests/integration/summary.rs (``example_run``); that test
 fails when they are stale, so these tests always see the real layout
 without needing the native module.
 """

@@ -8,8 +8,8 @@ from pathlib import Path
 import iolab
 import pyarrow.parquet as pq
 import pytest
-from iolab.results.hostfacts import host_facts
 from iolab.results.rundir import figure_rows, is_complete, load, series_rows, write_run_dir
+from iolab.run.hostfacts import host_facts
 
 
 def _write(tmp_path: Path, result_json: str, summary_json: str) -> Path:

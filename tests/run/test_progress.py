@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import io
 
-from iolab.run.progress import Terminal, TerminalProgress, fmt_mb_per_s, fmt_ns, progress_line
+from iolab.run.progress import Terminal, TerminalProgress, progress_line
+from iolab.units import fmt_mb_per_s, fmt_ns
 
 SNAPSHOT = {
     "group": 0,

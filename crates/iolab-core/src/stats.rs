@@ -7,7 +7,8 @@
 //! - [`WorkerResult`] → [`JobResult`] → [`RunResult`]: the full, lossless
 //!   result. Histograms serialise as HdrHistogram V2 (base64), so a result
 //!   read back is identical and two results merge exactly
-//!   ([`RunResult::merge`]) — the fleet gathers results from many hosts.
+//!   ([`RunResult::merge`], [`merge_results`]) — the fleet gathers results
+//!   from many hosts.
 //! - The summary (what people read: IOPS, bytes/s, latency statistics and
 //!   percentiles) is computed from these in [`crate::summary`].
 //!
@@ -16,6 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::cpu::CpuUsage;
+use crate::error::CoreError;
 use crate::hist::{LatHist, PackedHist};
 use crate::job::{IoDir, PreparedJob};
 
@@ -160,6 +162,35 @@ impl RunResult {
     }
 }
 
+/// The exact merge of several hosts' results of the same plan (see
+/// [`RunResult::merge`]): the fleet's one total. Every result must have this
+/// iolab's schema and the same tool version; none is an error.
+pub fn merge_results(results: &[RunResult]) -> Result<RunResult, CoreError> {
+    let (first, rest) = results
+        .split_first()
+        .ok_or_else(|| CoreError::Format("no results to merge".into()))?;
+    for r in results {
+        if r.interval_ns != first.interval_ns {
+            return Err(CoreError::Format(format!(
+                "cannot merge results with intervals of {} ns and {} ns (give every host the same interval)",
+                r.interval_ns, first.interval_ns
+            )));
+        }
+        if r.schema != SCHEMA || r.tool_version != first.tool_version {
+            return Err(CoreError::Format(format!(
+                "cannot merge a {} result of iolab {} with a {} result of iolab {} \
+                 (run every host with the same iolab)",
+                r.schema, r.tool_version, first.schema, first.tool_version
+            )));
+        }
+    }
+    let mut total = first.clone();
+    for r in rest {
+        total.merge(r);
+    }
+    Ok(total)
+}
+
 impl JobResult {
     /// All workers merged into one (exact); see [`merge_workers`].
     pub fn merged(&self) -> WorkerResult {
@@ -214,7 +245,3 @@ pub fn merge_workers(workers: &[WorkerResult]) -> WorkerResult {
     }
     m
 }
-
-// The summary types (what is printed and put in the JSON's "summary") live
-// in [`crate::summary`]; re-exported here for code written against stats.
-pub use crate::summary::{DirSummary, LatSummary, Summary};

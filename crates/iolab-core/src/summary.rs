@@ -6,9 +6,10 @@
 //!   ([`Summary`]: per direction IOPS, bytes/s, slat/clat/lat statistics and
 //!   percentiles, interval statistics; sync latency; thread CPU), and the
 //!   merged time series ([`IntervalSummary`]);
-//! - per stonewall group ([`GroupSummary`]): aggregate bandwidth, the
-//!   min/max over the reported entries (fio's "Run status group" line) and
-//!   CPU accounting per host ([`CpuSummary`]).
+//! - per stonewall group ([`GroupSummary`]): per direction and in total,
+//!   IOPS, bandwidth and latency of the whole group (histograms merged
+//!   exactly), the min/max over the reported entries (fio's "Run status
+//!   group" line) and CPU accounting per host ([`CpuSummary`]).
 //!
 //! Every figure comes from the histograms and counters, never from averaged
 //! percentiles: workers are merged exactly (bucket by bucket) first.
@@ -18,6 +19,7 @@
 mod config;
 mod cpu;
 mod dist;
+mod group;
 mod series;
 
 use serde::{Deserialize, Serialize};
@@ -30,6 +32,7 @@ use crate::stats::{merge_workers, DirStats, JobResult, RunResult, WorkerResult};
 pub use config::{BsRange, JobConfigSummary, LatencyDefinitions};
 pub use cpu::CpuSummary;
 pub use dist::{LatBucket, CLAT_DIST_BOUNDS_NS};
+pub use group::{GroupDirSummary, GroupSummary};
 pub use series::{DirIntervalSummary, IntervalStats, IntervalSummary};
 
 /// Version of the summary layout (the `summary` part of `iolab.result/1`).
@@ -58,6 +61,10 @@ pub struct LatSummary {
 }
 
 impl LatSummary {
+    /// The one place a histogram becomes statistics and percentiles: the
+    /// summary, the group figures and the Python front (`_native.hist_stats`)
+    /// all call it. Percentiles outside 0–100 are clamped by HdrHistogram;
+    /// [`LatSummary::checked`] refuses them instead.
     pub fn of(h: &LatHist, percentiles: &[f64]) -> LatSummary {
         let empty = h.is_empty();
         LatSummary {
@@ -76,6 +83,17 @@ impl LatSummary {
                 })
                 .collect(),
         }
+    }
+
+    /// [`LatSummary::of`] for percentiles given by a person: each must be
+    /// within 0–100 (percent).
+    pub fn checked(h: &LatHist, percentiles: &[f64]) -> Result<LatSummary, CoreError> {
+        if let Some(p) = percentiles.iter().find(|p| !(0.0..=100.0).contains(*p)) {
+            return Err(CoreError::Format(format!(
+                "percentile {p} is outside 0..100 (give percent, e.g. 99.9)"
+            )));
+        }
+        Ok(LatSummary::of(h, percentiles))
     }
 }
 
@@ -243,32 +261,6 @@ impl JobSummary {
     }
 }
 
-/// One direction of a stonewall group.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GroupDirSummary {
-    pub ios: u64,
-    pub bytes: u64,
-    /// `bytes` / the longest runtime in the group.
-    pub bw_bytes_per_s: f64,
-    /// Over the reported entries (jobs with group_reporting, else workers)
-    /// that did this direction.
-    pub entry_bw_min_bytes_per_s: f64,
-    pub entry_bw_max_bytes_per_s: f64,
-    pub runtime_min_ns: u64,
-    pub runtime_max_ns: u64,
-}
-
-/// One stonewall group: aggregate figures and CPU accounting.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GroupSummary {
-    pub group: u32,
-    pub jobs: Vec<String>,
-    pub read: GroupDirSummary,
-    pub write: GroupDirSummary,
-    /// One per host that ran the group (one entry on a single host).
-    pub cpu: Vec<CpuSummary>,
-}
-
 /// The whole run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
@@ -288,7 +280,7 @@ pub fn summarize(run: &RunResult) -> RunSummary {
         tool_version: run.tool_version.clone(),
         start_unix_ns: run.start_unix_ns,
         interval_ns: run.interval_ns,
-        groups: cpu::group_summaries(run, &jobs),
+        groups: group::group_summaries(run, &jobs),
         jobs,
     }
 }

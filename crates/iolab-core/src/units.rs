@@ -152,6 +152,38 @@ pub fn parse_time_ns(text: &str, default_unit_ns: u64) -> Result<u64, String> {
         .ok_or_else(|| "time too large".to_string())
 }
 
+/// Parses one of iolab's own durations (not a fio option: `--interval`,
+/// a plan's durations) into nanoseconds: a decimal number (`1.5s`, `0.25`)
+/// with a unit `ns`, `us`/`µs`, `ms`, `s`, `m` or `h`, or none for seconds.
+/// Rounded to the nearest nanosecond.
+pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let end = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = (&text[..end], text[end..].trim_start());
+    let value = parse_float(number)
+        .map_err(|_| "expected a duration such as 1s, 500ms or 2 (seconds)".to_string())?;
+    let unit_ns = match unit {
+        "ns" => 1.0,
+        "us" | "µs" => NS_PER_US as f64,
+        "ms" => NS_PER_MS as f64,
+        "" | "s" => NS_PER_S as f64,
+        "m" => 60.0 * NS_PER_S as f64,
+        "h" => 3_600.0 * NS_PER_S as f64,
+        _ => {
+            return Err(format!(
+                "unknown time unit '{unit}' (use ns, us, ms, s, m or h)"
+            ))
+        }
+    };
+    let ns = (value * unit_ns).round();
+    if ns >= u64::MAX as f64 {
+        return Err("time too large".into());
+    }
+    Ok(ns as u64)
+}
+
 /// Parses a boolean: bare (`None`) = true, `1`/`0`, `true`/`false`.
 pub fn parse_bool(value: Option<&str>) -> Result<bool, String> {
     let Some(text) = value else { return Ok(true) };

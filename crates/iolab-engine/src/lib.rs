@@ -2,7 +2,8 @@
 //!
 //! - [`backend`]: the [`backend::Backend`] trait (queue / commit / reap, as
 //!   fio's engines and io_uring's SQ/CQ) and one file per backend:
-//!   io_uring, psync, null. Workers are generic over it (static dispatch).
+//!   io_uring, psync, null, nbd (an NBD client: the iolab target, nbdkit,
+//!   qemu-nbd). Workers are generic over it (static dispatch).
 //! - [`layout`]: safety checks and file preparation before a run (create,
 //!   size, fill with incompressible data; refuse devices and files iolab
 //!   did not create unless allowed; O_DIRECT alignment).

@@ -5,6 +5,7 @@
 //! implementation.
 
 use iolab_core::hist::LatHist;
+use iolab_core::summary::LatSummary;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -47,29 +48,26 @@ pub fn hist_buckets(hist: &str) -> PyResult<Vec<(u64, u64)>> {
 }
 
 /// Count, min/max/mean/stdev (ns, population) and the value at each
-/// percentile of `percentiles` (percent, 0–100) as `{percentile: value_ns}`.
+/// percentile of `percentiles` (percent, 0–100) as `{percentile: value_ns}`:
+/// the core's [`LatSummary::checked`] (the one percentile computation),
+/// in the shape Python indexes by percentile.
 #[pyfunction]
 pub fn hist_stats<'py>(
     py: Python<'py>,
     hist: &str,
     percentiles: Vec<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let h = decode(hist)?;
+    let s = LatSummary::checked(&decode(hist)?, &percentiles)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let d = PyDict::new(py);
-    d.set_item("count", h.count())?;
-    d.set_item("min_ns", h.min())?;
-    d.set_item("max_ns", h.max())?;
-    let empty = h.is_empty();
-    d.set_item("mean_ns", if empty { 0.0 } else { h.mean() })?;
-    d.set_item("stdev_ns", if empty { 0.0 } else { h.stdev() })?;
+    d.set_item("count", s.count)?;
+    d.set_item("min_ns", s.min_ns)?;
+    d.set_item("max_ns", s.max_ns)?;
+    d.set_item("mean_ns", s.mean_ns)?;
+    d.set_item("stdev_ns", s.stdev_ns)?;
     let pct = PyDict::new(py);
-    for p in percentiles {
-        if !(0.0..=100.0).contains(&p) {
-            return Err(PyValueError::new_err(format!(
-                "percentile {p} is outside 0..100 (give percent, e.g. 99.9)"
-            )));
-        }
-        pct.set_item(p, h.percentile(p))?;
+    for p in &s.percentiles {
+        pct.set_item(p.percentile, p.value_ns)?;
     }
     d.set_item("percentiles", pct)?;
     Ok(d)

@@ -11,10 +11,12 @@
 //! - [`target`]: the `Target` class (an NBD target served from Python).
 //! - [`hist`]: histogram helpers (`hist_merge`, `hist_from_counts`,
 //!   `hist_buckets`, `hist_stats`) on the core's HDR histogram.
+//! - [`units`]: fio's size/time syntax, iolab's durations, schema ids and
+//!   NBD framing sizes for Python.
 //! - [`gil`]: the one helper that releases the GIL and notices Ctrl-C.
 //!
 //! Module functions: `prepare_job`, `option_table`, `options_markdown`,
-//! `summarize`, `version`. `python/iolab/_native.pyi` is the typed stub
+//! `summarize`, `merge_results`, `version`. `python/iolab/_native.pyi` is the typed stub
 //! (checked against this module by `tests/run/test_native_stub.py`).
 
 mod errors;
@@ -22,8 +24,11 @@ mod gil;
 mod hist;
 mod run;
 mod target;
+mod units;
 
 use iolab_core::options::{DefaultValue, OptionDef, OPTIONS};
+use iolab_core::stats::RunResult;
+use iolab_core::CoreError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -77,6 +82,23 @@ fn summarize(py: Python<'_>, result_json: &str) -> PyResult<String> {
     gil::released(py, || iolab_core::summary::summarize_json(result_json)).map_err(core_error)
 }
 
+/// Several hosts' run results (JSON) → their exact merge (JSON): one
+/// result whose summary holds the fleet's totals.
+#[pyfunction]
+fn merge_results(py: Python<'_>, results_json: Vec<String>) -> PyResult<String> {
+    gil::released(py, || {
+        let runs = results_json
+            .iter()
+            .map(|r| serde_json::from_str(r))
+            .collect::<Result<Vec<RunResult>, _>>()
+            .map_err(|e| CoreError::Format(format!("not an iolab result: {e}")))?;
+        let merged = iolab_core::stats::merge_results(&runs)?;
+        serde_json::to_string(&merged)
+            .map_err(|e| CoreError::Format(format!("cannot encode the merged result: {e}")))
+    })
+    .map_err(core_error)
+}
+
 /// iolab's version.
 #[pyfunction]
 fn version() -> &'static str {
@@ -90,6 +112,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(options_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(summarize, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(self::merge_results, m)?)?;
+    m.add_function(wrap_pyfunction!(units::parse_size, m)?)?;
+    m.add_function(wrap_pyfunction!(units::parse_time_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(units::parse_duration_ns, m)?)?;
+    units::add_constants(m)?;
     m.add_function(wrap_pyfunction!(hist::hist_merge, m)?)?;
     m.add_function(wrap_pyfunction!(hist::hist_from_counts, m)?)?;
     m.add_function(wrap_pyfunction!(hist::hist_buckets, m)?)?;

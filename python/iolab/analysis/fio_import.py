@@ -75,32 +75,23 @@ TIME_OPTIONS = {"runtime", "ramp_time"}
 RW_NAMES = {"read": "read", "write": "write", "randread": "randread", "randwrite": "randwrite"}
 RW_NAMES |= {"rw": "rw", "readwrite": "rw", "randrw": "randrw"}
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtpe]?)(i?)(b?)\s*$", re.IGNORECASE)
-_TIME = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|usec|ms|msec|s|sec|m|min|h|d)?\s*$", re.IGNORECASE)
-_TIME_NS = {"us": 1e3, "usec": 1e3, "ms": 1e6, "msec": 1e6, "s": 1e9, "sec": 1e9, "m": 60e9, "min": 60e9}
-_TIME_NS |= {"h": 3600e9, "d": 86400e9}
-
 
 def fio_size(text: str, kb_base: int = 1024) -> Optional[int]:
-    """fio's size syntax → bytes; None when it is not a plain size (a
-    percentage, a range, an expression). With fio's default ``kb_base=1024``
-    ``k``/``kb`` mean 1024 and the IEC ``KiB`` means 1000 (fio's
-    compatibility rule, fio(1) ``kb_base``); ``kb_base=1000`` swaps them."""
-    m = _SIZE.match(text)
-    if not m:
+    """fio's size syntax → bytes (the core's parser, ``_native.parse_size``:
+    fio's kb_base rule included); None when it is not a plain size (a
+    percentage, a range, an expression)."""
+    try:
+        return _native.parse_size(text, kb_base)
+    except ValueError:
         return None
-    number, prefix, iec, _ = m.groups()
-    power = "kmgtpe".find(prefix.lower()) + 1 if prefix else 0
-    base = kb_base if not iec else (1000 if kb_base == 1024 else 1024)
-    return int(float(number) * base**power)
 
 
 def fio_time_ns(text: str) -> Optional[int]:
-    """fio's time syntax (plain number = seconds; us/ms/s/m/h/d) → ns."""
-    m = _TIME.match(text)
-    if not m:
+    """fio's time syntax (plain number = seconds) → ns (the core's parser); None otherwise."""
+    try:
+        return _native.parse_time_ns(text)
+    except ValueError:
         return None
-    return int(float(m.group(1)) * _TIME_NS[(m.group(2) or "s").lower()])
 
 
 def load_fio_json(path: Union[str, Path]) -> Dataset:

@@ -1,6 +1,7 @@
-"""Results on disk → a :class:`Dataset`: an iolab run directory, an iolab
-sweep directory, or (by dispatch to :mod:`iolab.analysis.fio_import`) a fio
-JSON output.
+"""Results → a :class:`Dataset`: an iolab run directory (or the same run in
+memory, a :class:`~iolab.results.rundir.RunRecord`: :func:`run_dataset`),
+an iolab sweep directory, or (by dispatch to
+:mod:`iolab.analysis.fio_import`) a fio JSON output.
 
 A run with several stonewall groups gives one point per group; its axes
 are the job options whose values differ between the groups (the job name
@@ -20,8 +21,8 @@ from typing import Any, Callable, Optional
 from iolab import _native
 from iolab.analysis.model import Dataset, Point, Sample, Scalar
 from iolab.analysis.samples import device_figures, group_sample
-from iolab.errors import IolabError, JobError
-from iolab.results.rundir import RUN_FILE, is_complete, read_document
+from iolab.errors import IolabError
+from iolab.results.rundir import RUN_FILE, RunRecord, is_complete, read_record
 
 Json = dict[str, Any]
 DISKSTATS_FILE = "diskstats.json"
@@ -90,21 +91,24 @@ def _run_notes(meta: Json) -> list[str]:
     return notes
 
 
-def run_samples(directory: Path, doc: Optional[Json] = None) -> list[Sample]:
-    """Every stonewall group of one run directory, as samples."""
-    meta = _json(directory / RUN_FILE)
-    doc = doc or read_document(directory)
-    groups = doc["summary"]["groups"]
-    disk = _optional_json(directory / DISKSTATS_FILE)
-    notes = _run_notes(meta)
+def record_samples(rec: RunRecord, default_label: str) -> list[Sample]:
+    """Every stonewall group of one run (in memory or read from its directory), as samples."""
+    groups = rec.doc["summary"]["groups"]
+    disk = rec.files.get(DISKSTATS_FILE)
+    notes = _run_notes(rec.meta)
     # One diskstats window covers the whole run: it belongs to a group only when there is one.
     device = device_figures(disk) if len(groups) == 1 else None
     if disk and len(groups) > 1:
         notes.append(f"device figures cover all {len(groups)} groups together: not attributed to one")
-    label = str(meta.get("id", directory.name))
+    label = str(rec.meta.get("id", default_label))
     return [
-        group_sample(doc, g, label if len(groups) == 1 else f"{label}#g{g['group']}", notes, device) for g in groups
+        group_sample(rec.doc, g, label if len(groups) == 1 else f"{label}#g{g['group']}", notes, device) for g in groups
     ]
+
+
+def run_samples(directory: Path) -> list[Sample]:
+    """Every stonewall group of one run directory, as samples."""
+    return record_samples(read_record(directory), directory.name)
 
 
 def _tool(directory: Path) -> str:
@@ -114,19 +118,23 @@ def _tool(directory: Path) -> str:
 
 def load_run_dir(directory: Path) -> Dataset:
     """A run directory → one point per stonewall group."""
-    doc = read_document(directory)
-    samples = run_samples(directory, doc)
-    options = _group_options(_json(directory / "config.json"), doc)
+    return run_dataset(read_record(directory), directory.name, str(directory))
+
+
+def run_dataset(rec: RunRecord, name: str, path: str) -> Dataset:
+    """A run (in memory: ``iolab quick``; or read from disk) → one point per stonewall group."""
+    samples = record_samples(rec, name)
+    options = _group_options(rec.config, rec.doc)
     differ = [k for k in dict.fromkeys(k for o in options for k in o) if len({str(o.get(k)) for o in options}) > 1]
     axes = [k for k in differ if k != "job"] or (["job"] if len(samples) > 1 else [])
     points = []
     for i, (s, opts) in enumerate(zip(samples, options), 1):
         params: dict[str, Scalar] = {a: opts[a] if a in opts else _resolved(a, s) for a in axes}
         points.append(Point(i, params, numeric_values(params, s), [s]))
-    host = _optional_json(directory / "host.json") or {}
     warm = any(s.config.ramp_time_ns > 0 for s in samples)
     plan: Json = {"repeats": 1, "warmup": warm, "precondition": False, "drop_caches": None}
-    return Dataset("iolab-run", directory.name, str(directory), axes, points, host, plan, _tool(directory))
+    tool = f"iolab {rec.meta.get('tool_version') or rec.doc['tool']['version']}"
+    return Dataset("iolab-run", name, path, axes, points, rec.host, plan, tool)
 
 
 def _resolved(option: str, s: Sample) -> Scalar:
@@ -176,7 +184,7 @@ def numeric_values(params: dict[str, Scalar], sample: Optional[Sample]) -> dict[
 
 
 def parse_number(value: Scalar) -> Optional[float]:
-    """A number as written, or a size ("4k", "1MiB") through the native option parser; None otherwise."""
+    """A number as written, or a size ("4k", "1MiB") by fio's rules (the core's parser); None otherwise."""
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
@@ -186,10 +194,9 @@ def parse_number(value: Scalar) -> Optional[float]:
     except ValueError:
         pass
     try:
-        prepared = json.loads(_native.prepare_job("parse", [("size", str(value)), ("bs", "1")]))
-    except (JobError, ValueError):
+        return float(_native.parse_size(str(value)))
+    except ValueError:
         return None
-    return float(prepared["size"])
 
 
 def load_sweep_dir(directory: Path) -> Dataset:

@@ -195,7 +195,7 @@ class Dataset:
     path: str
     axes: list[str]  # axis names in plan order; [] for a single point
     points: list[Point]
-    #: host facts (iolab.results.hostfacts) or what fio told; {} when unknown
+    #: host facts (iolab.run.hostfacts) or what fio told; {} when unknown
     host: Json = field(default_factory=dict)
     #: plan facts analysis warns about: repeats, warmup (bool), precondition (bool),
     #: drop_caches ("dropped"/"failed"/None), steady_state…

@@ -1,11 +1,12 @@
 """One iolab run directory's stonewall group → a :class:`Sample`.
 
 Reads only what the run directory already holds (the ``iolab.result/1``
-document, ``run.json``, ``diskstats.json``): per-direction figures of the
-group's jobs summed, latency statistics from the engine's summary (one
-job) or from the exact merge of every worker's histogram (several jobs),
-the job configuration as the engine resolved it, CPU figures of the group
-and the device's /proc/diskstats deltas.
+document, ``run.json``, ``diskstats.json``): per-direction IOPS, bandwidth
+and latency are the core's group figures (``summary.groups[]``, computed
+once in crates/iolab-core/src/summary/group.rs), each latency kept with the
+exact merge of every worker's histogram for later merges; the job
+configuration as the engine resolved it, CPU figures of the group and the
+device's /proc/diskstats deltas.
 """
 
 from __future__ import annotations
@@ -64,26 +65,21 @@ def lat_from_hist(hist: str, percentiles: list[float]) -> LatStats:
     return LatStats(st["count"], st["min_ns"], st["max_ns"], st["mean_ns"], st["stdev_ns"], pcts, hist)
 
 
-def _lat(sjobs: list[Json], rjobs: list[Json], d: int, kind: str) -> Optional[LatStats]:
-    hists = _worker_hists(rjobs, d, kind)
-    one = merged_hist(hists)
-    if len(sjobs) == 1:
-        lat = sjobs[0]["merged"][DIRS[d]][kind]
-        return _lat_from_summary(lat, one) if lat["count"] else None
-    if one is None:
-        return None
-    stats = lat_from_hist(one, list(sjobs[0]["config"]["percentile_list"]))
-    return stats if stats.count else None
+def _lat(group_dir: Json, rjobs: list[Json], d: int, kind: str) -> Optional[LatStats]:
+    """The group's latency of one kind (the core's exact merge), with the merged histogram."""
+    lat = group_dir[kind]
+    return _lat_from_summary(lat, merged_hist(_worker_hists(rjobs, d, kind))) if lat["count"] else None
 
 
-def _dir_result(group: Json, sjobs: list[Json], rjobs: list[Json], d: int) -> DirResult:
+def _dir_result(group: Json, rjobs: list[Json], d: int) -> DirResult:
+    """One direction of the group: the core's group figures (summary ``groups[].read/write``)."""
     g = group[DIRS[d]]
+    ios = int(g["ios"])
+    kinds = {k: _lat(g, rjobs, d, k) if ios else None for k in LAT_KINDS}
     runtime = int(g["runtime_max_ns"])
-    ios, nbytes = int(g["ios"]), int(g["bytes"])
-    errors = sum(int(j["merged"][DIRS[d]]["errors"]) for j in sjobs)
-    iops = ios * 1e9 / runtime if runtime else 0.0
-    kinds = {k: _lat(sjobs, rjobs, d, k) if ios else None for k in LAT_KINDS}
-    return DirResult(ios, nbytes, errors, runtime, iops, float(g["bw_bytes_per_s"]), **kinds)
+    return DirResult(
+        ios, int(g["bytes"]), int(g["errors"]), runtime, float(g["iops"]), float(g["bw_bytes_per_s"]), **kinds
+    )
 
 
 def _rate_total(values: list[Optional[float]], workers: int) -> Optional[float]:
@@ -181,7 +177,7 @@ def group_sample(doc: Json, group: Json, label: str, notes: list[str], device: O
     """One stonewall group of a results document as a Sample."""
     pairs = group_jobs(doc, int(group["group"]))
     sjobs, rjobs = [p[0] for p in pairs], [p[1] for p in pairs]
-    read, write = (_dir_result(group, sjobs, rjobs, d) for d in range(len(DIRS)))
+    read, write = (_dir_result(group, rjobs, d) for d in range(len(DIRS)))
     return Sample(
         label=label,
         config=sample_config(sjobs, rjobs),

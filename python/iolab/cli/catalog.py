@@ -14,7 +14,7 @@ from iolab.errors import IolabError
 from iolab.report import format_text
 from iolab.results.catalog import CATALOG_FILE, Catalog
 from iolab.results.rundir import read_document
-from iolab.run.progress import fmt_mb_per_s, fmt_ns
+from iolab.units import fmt_mb_per_s, fmt_ns
 
 ResultsOption = Annotated[Path, typer.Option("--results", help="Results root holding catalog.sqlite.")]
 

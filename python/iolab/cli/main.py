@@ -24,12 +24,13 @@ from iolab.cli.errors import EXIT_INTERRUPTED, IolabGroup
 from iolab.cli.options import AllowOverwrite
 from iolab.errors import IolabError, JobError
 from iolab.fleet.env import detect as fleet_launch
+from iolab.report.quick import write_quick_report
 from iolab.results.catalog import save_run
-from iolab.results.diskstats import diskstats_observers
 from iolab.run.api import parse_interval_ns, prepare
-from iolab.run.local import RunOutput, partial_output, run_jobs
+from iolab.run.diskstats import diskstats_observers
+from iolab.run.local import RunOutput, partial_output, prepare_all, run_jobs
 from iolab.run.progress import TerminalProgress
-from iolab.run.quick import QuickOutput, default_results_path, run_quick, write_quick_report
+from iolab.run.quick import QuickOutput, default_results_path, run_quick
 from iolab.run.sources import jobs_from_command_line
 from iolab.run.wire import WIRE_FILE, target_observer, wire_section
 
@@ -150,8 +151,9 @@ def run(
     if dry_run:
         typer.echo(render.prepared_jobs([prepare(j) for j in jobs]))
         return
-    observers = [target_observer(target_stats, jobs, "--target-stats")] if target_stats else []
-    device_observers = diskstats_observers(jobs) if results is not None else []  # → diskstats.json
+    prepared = prepare_all(jobs)  # once for the run: observers, engine warnings and config.json share it
+    observers = [target_observer(target_stats, prepared, "--target-stats")] if target_stats else []
+    device_observers = diskstats_observers(prepared) if results is not None else []  # → diskstats.json
 
     def keep(out: RunOutput, error: Optional[BaseException] = None) -> None:
         render.run_output(out, output_format.value, output)
@@ -168,6 +170,7 @@ def run(
             interval_ns=parse_interval_ns(interval),
             progress=TerminalProgress(),
             observers=[*observers, *device_observers],
+            prepared=prepared,
         )
     keep(out)
     if out.interrupted:

@@ -12,12 +12,12 @@ from typing import Any, Optional
 import typer
 
 from iolab.report import format_quick_table, format_text
-from iolab.report.units import fmt_bw, fmt_bytes, fmt_secs
+from iolab.report.quick import write_quick_results
 from iolab.results import build_output, to_fio_json
 from iolab.run.local import RunOutput
-from iolab.run.quick import write_quick_results
 from iolab.run.wire import NAME as WIRE_SECTION
 from iolab.run.wire import wire_section
+from iolab.units import fmt_bw, fmt_bytes, fmt_secs
 
 # ---- run results ----
 

@@ -42,14 +42,16 @@ def _slope(ys: Sequence[float]) -> float:
 
 
 def steady_metric(summary: dict[str, Any], metric: str) -> float:
-    """The run's value of a steady-state metric, over every job and direction."""
-    dirs = [j["merged"][d] for j in summary["jobs"] for d in ("read", "write")]
+    """The run's value of a steady-state metric: the core's group totals
+    (``groups[].total``: both directions, every job), summed over the groups
+    (a steady-state point runs one group)."""
+    totals = [g["total"] for g in summary["groups"]]
     if metric == "iops":
-        return float(sum(s["iops"] for s in dirs))
+        return float(sum(t["iops"] for t in totals))
     if metric == "bw_bytes_per_s":
-        return float(sum(s["bw_bytes_per_s"] for s in dirs))
-    ios = sum(s["lat"]["count"] for s in dirs)
-    return float(sum(s["lat"]["mean_ns"] * s["lat"]["count"] for s in dirs) / ios) if ios else 0.0
+        return float(sum(t["bw_bytes_per_s"] for t in totals))
+    ios = sum(t["lat"]["count"] for t in totals)
+    return float(sum(t["lat"]["mean_ns"] * t["lat"]["count"] for t in totals) / ios) if ios else 0.0
 
 
 def drop_caches(path: Path = DROP_CACHES) -> dict[str, Any]:

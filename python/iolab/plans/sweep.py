@@ -34,15 +34,15 @@ from iolab.plans.points import Point, expand, point_job, precondition_job, resol
 from iolab.plans.progress import SweepProgress
 from iolab.plans.steady import DROP_CACHES, drop_caches, steady_metric, steady_state_check
 from iolab.results.catalog import Catalog
-from iolab.results.diskstats import diskstats_observers
-from iolab.results.hostfacts import host_facts
-from iolab.results.rundir import is_complete, observed_files, write_json, write_run_dir
-from iolab.run.api import prepare
-from iolab.run.local import RunLike, RunOutput, run_jobs
+from iolab.results.rundir import is_complete, observed_files, run_config, write_json, write_run_dir
+from iolab.run.diskstats import diskstats_observers
+from iolab.run.hostfacts import host_facts
+from iolab.run.local import RunLike, RunOutput, prepare_all, run_jobs
 
 SWEEP_FILE = "sweep.json"
 
-#: ``runner(specs, allow_overwrite=..., progress=..., run_factory=..., observers=...)``: :func:`run_jobs` or a test double.
+#: ``runner(specs, allow_overwrite=..., progress=..., run_factory=..., observers=...,
+#: prepared=...)``: :func:`run_jobs` or a test double.
 Runner = Callable[..., RunOutput]
 
 
@@ -220,12 +220,14 @@ class _Sweep:
             timed.append(_TimedRun(run, self.plan.timeout_per_point_ns / 1e9, self.opts.clock))
             return timed[-1]
 
+        prepared = prepare_all(specs)  # once: the observers, the engine's warnings and config.json share it
         out = self.opts.runner(
             list(specs),
             allow_overwrite=self.opts.allow_overwrite,
             progress=self.progress,
             run_factory=factory,
-            observers=diskstats_observers(specs),  # kept as diskstats.json in the point's directory
+            observers=diskstats_observers(prepared),  # kept as diskstats.json in the point's directory
+            prepared=prepared,
         )
         timed_out = any(t.timed_out for t in timed)
         if out.interrupted and not timed_out:
@@ -275,8 +277,7 @@ class _Sweep:
 
     def _write(self, target: Path, out: RunOutput, jobs: Sequence[JobSpec], meta: dict[str, Any]) -> None:
         run_id = f"{self.plan.name}/{target.name}"
-        config = {"jobs": [{"name": j.name, "options": [list(o) for o in j.options]} for j in jobs]}
-        config["prepared"] = [prepare(j) for j in jobs]
+        config = run_config(jobs, out.prepared or prepare_all(jobs))
         run_meta = {"id": run_id, "sweep": self.plan.name, "interrupted": out.interrupted, **meta}
         run_meta["finished_unix_ns"] = time.time_ns()
         doc = write_run_dir(

@@ -28,7 +28,7 @@ from typing import Optional
 from iolab.analysis import wording as w
 from iolab.analysis.compare import Comparison, MetricDiff, point_label
 from iolab.analysis.model import LAT_KINDS, Analysis, Finding, Json, Row, Stat, metric_name
-from iolab.report.units import fmt_bytes, fmt_num, lat_unit_for
+from iolab.units import fmt_bytes, fmt_num, lat_unit_for
 
 PLUS_MINUS_NOTE = (
     "value ± half-width of the 95% confidence interval over repeats; ! = unstable (CV above the threshold)"

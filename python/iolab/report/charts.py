@@ -31,7 +31,7 @@ from iolab.analysis import samples
 from iolab.analysis.compare import point_label
 from iolab.analysis.model import DIRS, Analysis, Json, Point, Row, metric_name
 from iolab.report.analysis_text import headline_lat_kind, percentiles_of
-from iolab.report.units import lat_unit_for
+from iolab.units import lat_unit_for
 
 MAX_TRACES = 10
 BINS_PER_DECADE = 20

@@ -15,10 +15,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from iolab.report.units import (
+from iolab.results.document import check_document
+from iolab.units import (
     bucket_edge,
     fmt_bw,
     fmt_bytes,
+    fmt_bytes_exact,
     fmt_decimal_bytes,
     fmt_lat,
     fmt_num,
@@ -27,7 +29,6 @@ from iolab.report.units import (
     lat_unit,
     lat_unit_for,
 )
-from iolab.results.document import check_document
 
 Json = dict[str, Any]
 _DIRS = ("read", "write")
@@ -35,17 +36,9 @@ LAT_FROM_ISSUE = "lat (from issue)"
 LAT_INTENDED = "lat (from intended time, includes queueing behind the rate schedule)"
 
 
-def _size_exact(n: int) -> str:
-    """A block size exactly: "4 KiB", "1 MiB", "1536 B"."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale and n % scale == 0:
-            return f"{n // scale} {unit}"
-    return f"{n} B"
-
-
 def _bs(r: Json) -> str:
     lo, hi = r["min_bytes"], r["max_bytes"]
-    return _size_exact(lo) if lo == hi else f"{_size_exact(lo)}-{_size_exact(hi)}"
+    return fmt_bytes_exact(lo) if lo == hi else f"{fmt_bytes_exact(lo)}-{fmt_bytes_exact(hi)}"
 
 
 def _header(job: Json, who: str) -> str:

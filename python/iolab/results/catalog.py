@@ -26,10 +26,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from iolab.jobs import JobSpec
-from iolab.results.hostfacts import host_facts
-from iolab.results.rundir import figure_rows, observed_files, write_run_dir
-from iolab.run.api import prepare
-from iolab.run.local import RunOutput
+from iolab.results.rundir import figure_rows, observed_files, run_config, write_run_dir
+from iolab.run.hostfacts import host_facts
+from iolab.run.local import RunOutput, prepare_all
 
 CATALOG_FILE = "catalog.sqlite"
 
@@ -153,8 +152,8 @@ def save_run(
     while directory.exists():
         n += 1
         directory = root / f"{stamp}-{n}"
-    prepared = [prepare(j) for j in specs]
-    config = {"jobs": [{"name": j.name, "options": [list(o) for o in j.options]} for j in specs], "prepared": prepared}
+    prepared = out.prepared or prepare_all(specs)
+    config = run_config(specs, prepared)
     first = prepared[0] if prepared else {}
     target = (first.get("filenames") or [None])[0] or first.get("directory")
     host = host_facts(Path(target) if isinstance(target, str) else None)

@@ -18,12 +18,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from iolab import _native
 from iolab.errors import ResultFormatError
 
 Json = dict[str, Any]
 
-RESULT_SCHEMA = "iolab.result/1"
-SUMMARY_SCHEMA = "iolab.summary/1"
+#: The schema ids, from the Rust crates that write them.
+RESULT_SCHEMA: str = _native.RESULT_SCHEMA
+SUMMARY_SCHEMA: str = _native.SUMMARY_SCHEMA
 
 
 def _parse(text: str, what: str, schema: str) -> Json:

@@ -3,12 +3,16 @@
 A run directory (one ``iolab run --results``, one point x repeat of a sweep)::
 
     config.json        the jobs as written and as prepared (every option resolved)
-    host.json          host facts (iolab.results.hostfacts), with the target's filesystem and device
+    host.json          host facts (iolab.run.hostfacts), with the target's filesystem and device
     result.json        the iolab.result/1 document: summary, histograms (HdrHistogram V2), raw series
     timeseries.parquet the per-interval series of every job and direction (pyarrow)
-    diskstats.json     the device under the files over the run (iolab.results.diskstats), when measured
+    diskstats.json     the device under the files over the run (iolab.run.diskstats), when measured
     run.json           id, kind, times, tool version, interrupted; written LAST: its presence marks
                        the directory complete
+
+:class:`RunRecord` is the same in memory: :func:`write_record` is the one
+writer, :func:`run_config` builds ``config.json`` (a run, a sweep point and
+``iolab quick`` alike), :func:`read_record` reads a directory back.
 
 A sweep directory holds ``sweep.json``, the plan and ``points/pNNN-rK/`` run
 directories (see :mod:`iolab.plans.sweep`). :func:`load` reads either into a
@@ -20,9 +24,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
+from iolab import _native
 from iolab.results.document import build_output, check_document
 
 if TYPE_CHECKING:
@@ -42,6 +48,44 @@ def write_json(path: Path, value: Any) -> None:
     os.replace(tmp, path)
 
 
+@dataclass(frozen=True)
+class RunRecord:
+    """A run as its directory holds it, in memory: what :func:`write_record`
+    writes and what analysis reads (from here, or from disk by
+    :func:`read_record`), so a report needs no directory."""
+
+    #: The results document (``iolab.result/1``).
+    doc: Json
+    #: ``config.json``: the jobs as written and as prepared (:func:`run_config`).
+    config: Json
+    #: ``host.json``.
+    host: Json
+    #: ``run.json`` (without ``tool_version``, which the writer adds).
+    meta: Json
+    #: More files by name (``diskstats.json``, ``wire.json``), written before run.json.
+    files: dict[str, Json] = field(default_factory=dict)
+
+
+def run_config(specs: Sequence[Any], prepared: Sequence[Json]) -> Json:
+    """``config.json``: the one place a run directory's configuration is
+    built (the jobs as written, ``JobSpec`` s, and as the core prepared them)."""
+    jobs = [{"name": j.name, "options": [list(o) for o in j.options]} for j in specs]
+    return {"jobs": jobs, "prepared": list(prepared)}
+
+
+def write_record(directory: Path, record: RunRecord) -> Json:
+    """Write a complete run directory (the one writer); returns its results document."""
+    directory.mkdir(parents=True, exist_ok=True)
+    write_json(directory / "config.json", record.config)
+    write_json(directory / "host.json", record.host)
+    for name, value in record.files.items():
+        write_json(directory / name, value)
+    write_json(directory / RESULT_FILE, record.doc)
+    write_series(directory / SERIES_FILE, series_rows(record.doc))
+    write_json(directory / RUN_FILE, {**record.meta, "tool_version": record.doc["tool"]["version"]})
+    return record.doc
+
+
 def write_run_dir(
     directory: Path,
     result_json: str,
@@ -52,18 +96,25 @@ def write_run_dir(
     host: Json,
     extra: Optional[dict[str, Json]] = None,
 ) -> Json:
-    """Write a complete run directory; returns its results document.
+    """:func:`write_record` from the engine's JSON; returns the results document.
     ``extra``: more JSON files by name (``diskstats.json``), written before run.json."""
-    directory.mkdir(parents=True, exist_ok=True)
     doc = build_output(result_json, summary_json)
-    write_json(directory / "config.json", config)
-    write_json(directory / "host.json", host)
-    for name, value in (extra or {}).items():
-        write_json(directory / name, value)
-    write_json(directory / RESULT_FILE, doc)
-    write_series(directory / SERIES_FILE, series_rows(doc))
-    write_json(directory / RUN_FILE, {**run_meta, "tool_version": doc["tool"]["version"]})
-    return doc
+    return write_record(directory, RunRecord(doc, config, host, run_meta, dict(extra or {})))
+
+
+def read_record(directory: Path) -> RunRecord:
+    """A complete run directory back in memory (files other than the record's
+    own: the JSON files beside them, e.g. ``diskstats.json``)."""
+    own = {"config.json", "host.json", RESULT_FILE, RUN_FILE}
+    files = {p.name: _read_json(p) for p in sorted(directory.glob("*.json")) if p.name not in own}
+    config = _read_json(directory / "config.json") if (directory / "config.json").is_file() else {}
+    host = _read_json(directory / "host.json") if (directory / "host.json").is_file() else {}
+    return RunRecord(read_document(directory), config, host, _read_json(directory / RUN_FILE), files)
+
+
+def _read_json(path: Path) -> Json:
+    value: Json = json.loads(path.read_text(encoding="utf-8"))
+    return value
 
 
 #: Observers (``RunOutput.observed``) whose measurement a run directory keeps as ``NAME.json``.
@@ -80,8 +131,13 @@ def is_complete(directory: Path) -> bool:
 
 
 def read_document(directory: Path) -> Json:
+    """The run directory's results document; a summary written by an older
+    iolab (without the group totals) is made again from the lossless result."""
     doc: Json = json.loads((directory / RESULT_FILE).read_text(encoding="utf-8"))
-    return check_document(doc)
+    check_document(doc)
+    if any("total" not in g for g in doc["summary"]["groups"]):
+        doc["summary"] = json.loads(_native.summarize(json.dumps(doc["result"])))
+    return doc
 
 
 def series_rows(doc: Json) -> list[Json]:

@@ -13,20 +13,16 @@ files produce, so the three sources prepare to the same job.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Sequence
-from typing import Any, Optional, Union
+from typing import Optional, Union
 
 from iolab import _native
 from iolab.jobs import JobSpec
-from iolab.run.local import RunOutput, run_jobs
+from iolab.run.local import RunOutput, prepare, prepare_all, run_jobs
 from iolab.run.progress import ProgressSink
+from iolab.run.wire import target_observer
 
 OptionValue = Union[str, int, float, bool]
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|s|m|h)?\s*$")
-_NS_PER_UNIT = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
 
 
 def Job(name: str, **options: OptionValue) -> JobSpec:
@@ -44,22 +40,13 @@ def _option(name: str, value: OptionValue) -> tuple[str, Optional[str]]:
     raise TypeError(f"option {name}: expected str, int, float or bool, got {type(value).__name__}")
 
 
-def prepare(job: JobSpec) -> dict[str, Any]:
-    """Validate ``job``; return the prepared job (sizes in bytes, times in ns).
-
-    Raises ``iolab.JobError`` naming the option when the job is invalid.
-    """
-    name, options = job.to_native()
-    result: dict[str, Any] = json.loads(_native.prepare_job(name, options))
-    return result
-
-
 def parse_interval_ns(text: str) -> int:
-    """``"1s"``, ``"500ms"``, ``"2"`` (seconds) → nanoseconds (> 0)."""
-    m = _DURATION.match(text)
-    if not m:
-        raise ValueError(f"interval '{text}': expected a duration such as 1s, 500ms or 2 (seconds)")
-    ns = round(float(m.group(1)) * _NS_PER_UNIT[m.group(2) or "s"])
+    """``"1s"``, ``"500ms"``, ``"2"`` (seconds) → nanoseconds (> 0), by the
+    core's duration syntax (``_native.parse_duration_ns``)."""
+    try:
+        ns = _native.parse_duration_ns(text)
+    except ValueError as e:
+        raise ValueError(f"interval {e}") from None
     if ns <= 0:
         raise ValueError(f"interval '{text}': must be greater than zero")
     return ns
@@ -82,14 +69,17 @@ def run(
     ``iolab.run.wire.wire_section(output)`` gives client, server and wire
     latency, server CPU and wire bytes.
     """
-    from iolab.run.wire import target_observer
-
     specs = [jobs] if isinstance(jobs, JobSpec) else list(jobs)
-    observers = [target_observer(target_stats, specs)] if target_stats else []
+    prepared = prepare_all(specs)
+    observers = [target_observer(target_stats, prepared)] if target_stats else []
     return run_jobs(
         specs,
         allow_overwrite=allow_overwrite,
         interval_ns=parse_interval_ns(interval),
         progress=progress,
         observers=observers,
+        prepared=prepared,
     )
+
+
+__all__ = ["Job", "OptionValue", "parse_interval_ns", "prepare", "run"]

@@ -81,6 +81,8 @@ class RunOutput:
     layout_notes: tuple[str, ...]
     #: What each :class:`RunObserver` measured over the run, by its name.
     observed: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The jobs as the core prepared them (every option resolved), in order.
+    prepared: tuple[dict[str, Any], ...] = ()
 
     @property
     def result(self) -> dict[str, Any]:
@@ -99,14 +101,26 @@ def native_jobs(specs: Iterable[JobLike]) -> list[NativeJob]:
     return [s.to_native() for s in specs]
 
 
-def job_warnings(jobs: Sequence[NativeJob]) -> list[str]:
+def prepare(job: JobLike) -> dict[str, Any]:
+    """Validate ``job``; return the prepared job (sizes in bytes, times in ns).
+
+    Raises ``iolab.JobError`` naming the option when the job is invalid.
+    """
+    name, options = job.to_native()
+    result: dict[str, Any] = json.loads(_native.prepare_job(name, options))
+    return result
+
+
+def prepare_all(specs: Iterable[JobLike]) -> tuple[dict[str, Any], ...]:
+    """Every job prepared, once: what observers, run directories and
+    :func:`run_jobs` share for one run."""
+    return tuple(prepare(s) for s in specs)
+
+
+def job_warnings(prepared: Sequence[dict[str, Any]]) -> list[str]:
     """Settings that have no effect, one line per job and warning (from the
-    core's validation; invalid jobs raise ``JobError`` here already)."""
-    lines = []
-    for name, options in jobs:
-        prepared = json.loads(_native.prepare_job(name, options))
-        lines += [f"{name}: warning: {w}" for w in prepared.get("warnings", [])]
-    return lines
+    core's validation; invalid jobs raise ``JobError`` when prepared)."""
+    return [f"{job['name']}: warning: {w}" for job in prepared for w in job.get("warnings", [])]
 
 
 def run_jobs(
@@ -118,8 +132,11 @@ def run_jobs(
     host: Optional[str] = None,
     run_factory: RunFactory = _native.Run,
     observers: Sequence[RunObserver] = (),
+    prepared: Optional[Sequence[dict[str, Any]]] = None,
 ) -> RunOutput:
     """Run ``specs`` (stonewall groups one after another) and summarise them.
+    ``prepared``: the jobs as :func:`prepare_all` gave them, when the caller
+    prepared them already (they are prepared here otherwise).
 
     Raises ``JobError`` for invalid jobs, ``RefusedError`` when a write
     would destroy data iolab did not create, ``EngineError``/``OSError``
@@ -127,7 +144,8 @@ def run_jobs(
     """
     sink = progress or SilentProgress()
     jobs = native_jobs(specs)
-    for line in job_warnings(jobs):
+    ready = tuple(prepared) if prepared is not None else prepare_all(specs)
+    for line in job_warnings(ready):
         sink.note(line)
     run = run_factory(
         jobs,
@@ -146,13 +164,13 @@ def run_jobs(
             raise
         sink.note("the run ended early on an error: the results cover the work done before it")
         observed = _end_observers(observers, sink)
-        setattr(e, _PARTIAL, RunOutput(partial, _native.summarize(partial), interrupted, shown, observed))
+        setattr(e, _PARTIAL, RunOutput(partial, _native.summarize(partial), interrupted, shown, observed, ready))
         raise
     observed = _end_observers(observers, sink)
     if interrupted:
         sink.note("interrupted: the results cover only the time that ran")
     summary_json = _native.summarize(result_json)
-    return RunOutput(result_json, summary_json, interrupted, shown, observed)
+    return RunOutput(result_json, summary_json, interrupted, shown, observed, ready)
 
 
 def _end_observers(observers: Sequence[RunObserver], sink: ProgressSink) -> dict[str, dict[str, Any]]:

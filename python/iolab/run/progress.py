@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol, TextIO
 
-from iolab.report.units import fmt_scaled, fmt_sig3
+from iolab.units import fmt_count_per_s, fmt_mb_per_s, fmt_ns
 
 Progress = dict[str, Any]
 """A ``Run.poll`` snapshot: group, groups, phase, elapsed_ns, remaining_ns,
@@ -52,21 +52,6 @@ class Terminal:
     def stderr(cls) -> Terminal:
         isatty = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
         return cls(sys.stderr, isatty, shutil.get_terminal_size((100, 24)).columns)
-
-
-def fmt_ns(ns: float) -> str:
-    """A duration with its unit: 850 ns, 12.3 µs, 4.10 ms, 1.20 s."""
-    return fmt_scaled(ns, ((" s", 1e9), (" ms", 1e6), (" µs", 1e3)), fmt_sig3, " ns")
-
-
-def fmt_count_per_s(x: float) -> str:
-    """An operation rate: 950, 12.3k, 1.20M (per second)."""
-    return fmt_scaled(x, (("M", 1e6), ("k", 1e3)), fmt_sig3, "")
-
-
-def fmt_mb_per_s(bytes_per_s: float) -> str:
-    """Bandwidth in MB/s (10^6 bytes per second)."""
-    return f"{fmt_sig3(bytes_per_s / 1e6)} MB/s"
 
 
 def progress_line(p: Progress) -> str:

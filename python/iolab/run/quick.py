@@ -15,29 +15,22 @@ Where (:func:`plan_target`):
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import stat
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from iolab.errors import EngineError
 from iolab.jobs import JobSpec
-from iolab.results import build_output
-from iolab.results.hostfacts import host_facts
-from iolab.results.rundir import write_run_dir
+from iolab.run.hostfacts import host_facts
 from iolab.run.local import RunOutput, run_jobs
 from iolab.run.progress import ProgressSink
-
-if TYPE_CHECKING:
-    from iolab.analysis.model import Finding
 
 #: (name, rw, bs, iodepth, extra options) — the order they run in.
 QUICK_JOBS: tuple[tuple[str, str, str, int, tuple[tuple[str, str], ...]], ...] = (
@@ -74,10 +67,6 @@ class QuickOutput:
     #: test file is removed): what the report's run directory records
     jobs: tuple[JobSpec, ...] = ()
     host: Optional[dict[str, Any]] = None
-
-    def document(self) -> dict[str, Any]:
-        """The results document (``iolab.result/1``)."""
-        return build_output(self.run.result_json, self.run.summary_json)
 
 
 def direct_io_supported(path: Path) -> bool:
@@ -183,45 +172,3 @@ def run_quick(
 def default_results_path(now: Optional[datetime] = None) -> Path:
     """``./iolab-quick-YYYYmmdd-HHMMSS.json`` (local time)."""
     return Path(f"iolab-quick-{(now or datetime.now()):%Y%m%d-%H%M%S}.json")
-
-
-def write_quick_results(doc: dict[str, Any], path: Optional[Path] = None) -> list[Path]:
-    """Write what quick leaves behind (``doc``: its results document) and
-    return the paths written.
-
-    Today: the results document (``iolab.result/1`` JSON). This is the one
-    place where further artefacts of a quick run (an HTML report, findings)
-    are written, next to the JSON.
-    """
-    json_path = path or default_results_path()
-    json_path.write_text(json.dumps(doc, indent=2) + "\n")
-    return [json_path]
-
-
-def write_quick_report(out: QuickOutput, json_path: Path) -> tuple[Path, list[Finding]]:
-    """Analyse the quick run and write its HTML report next to the results
-    (``NAME.json`` → ``NAME.html``); return its path and the three most
-    important findings. The analysis reads run directories, so the run is
-    written as one in a temporary directory first."""
-    from iolab.analysis import analyze
-    from iolab.analysis.load import load_run_dir
-    from iolab.report.html import render_html
-
-    with tempfile.TemporaryDirectory(prefix="iolab-quick-report-") as tmp:
-        directory = Path(tmp) / json_path.stem
-        config = {"jobs": [{"name": j.name, "options": [list(o) for o in j.options]} for j in out.jobs]}
-        meta = {
-            "id": json_path.stem,
-            "kind": "run",
-            "interrupted": out.run.interrupted,
-            "finished_unix_ns": time.time_ns(),
-        }
-        write_run_dir(
-            directory, out.run.result_json, out.run.summary_json, run_meta=meta, config=config, host=out.host or {}
-        )
-        ds = load_run_dir(directory)
-    ds.name, ds.path = f"iolab quick ({json_path.stem})", str(json_path)
-    an = analyze(ds)
-    html_path = json_path.with_suffix(".html")
-    html_path.write_text(render_html(an), encoding="utf-8")
-    return html_path, an.top(3)

@@ -33,12 +33,12 @@ import json
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from iolab import _native
 from iolab.errors import EngineError, JobError
 from iolab.jobs import JobSpec
-from iolab.run.local import RunOutput
+from iolab.run.local import RunOutput, prepare
 
 Json = dict[str, Any]
 
@@ -49,10 +49,9 @@ NAME = "nbd_target"
 WIRE_FILE = "wire.json"
 #: Percentiles compared, as in seed 000's Figure 6 (10th to 95th) plus the 99th.
 WIRE_PERCENTILES = (10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0)
-#: NBD request header: magic 4, flags 2, type 2, cookie 8, offset 8, length 4.
-NBD_REQUEST_HEADER_BYTES = 28
-#: NBD simple reply: magic 4, error 4, cookie 8.
-NBD_SIMPLE_REPLY_BYTES = 16
+#: NBD request header and simple reply sizes: iolab-nbd's, through the native module.
+NBD_REQUEST_HEADER_BYTES = _native.NBD_REQUEST_BYTES
+NBD_SIMPLE_REPLY_BYTES = _native.NBD_SIMPLE_REPLY_BYTES
 #: Requests the target counts; every one has a header and one simple reply.
 _OPS = ("read", "write", "flush", "trim", "zero")
 _DIRS = ("read", "write")
@@ -140,11 +139,10 @@ def check_jobs(prepared: Sequence[Json], option: str = "target_stats") -> None:
             )
 
 
-def target_observer(url: str, specs: Sequence[JobSpec], option: str = "target_stats") -> TargetStats:
-    """A checked observer for ``specs`` against the target at ``url``."""
-    from iolab.run.api import prepare
-
-    prepared = [prepare(s) for s in specs]
+def target_observer(url: str, jobs: Sequence[Union[JobSpec, Json]], option: str = "target_stats") -> TargetStats:
+    """A checked observer for ``jobs`` (prepared, as :func:`prepare_all`
+    gives them; a ``JobSpec`` is prepared here) against the target at ``url``."""
+    prepared = [j if isinstance(j, dict) else prepare(j) for j in jobs]
     check_jobs(prepared, option)
     obs = TargetStats(url, option=option)
     snap = obs.check()
@@ -204,7 +202,7 @@ def _export_report(name: str, jobs: list[Json], ops: Json) -> Json:
         client_ios = sum(x["ios"] + x["errors"] for x in dirs)
         if client_ios == 0 and ops[d]["ios"] == 0:
             continue
-        directions[d] = _direction(dirs, client_ios, ops[d])
+        directions[d] = wire_latency(dirs, client_ios, ops[d])
     syncs = sum(w.get("syncs", 0) for j in jobs for w in j["workers"])
     return {
         "export": name,
@@ -216,7 +214,11 @@ def _export_report(name: str, jobs: list[Json], ops: Json) -> Json:
     }
 
 
-def _direction(dirs: list[Json], client_ios: int, server: Json) -> Json:
+def wire_latency(dirs: list[Json], client_ios: int, server: Json) -> Json:
+    """Wire latency of one direction at each of :data:`WIRE_PERCENTILES`:
+    the client's total latency (every worker's histogram merged exactly)
+    minus the server's, percentile by percentile — the one place it is
+    computed (docs/architecture.md)."""
     client_p = _percentiles(_native.hist_merge([x["lat_ns"] for x in dirs]))
     server_p = _percentiles(server["lat_ns"])
     rows = []

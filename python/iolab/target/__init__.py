@@ -15,13 +15,7 @@ from types import FrameType
 from typing import TextIO
 
 from iolab import _native
-
-
-def _human_bytes(n: int) -> str:
-    for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size and n % size == 0:
-            return f"{n // size} {unit}"
-    return f"{n} bytes"
+from iolab.units import fmt_bytes_exact
 
 
 def announce(target: _native.Target, out: TextIO) -> None:
@@ -32,7 +26,7 @@ def announce(target: _native.Target, out: TextIO) -> None:
         print(f"iolab target: stats on http://{addrs['stats_http']}/stats", file=out)
     for name, size_bytes, stack, read_only in target.exports():
         ro = " (read-only)" if read_only else ""
-        print(f"  export {name}: {_human_bytes(size_bytes)}{ro}: {stack}", file=out)
+        print(f"  export {name}: {fmt_bytes_exact(size_bytes)}{ro}: {stack}", file=out)
     out.flush()
 
 

@@ -1,6 +1,5 @@
-//! Per stonewall group: aggregate figures (fio's "Run status group" line)
-//! and CPU accounting ([`CpuSummary`]) — %CPU of the process and of the
-//! system, cycles per I/O and seed 000's cycles per byte.
+//! CPU accounting of each stonewall group ([`CpuSummary`]): %CPU of the
+//! process and of the system, cycles per I/O and seed 000's cycles per byte.
 //!
 //! The CPU figures themselves are [`CpuUsage`]'s derived methods; this
 //! module only pairs each group's usage with the I/Os and bytes done in it.
@@ -15,9 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{per_s, GroupDirSummary, GroupSummary, JobSummary};
 use crate::cpu::CpuUsage;
-use crate::job::IoDir;
 use crate::stats::RunResult;
 
 /// CPU used by one host over one group's measured window.
@@ -85,54 +82,8 @@ impl CpuSummary {
     }
 }
 
-/// One [`GroupSummary`] per stonewall group, in group order.
-pub(super) fn group_summaries(run: &RunResult, jobs: &[JobSummary]) -> Vec<GroupSummary> {
-    let ngroups = run.jobs.iter().map(|j| j.group + 1).max().unwrap_or(0);
-    let cpu = located(run, ngroups);
-    (0..ngroups)
-        .map(|g| GroupSummary {
-            group: g,
-            jobs: jobs
-                .iter()
-                .filter(|j| j.group == g)
-                .map(|j| j.name.clone())
-                .collect(),
-            read: group_dir(jobs, g, IoDir::Read),
-            write: group_dir(jobs, g, IoDir::Write),
-            cpu: group_cpu(run, g, &cpu),
-        })
-        .collect()
-}
-
-/// Aggregate of direction `d` over group `g`'s reported entries: whole
-/// jobs with group_reporting, single workers without (as fio does).
-fn group_dir(jobs: &[JobSummary], g: u32, d: IoDir) -> GroupDirSummary {
-    let mut entries = Vec::new();
-    for j in jobs.iter().filter(|j| j.group == g) {
-        if j.config.group_reporting {
-            entries.push(&j.merged);
-        } else {
-            entries.extend(j.workers.iter().map(|w| &w.stats));
-        }
-    }
-    entries.retain(|s| s.dir(d).ios + s.dir(d).errors > 0);
-    let ios = entries.iter().map(|s| s.dir(d).ios).sum();
-    let bytes = entries.iter().map(|s| s.dir(d).bytes).sum();
-    let runtime_max_ns = entries.iter().map(|s| s.runtime_ns).max().unwrap_or(0);
-    let bws = entries.iter().map(|s| s.dir(d).bw_bytes_per_s);
-    GroupDirSummary {
-        ios,
-        bytes,
-        bw_bytes_per_s: per_s(bytes, runtime_max_ns),
-        entry_bw_min_bytes_per_s: bws.clone().reduce(f64::min).unwrap_or(0.0),
-        entry_bw_max_bytes_per_s: bws.reduce(f64::max).unwrap_or(0.0),
-        runtime_min_ns: entries.iter().map(|s| s.runtime_ns).min().unwrap_or(0),
-        runtime_max_ns,
-    }
-}
-
 /// One CPU entry and where it belongs.
-struct Located<'a> {
+pub(super) struct Located<'a> {
     host: &'a str,
     group: u32,
     usage: &'a CpuUsage,
@@ -140,7 +91,7 @@ struct Located<'a> {
 
 /// Every CPU entry with its host and group: its own fields, or for a
 /// result written before they existed, its position (see the module doc).
-fn located(run: &RunResult, ngroups: u32) -> Vec<Located<'_>> {
+pub(super) fn located(run: &RunResult, ngroups: u32) -> Vec<Located<'_>> {
     let positional = run.cpu.iter().all(|u| u.host.is_empty());
     let per_host = ngroups.max(1) as usize;
     run.cpu
@@ -165,7 +116,7 @@ fn located(run: &RunResult, ngroups: u32) -> Vec<Located<'_>> {
 }
 
 /// Group `g`'s CPU usage on each host, with the I/Os that host did.
-fn group_cpu(run: &RunResult, g: u32, cpu: &[Located<'_>]) -> Vec<CpuSummary> {
+pub(super) fn group_cpu(run: &RunResult, g: u32, cpu: &[Located<'_>]) -> Vec<CpuSummary> {
     // On a single host every worker counts, whatever name it recorded.
     let single_host = run.hosts.len() <= 1;
     cpu.iter()

@@ -281,11 +281,14 @@ fn writes_to_a_read_only_export_fail_with_eperm() {
 /// missing — a failure under CI=true, where it must be installed.
 fn nbdkit(dir: &Path) -> Option<std::process::Child> {
     let sock = dir.join("kit.sock");
-    let child = std::process::Command::new("nbdkit")
-        .args(["--foreground", "--exit-with-parent", "-U"])
-        .arg(&sock)
-        .args(["memory", "64M"])
-        .spawn();
+    // Under the fork lock: a device test of this binary may hold a claim.
+    let child = crate::layout::system::forking(|| {
+        std::process::Command::new("nbdkit")
+            .args(["--foreground", "--exit-with-parent", "-U"])
+            .arg(&sock)
+            .args(["memory", "64M"])
+            .spawn()
+    });
     let child = match child {
         Ok(c) => c,
         Err(e) if std::env::var("CI").as_deref() == Ok("true") => {

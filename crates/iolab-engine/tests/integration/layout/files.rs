@@ -8,8 +8,8 @@ use flate2::Compression;
 use iolab_engine::layout::{self, FileKind};
 use iolab_engine::EngineError;
 
-use crate::common::{has_mark, job, prepare, read, MIB};
-use crate::system::{Immutable, Mount};
+use super::common::{has_mark, job, prepare, read, MIB};
+use super::system::{Immutable, Mount};
 
 /// Every 4 KiB block nonzero, chunks distinct, deflate cannot shrink it.
 fn assert_incompressible(data: &[u8]) {

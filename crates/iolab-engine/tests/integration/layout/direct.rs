@@ -8,8 +8,8 @@ use iolab_core::job::{BsSpec, SyncMode};
 use iolab_engine::layout;
 use iolab_engine::EngineError;
 
-use crate::common::{job, prepare, MIB};
-use crate::system::Mount;
+use super::common::{job, prepare, MIB};
+use super::system::Mount;
 
 /// Independent of the library: can a file in `dir` be opened with O_DIRECT?
 fn plain_direct_open_works(dir: &Path) -> bool {

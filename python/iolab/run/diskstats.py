@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from iolab.results.hostfacts import storage_facts
-from iolab.run.api import prepare
+from iolab.run.hostfacts import storage_facts
+from iolab.run.local import prepare
 
 Json = dict[str, Any]
 DISKSTATS = Path("/proc/diskstats")
@@ -119,7 +119,8 @@ def observer_for(prepared_jobs: Iterable[Json]) -> Optional[DiskstatsObserver]:
     return DiskstatsObserver(unique) if unique else None
 
 
-def diskstats_observers(specs: Iterable[Any]) -> list[DiskstatsObserver]:
-    """``[observer]`` for jobs (``JobSpec`` s) on local files, ``[]`` for none (NBD only)."""
-    found = observer_for(prepare(j) for j in specs)
+def diskstats_observers(jobs: Iterable[Any]) -> list[DiskstatsObserver]:
+    """``[observer]`` for jobs on local files, ``[]`` for none (NBD only).
+    ``jobs``: prepared (as ``prepare_all`` gives them); a ``JobSpec`` is prepared here."""
+    found = observer_for(j if isinstance(j, dict) else prepare(j) for j in jobs)
     return [found] if found is not None else []

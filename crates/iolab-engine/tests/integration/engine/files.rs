@@ -10,7 +10,7 @@ use iolab_engine::layout::direct_supported;
 use iolab_engine::worker::buffers::{fill_incompressible, BUF_ALIGN};
 use iolab_engine::{EngineError, Run};
 
-use crate::common::*;
+use super::common::*;
 
 const ENGINES: [&str; 2] = ["ioengine=psync", "ioengine=io_uring"];
 

@@ -7,13 +7,16 @@
 //! - CPU figures of a hand-made `CpuUsage`, and which I/Os they are per:
 //!   entries matched to groups and hosts by their fields (by position in
 //!   results written before those fields);
-//! - group aggregates over reported entries (jobs or workers);
+//! - group aggregates over reported entries (jobs or workers); a group's
+//!   own IOPS, bandwidth and merged latency, and merged hosts (groups.rs);
 //! - rate-limited jobs carry both latencies, labelled;
 //! - JSON: `summarize_json` equals `summarize`; the example fixture that the
 //!   Python tests read (tests/results/data) is the current output.
 
 #[path = "summary/support.rs"]
 mod common;
+#[path = "summary/groups.rs"]
+mod groups;
 
 use common::*;
 use iolab_core::cpu::{CpuUsage, SysTicks};
@@ -399,7 +402,7 @@ fn clat_distribution_counts_every_completion() {
 
 /// The Python tests (tests/results, tests/report) read this example so they
 /// test against the real layout without the native module. Regenerate with
-/// `IOLAB_UPDATE_FIXTURES=1 cargo test -p iolab-core --test summary`.
+/// `IOLAB_UPDATE_FIXTURES=1 cargo test -p iolab-core --test integration summary::`.
 #[test]
 fn python_fixture_is_current() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/results/data");
@@ -418,7 +421,7 @@ fn python_fixture_is_current() {
         )
         .unwrap();
     }
-    let stale = "stale fixture: IOLAB_UPDATE_FIXTURES=1 cargo test -p iolab-core --test summary";
+    let stale = "stale fixture: IOLAB_UPDATE_FIXTURES=1 cargo test -p iolab-core --test integration summary::";
     let on_disk: RunResult =
         serde_json::from_str(&std::fs::read_to_string(&rpath).expect(stale)).unwrap();
     assert_eq!(on_disk, run, "{stale}");

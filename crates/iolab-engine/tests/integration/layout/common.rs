@@ -8,7 +8,7 @@ use iolab_core::job::{JobSpec, PreparedJob};
 use iolab_engine::layout::{self, Layout};
 use iolab_engine::EngineError;
 
-use crate::system;
+use super::system;
 
 /// A 4 KiB random psync job on `files` (shared by all clones), `read_pct`
 /// reads, prepared from fio options as a user's job is. Without `files`

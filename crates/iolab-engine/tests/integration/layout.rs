@@ -10,7 +10,8 @@
 //! - `direct`: O_DIRECT support and alignment checks, open flags.
 //! - `regions`: which region each worker gets.
 //! - `devices`: signature probe on images, mount-table parsing, and real
-//!   loop devices (skipped, with a message, where losetup cannot run).
+//!   loop devices (skipped, with a message, where losetup cannot run;
+//!   failed instead under `CI=true`).
 //!
 //! Several tests mount small tmpfs/ramfs filesystems or attach loop
 //! devices; they need root and say so when they skip.
@@ -26,4 +27,4 @@ mod files;
 #[path = "layout/regions.rs"]
 mod regions;
 #[path = "layout/system.rs"]
-mod system;
+pub mod system;

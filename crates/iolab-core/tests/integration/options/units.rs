@@ -150,3 +150,24 @@ fn lists_ranges_and_splits() {
         .unwrap_err()
         .contains("not a number"));
 }
+
+#[test]
+fn iolab_durations_take_decimals_and_default_to_seconds() {
+    let cases = [
+        ("1s", 1_000_000_000),
+        ("500ms", 500_000_000),
+        ("2", 2_000_000_000),
+        ("1.5s", 1_500_000_000),
+        ("250us", 250_000),
+        ("250µs", 250_000),
+        ("0.25", 250_000_000),
+        ("1m", 60_000_000_000),
+        (" 7 ns ", 7),
+    ];
+    for (text, ns) in cases {
+        assert_eq!(parse_duration_ns(text), Ok(ns), "{text}");
+    }
+    for bad in ["", "soon", "-1s", "1 parsec", "1.2.3s", "1e9"] {
+        assert!(parse_duration_ns(bad).is_err(), "{bad}");
+    }
+}

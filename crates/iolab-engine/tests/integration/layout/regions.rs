@@ -5,7 +5,7 @@ use iolab_core::job::IoEngine;
 use iolab_engine::layout::{self, Region};
 use iolab_engine::EngineError;
 
-use crate::common::{job, prepare, MIB};
+use super::common::{job, prepare, MIB};
 
 #[test]
 fn size_is_split_over_shared_files_and_offset_extends_them() {

@@ -2,7 +2,7 @@
 
 use iolab_core::job::IoDir;
 
-use crate::common::*;
+use super::common::*;
 
 #[test]
 fn size_based_does_exactly_size_over_bs_per_worker() {

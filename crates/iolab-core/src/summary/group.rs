@@ -1,0 +1,152 @@
+//! Per stonewall group: the figures of the whole group ([`GroupSummary`]),
+//! the one home of a group's IOPS, bandwidth and latency.
+//!
+//! - [`GroupDirSummary::iops`] and `bw_bytes_per_s`: the group's I/Os and
+//!   bytes over its longest runtime (fio's "Run status group" line uses the
+//!   same window for its aggregate bandwidth);
+//! - `slat`/`clat`/`lat`: statistics of the exact merge (bucket by bucket)
+//!   of every worker's histogram in the group — never an average of the
+//!   jobs' percentiles;
+//! - [`GroupSummary::total`]: both directions together, computed the same way.
+//!
+//! A fleet run is summarised from the exact merge of the hosts' results
+//! ([`crate::stats::merge_results`]), so its group figures are the fleet's
+//! totals with no extra arithmetic.
+
+use serde::{Deserialize, Serialize};
+
+use super::cpu::{group_cpu, located, CpuSummary};
+use super::{per_s, DirSummary, JobSummary, LatSummary, Summary};
+use crate::job::IoDir;
+use crate::stats::{DirStats, RunResult};
+
+/// One direction (or, as [`GroupSummary::total`], both) of a stonewall group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupDirSummary {
+    pub ios: u64,
+    pub bytes: u64,
+    /// I/Os that completed with an error (not counted in `ios`).
+    pub errors: u64,
+    /// `ios` / the longest runtime in the group.
+    pub iops: f64,
+    /// `bytes` / the longest runtime in the group.
+    pub bw_bytes_per_s: f64,
+    /// Over the reported entries (jobs with group_reporting, else workers)
+    /// that did this direction.
+    pub entry_bw_min_bytes_per_s: f64,
+    pub entry_bw_max_bytes_per_s: f64,
+    pub runtime_min_ns: u64,
+    pub runtime_max_ns: u64,
+    /// Every worker's histograms of the group merged exactly; percentiles
+    /// in the `percentile_list` of the group's first job.
+    pub slat: LatSummary,
+    pub clat: LatSummary,
+    pub lat: LatSummary,
+}
+
+/// One stonewall group: aggregate figures and CPU accounting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupSummary {
+    pub group: u32,
+    pub jobs: Vec<String>,
+    pub read: GroupDirSummary,
+    pub write: GroupDirSummary,
+    /// Both directions: I/Os, bytes, IOPS and bandwidth of reads and
+    /// writes together, latency of every I/O merged exactly.
+    pub total: GroupDirSummary,
+    /// One per host that ran the group (one entry on a single host).
+    pub cpu: Vec<CpuSummary>,
+}
+
+/// One [`GroupSummary`] per stonewall group, in group order.
+pub(super) fn group_summaries(run: &RunResult, jobs: &[JobSummary]) -> Vec<GroupSummary> {
+    let ngroups = run.jobs.iter().map(|j| j.group + 1).max().unwrap_or(0);
+    let cpu = located(run, ngroups);
+    (0..ngroups)
+        .map(|g| {
+            let [read, write] = merged_dirs(run, g);
+            let mut both = read.clone();
+            both.merge(&write);
+            let pcts = run
+                .jobs
+                .iter()
+                .find(|j| j.group == g)
+                .map_or(&[][..], |j| &j.job.percentile_list[..]);
+            let entries = entries(jobs, g);
+            GroupSummary {
+                group: g,
+                jobs: jobs
+                    .iter()
+                    .filter(|j| j.group == g)
+                    .map(|j| j.name.clone())
+                    .collect(),
+                read: group_dir(&entries, &[IoDir::Read], &read, pcts),
+                write: group_dir(&entries, &[IoDir::Write], &write, pcts),
+                total: group_dir(&entries, &IoDir::ALL, &both, pcts),
+                cpu: group_cpu(run, g, &cpu),
+            }
+        })
+        .collect()
+}
+
+/// Group `g`'s reported entries: whole jobs with group_reporting, single
+/// workers without (as fio does).
+fn entries(jobs: &[JobSummary], g: u32) -> Vec<&Summary> {
+    let mut entries = Vec::new();
+    for j in jobs.iter().filter(|j| j.group == g) {
+        if j.config.group_reporting {
+            entries.push(&j.merged);
+        } else {
+            entries.extend(j.workers.iter().map(|w| &w.stats));
+        }
+    }
+    entries
+}
+
+/// Every worker of group `g`, per direction, merged exactly.
+fn merged_dirs(run: &RunResult, g: u32) -> [DirStats; 2] {
+    let mut dirs = [DirStats::default(), DirStats::default()];
+    for j in run.jobs.iter().filter(|j| j.group == g) {
+        for w in &j.workers {
+            for d in IoDir::ALL {
+                dirs[d as usize].merge(&w.dirs[d as usize]);
+            }
+        }
+    }
+    dirs
+}
+
+/// Aggregate of directions `ds` over the entries that did any of them.
+fn group_dir(
+    entries: &[&Summary],
+    ds: &[IoDir],
+    merged: &DirStats,
+    pcts: &[f64],
+) -> GroupDirSummary {
+    let sum = |s: &Summary, f: fn(&DirSummary) -> u64| ds.iter().map(|&d| f(s.dir(d))).sum::<u64>();
+    let did: Vec<&Summary> = entries
+        .iter()
+        .copied()
+        .filter(|s| sum(s, |x| x.ios + x.errors) > 0)
+        .collect();
+    let runtime_max_ns = did.iter().map(|s| s.runtime_ns).max().unwrap_or(0);
+    let bws = did
+        .iter()
+        .map(|s| ds.iter().map(|&d| s.dir(d).bw_bytes_per_s).sum::<f64>());
+    let ios = did.iter().map(|s| sum(s, |x| x.ios)).sum();
+    let bytes = did.iter().map(|s| sum(s, |x| x.bytes)).sum();
+    GroupDirSummary {
+        ios,
+        bytes,
+        errors: did.iter().map(|s| sum(s, |x| x.errors)).sum(),
+        iops: per_s(ios, runtime_max_ns),
+        bw_bytes_per_s: per_s(bytes, runtime_max_ns),
+        entry_bw_min_bytes_per_s: bws.clone().reduce(f64::min).unwrap_or(0.0),
+        entry_bw_max_bytes_per_s: bws.reduce(f64::max).unwrap_or(0.0),
+        runtime_min_ns: did.iter().map(|s| s.runtime_ns).min().unwrap_or(0),
+        runtime_max_ns,
+        slat: LatSummary::of(&merged.slat_ns, pcts),
+        clat: LatSummary::of(&merged.clat_ns, pcts),
+        lat: LatSummary::of(&merged.lat_ns, pcts),
+    }
+}

@@ -1,0 +1,23 @@
+//! iolab-engine's integration tests: one test binary (as ripgrep does), one
+//! module per area. Run one area with
+//! `cargo test -p iolab-engine --test integration layout::`.
+//!
+//! Index:
+//! - [`engine`]: whole runs against known truths — exact counts and bytes
+//!   (null engine), files through psync and io_uring, timing, rate, stop;
+//! - [`layout`]: safety checks and file preparation — files, O_DIRECT,
+//!   regions, block devices (real loop devices need root: under `CI=true`
+//!   a test that cannot get one fails instead of skipping);
+//! - [`nbd`]: the nbd backend in whole runs against an in-process iolab
+//!   target (and nbdkit when installed);
+//! - [`nbd_wire`]: the nbd backend used directly: data read back, TCP, the
+//!   OPT_EXPORT_NAME fallback.
+//!
+//! One binary means one process: a test that starts a command goes through
+//! `layout::system::forking`, so no fork copies a device claim that a
+//! device test holds (see `layout/system.rs`).
+
+mod engine;
+mod layout;
+mod nbd;
+mod nbd_wire;

@@ -37,7 +37,9 @@ def fleet(runtime: int, spool: str) -> float:
     cmd = iolab(
         "fleet", "-n", "1", "run", *JOB, f"--runtime={runtime}", "--output-format=json", f"--fleet-spool={spool}"
     )
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        sys.exit(f"fleet run failed ({out.returncode}): {out.stderr[-2000:]}")
     return float(json.loads(out.stdout)["total"]["summary"]["jobs"][0]["merged"]["read"]["iops"])
 
 

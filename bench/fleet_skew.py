@@ -33,7 +33,9 @@ def main() -> None:
         for _ in range(args.runs):
             cmd = [sys.executable, "-m", "iolab.cli.main", "fleet", "-n", str(args.ranks), "run", *JOB]
             cmd += ["--output-format=json", f"--fleet-spool={spool}"]
-            out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if out.returncode != 0:
+                sys.exit(f"fleet run failed ({out.returncode}): {out.stderr[-2000:]}")
             clock = json.loads(out.stdout)["clock"]
             skews.append(clock["start_skew_ns"])
             offsets.append(max(abs(r["offset_ns"]) for r in clock["ranks"]))

@@ -92,3 +92,18 @@ def test_merge_refuses_nothing() -> None:
 
     with pytest.raises(ValueError):
         merge_results([])
+
+
+def test_table_total_is_the_cores_group_figure() -> None:
+    """One figure: the table's total row equals the core's group summary of
+    the merged result (IOPS, bytes/s, p50, p99, mean)."""
+    per_host, _ = hosts(3, 3_000)
+    total = merge_results([r for _, r in per_host])
+    (tot,) = [r for r in table_rows(per_host, total) if r["host"] == "Total"]
+    group = json.loads(_native.summarize(json.dumps(total)))["groups"][0]["read"]
+    assert (tot["ios"], tot["bytes"]) == (group["ios"], group["bytes"])
+    assert abs(tot["iops"] - group["iops"]) <= 1e-9 * group["iops"]
+    assert abs(tot["bw_bytes_per_s"] - group["bw_bytes_per_s"]) <= 1e-9 * group["bw_bytes_per_s"]
+    pct = {p["percentile"]: p["value_ns"] for p in group["lat"]["percentiles"]}
+    assert (tot["lat_p50_ns"], tot["lat_p99_ns"]) == (pct[50.0], pct[99.0])
+    assert abs(tot["lat_mean_ns"] - group["lat"]["mean_ns"]) <= 1e-6 * group["lat"]["mean_ns"]

@@ -1,12 +1,13 @@
 """Per-host results → one exact total, and the per-host table.
 
 Each rank's final result is the engine's lossless ``iolab.result/1`` (HDR
-histograms as V2 base64). :func:`merge_results` joins them the way
-``RunResult::merge`` in the core does — workers of the same job appended
-with their host, host facts and CPU accounting appended — so the core's
-summary of the merged result adds counts and bytes and merges histograms
-bucket by bucket. No percentile is ever averaged: every latency figure of
-a total is computed from the merged histogram (``_native.hist_merge``).
+histograms as V2 base64). :func:`merge_results` is the core's exact merge
+(``_native.merge_results``), so the core's summary of the merged result
+adds counts and bytes and merges histograms bucket by bucket. No
+percentile is ever averaged: every latency figure of a total is computed
+from the merged histogram (``_native.hist_merge``, then the core's one
+percentile function through ``_native.hist_stats``); a test checks the
+table's total against the core's group figures.
 
 :func:`table_rows` gives seed 004's table: a row per host and direction
 and a total — kIOPS, MB/s, Gb/s, mean/p50/p99 latency, and for nbd jobs
@@ -33,24 +34,14 @@ NBD_FRAMING_BYTES = NBD_REQUEST_HEADER_BYTES + NBD_SIMPLE_REPLY_BYTES
 
 
 def merge_results(results: Sequence[Json]) -> Json:
-    """The exact merge of several hosts' results (parsed ``iolab.result/1``).
-
-    Mirrors ``RunResult::merge`` (crates/iolab-core/src/stats.rs): nothing
-    is summed here; the core's summary of the merged result does that."""
+    """The exact merge of several hosts' results (parsed ``iolab.result/1``):
+    the core's ``merge_results`` (workers of the same job appended with
+    their host, host facts and CPU accounting appended; schema, version and
+    interval checked). Nothing is summed here: the core's summary of the
+    merged result does that, and its group figures are the fleet's totals."""
     if not results:
         raise ValueError("no results to merge")
-    merged: Json = json.loads(json.dumps(results[0]))  # a deep copy
-    for other in results[1:]:
-        for oj in other["jobs"]:
-            same = next((j for j in merged["jobs"] if j["name"] == oj["name"] and j["group"] == oj["group"]), None)
-            if same is None:
-                merged["jobs"].append(oj)
-            else:
-                same["workers"].extend(oj["workers"])
-        merged["hosts"].extend(other["hosts"])
-        merged["cpu"].extend(other["cpu"])
-        merged["start_unix_ns"] = min(merged["start_unix_ns"], other["start_unix_ns"])
-        merged["layout_notes"].extend(other["layout_notes"])
+    merged: Json = json.loads(_native.merge_results([json.dumps(r) for r in results]))
     return merged
 
 

@@ -92,7 +92,18 @@ def text(res: FleetResults) -> str:
     if o.incomplete:
         lines.append("INCOMPLETE: the total covers only the hosts that returned results:")
         lines += [f"  {f}" for f in o.faults]
-        lines += [f"  {p.host} (rank {p.rank}): {p.state}; spool {p.spool}" for p in o.parts if p.state != "complete"]
+        for p in o.parts:
+            if p.state == "complete":
+                continue
+            last = ""
+            if p.last_snapshot is not None:
+                row = p.last_snapshot["row"]
+                last = (
+                    f"; last interval seen: #{p.last_snapshot['seq']}, {(row.get('iops') or 0) / 1e3:.2f} kIOPS, "
+                    f"{(row.get('bw_bytes_per_s') or 0) / 1e6:.1f} MB/s"
+                )
+            kept = "its partial result is in the total" if p.result_json is not None else "not in the total"
+            lines.append(f"  {p.host} (rank {p.rank}): {p.state}, {kept}{last}; spool {p.spool}")
     return "\n".join(lines) + "\n"
 
 

@@ -19,13 +19,9 @@ watchdog against rank 0.
 
 from __future__ import annotations
 
-import os
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from iolab import _native
@@ -33,45 +29,23 @@ from iolab.fleet import clock
 from iolab.fleet.comm import TAG_BEAT, TAG_DONE, TAG_FINAL, TAG_INTERVAL, TAG_STOP, World
 from iolab.fleet.env import FleetError
 from iolab.fleet.hosts import HostsTable
-from iolab.fleet.live import host_row
-from iolab.fleet.spool import DEFAULT_ROOT, Spool
+from iolab.fleet.parts import (
+    DEFAULT_DEADLINE_S,
+    EXIT_HOST_LOST,
+    PRESTART_LIMIT_S,
+    FleetConfig,
+    HostPart,
+    Snapshotter,
+    die,
+    final_of,
+    prestart_guard,
+)
+from iolab.fleet.spool import Spool
 from iolab.jobs import JobSpec
 from iolab.run.local import POLL_S, RunLike, native_jobs
 
 #: Lead of the start instant over the broadcast (ranks convert and arm their engines).
 START_LEAD_NS = 300_000_000
-#: Default stated deadline of the watchdog, beyond two intervals.
-DEFAULT_DEADLINE_S = 5.0
-#: Before the start, collectives wait for every rank; a rank that dies then
-#: would leave the others waiting forever. Preparing (file layout) may take
-#: long, so the bound is generous: this, plus the deadline.
-PRESTART_LIMIT_S = 600.0
-
-
-@contextmanager
-def prestart_guard(limit_s: float, what: str) -> Iterator[None]:
-    """Leave the process (exit 4, a message naming ``what``) if the block
-    has not finished within ``limit_s``: MPI cannot be interrupted."""
-    timer = threading.Timer(limit_s, lambda: _die(f"{what} did not finish within {limit_s:.0f} s (a rank lost?)"))
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
-
-
-@dataclass(frozen=True)
-class FleetConfig:
-    interval_ns: int = 1_000_000_000
-    #: A rank silent for 2 intervals + this is lost (and so is rank 0 to the others).
-    deadline_s: float = DEFAULT_DEADLINE_S
-    allow_overwrite: bool = False
-    spool_root: Path = DEFAULT_ROOT
-
-    @property
-    def silence_limit_s(self) -> float:
-        return 2 * self.interval_ns / 1e9 + self.deadline_s
 
 
 @dataclass(frozen=True)
@@ -81,23 +55,6 @@ class Plan:
     jobs: tuple[JobSpec, ...]
     hosts: Optional[HostsTable]
     run_id: str
-
-
-@dataclass
-class HostPart:
-    """One rank's part of the run, as rank 0 knows it at the end."""
-
-    rank: int
-    host: str
-    #: ``complete``, ``failed`` (its run ended on an error), ``lost`` (silent past the deadline).
-    state: str = "complete"
-    result_json: Optional[str] = None
-    error: Optional[str] = None
-    interrupted: bool = False
-    notes: list[str] = field(default_factory=list)
-    #: Its last interval snapshot (for a lost host: what it measured last).
-    last_snapshot: Optional[dict[str, Any]] = None
-    spool: str = ""
 
 
 @dataclass
@@ -119,35 +76,6 @@ class FleetOutcome:
 def host_labels(hostnames: Sequence[str]) -> list[str]:
     """A label per rank: the host name, or ``host/rank`` where ranks share a host."""
     return [h if hostnames.count(h) == 1 else f"{h}/{r}" for r, h in enumerate(hostnames)]
-
-
-def _cpu_s() -> float:
-    t = os.times()
-    return t.user + t.system
-
-
-class Snapshotter:
-    """A rank's interval snapshots: due every interval after the start,
-    a little late so the engine's own interval has landed."""
-
-    def __init__(self, rank: int, host: str, start_mono: float, interval_s: float) -> None:
-        self.rank, self.host = rank, host
-        self.interval_s = interval_s
-        self.next_at = start_mono + interval_s * 1.15
-        self.seq = 0
-        self._cpu = (time.monotonic(), _cpu_s())
-
-    def due(self, now: float) -> bool:
-        return now >= self.next_at
-
-    def take(self, progress: dict[str, Any], now: float) -> dict[str, Any]:
-        self.seq += 1
-        self.next_at += self.interval_s
-        wall, cpu = time.monotonic(), _cpu_s()
-        cpu_pct = 100.0 * (cpu - self._cpu[1]) / max(wall - self._cpu[0], 1e-9)
-        self._cpu = (wall, cpu)
-        row = host_row(self.host, self.rank, progress, cpu_pct)
-        return {"seq": self.seq, "rank": self.rank, "elapsed_ns": progress.get("elapsed_ns", 0), "row": row.__dict__}
 
 
 def fleet_run(
@@ -268,11 +196,11 @@ def _follow(world: World, run: RunLike, cfg: FleetConfig, snap: Snapshotter, spo
         if now - last_from_zero > cfg.silence_limit_s:
             lost_zero = True
             run.stop()
-    final = _final(run)
+    final = final_of(run)
     spool.write("final", {k: v for k, v in final.items()})
     spool.close()
     if lost_zero:
-        _die(
+        die(
             f"rank {snap.rank} ({snap.host}): rank 0 silent for more than {cfg.silence_limit_s:.1f} s; "
             f"stopped; this rank's results are in {spool.path}"
         )
@@ -281,29 +209,17 @@ def _follow(world: World, run: RunLike, cfg: FleetConfig, snap: Snapshotter, spo
     deadline = time.monotonic() + cfg.silence_limit_s + 30.0
     world.flush(deadline)
     if world.receive_any(TAG_DONE, deadline, 0) is None:
-        _die(f"rank {snap.rank} ({snap.host}): rank 0 did not confirm the end; results are in {spool.path}")
+        die(f"rank {snap.rank} ({snap.host}): rank 0 did not confirm the end; results are in {spool.path}")
 
 
-def _final(run: RunLike) -> dict[str, Any]:
-    """The rank's result (partial when an error ended it early)."""
-    try:
-        return {"result_json": run.wait(), "error": None}
-    except Exception as e:  # an I/O error keeps the work done before it
-        partial = getattr(e, "result_json", None)
-        return {"result_json": partial if isinstance(partial, str) else None, "error": str(e)}
-
-
-def _die(message: str) -> None:
-    """Leave without MPI_Finalize (a peer is gone: finalize could hang)."""
-    import sys
-
-    sys.stderr.write(f"iolab: {message}\n")
-    sys.stderr.flush()
-    sys.stdout.flush()
-    os._exit(EXIT_HOST_LOST)
-
-
-#: Exit status of a fleet run that lost a host (results incomplete).
-EXIT_HOST_LOST = 4
-
-__all__ = ["EXIT_HOST_LOST", "FleetConfig", "FleetOutcome", "HostPart", "Plan", "fleet_run", "host_labels"]
+__all__ = [
+    "DEFAULT_DEADLINE_S",
+    "EXIT_HOST_LOST",
+    "FleetConfig",
+    "FleetOutcome",
+    "HostPart",
+    "Plan",
+    "fleet_run",
+    "host_labels",
+    "prestart_guard",
+]

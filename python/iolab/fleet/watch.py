@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 
 from iolab.fleet.comm import TAG_BEAT, TAG_DONE, TAG_FINAL, TAG_INTERVAL, TAG_STOP, World
 from iolab.fleet.live import ClusterInterval, HostRow, total_of
-from iolab.fleet.runner import FleetConfig, HostPart, Snapshotter, _final
+from iolab.fleet.parts import FleetConfig, HostPart, Snapshotter, final_of
 from iolab.fleet.spool import Spool
 from iolab.run.local import POLL_S, RunLike
 
@@ -113,7 +113,7 @@ class Watch:
 
     def _own_final(self) -> None:
         self.own_done = True
-        f = _final(self.run_)
+        f = final_of(self.run_)
         self.spool.write("final", f)
         self._take_final(0, f)
 

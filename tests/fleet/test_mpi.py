@@ -158,3 +158,46 @@ def test_srun_without_pmi_is_refused(tmp_path: Path) -> None:
     )
     assert ran.returncode != 0
     assert "rank 0 of 1" in ran.stderr and "srun --mpi=pmix" in ran.stderr
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_live_metrics_during_a_run_have_a_row_per_host(tmp_path: Path) -> None:
+    import urllib.request
+
+    _require_mpi()
+    port = _free_port()
+    cmd = iolab("fleet", "-n", "2", "--live-http", f"127.0.0.1:{port}", "run", *NULL_JOB, "--runtime=6")
+    cmd += ["--output-format=json", f"--fleet-spool={tmp_path / 'spool'}"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    seen = ""
+    try:
+        deadline = time.monotonic() + RUN_LIMIT_S
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                    seen = r.read().decode()
+            except OSError:
+                seen = ""
+            if 'iolab_fleet_iops{host="total"}' in seen:
+                break
+            time.sleep(0.1)
+        out, err = proc.communicate(timeout=RUN_LIMIT_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err[-3000:]
+    hosts = [h["host"] for h in json.loads(out)["hosts"]]
+    for h in [*hosts, "total"]:
+        assert f'iolab_fleet_iops{{host="{h}"}}' in seen, seen
+    totals = [line for line in seen.splitlines() if line.startswith('iolab_fleet_iops{host="total"}')]
+    rows = [line for line in seen.splitlines() if line.startswith("iolab_fleet_iops{") and "total" not in line]
+    assert abs(float(totals[0].split()[-1]) - sum(float(r.split()[-1]) for r in rows)) < 1e-6 * float(
+        totals[0].split()[-1]
+    )

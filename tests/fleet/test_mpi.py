@@ -201,3 +201,21 @@ def test_live_metrics_during_a_run_have_a_row_per_host(tmp_path: Path) -> None:
     assert abs(float(totals[0].split()[-1]) - sum(float(r.split()[-1]) for r in rows)) < 1e-6 * float(
         totals[0].split()[-1]
     )
+
+
+def test_results_directory_keeps_each_host_and_report_shows_the_spread(tmp_path: Path) -> None:
+    ran = _fleet(tmp_path, 2, *NULL_JOB, "--runtime=1", f"--results={tmp_path / 'res'}")
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    (run_dir,) = [p for p in (tmp_path / "res").iterdir() if p.is_dir() and (p / "run.json").is_file()]
+    assert sorted(p.name for p in (run_dir / "hosts").iterdir()) == ["rank-0.json", "rank-1.json"]
+    fleet = json.loads((run_dir / "fleet.json").read_text())
+    assert fleet["incomplete"] is False and len(fleet["hosts"]) == 2
+    merged = json.loads((run_dir / "result.json").read_text())["summary"]["groups"][0]["read"]
+    per_host = [json.loads((run_dir / "hosts" / f"rank-{r}.json").read_text()) for r in (0, 1)]
+    assert merged["ios"] == sum(d["summary"]["groups"][0]["read"]["ios"] for d in per_host)
+    rep = subprocess.run(
+        iolab("report", str(run_dir)), capture_output=True, text=True, timeout=RUN_LIMIT_S, check=False
+    )
+    assert rep.returncode == 0, rep.stderr[-3000:]
+    assert "Fleet: 2 hosts" in rep.stdout and "start skew" in rep.stdout, rep.stdout
+    assert "spread across hosts" in rep.stdout, rep.stdout

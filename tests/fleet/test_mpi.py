@@ -219,3 +219,26 @@ def test_results_directory_keeps_each_host_and_report_shows_the_spread(tmp_path:
     assert rep.returncode == 0, rep.stderr[-3000:]
     assert "Fleet: 2 hosts" in rep.stdout and "start skew" in rep.stdout, rep.stdout
     assert "spread across hosts" in rep.stdout, rep.stdout
+
+
+def test_ctrl_c_stops_every_rank_and_still_reports(tmp_path: Path) -> None:
+    _require_mpi()
+    spool = tmp_path / "spool"
+    cmd = iolab("fleet", "-n", "2", "run", *NULL_JOB, "--runtime=60", "--output-format=json", f"--fleet-spool={spool}")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + RUN_LIMIT_S
+        while time.monotonic() < deadline and not list(spool.glob("*/rank-1.jsonl")):
+            time.sleep(0.05)
+        (rank1,) = spool.glob("*/rank-1.jsonl")
+        _wait_for_lines(rank1, 2, deadline)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=RUN_LIMIT_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err[-3000:]
+    doc = json.loads(out)
+    assert doc["interrupted"] is True and doc["incomplete"] is False
+    assert all(h["state"] == "complete" for h in doc["hosts"])
+    assert doc["total"]["summary"]["jobs"][0]["merged"]["read"]["ios"] > 0

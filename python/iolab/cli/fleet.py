@@ -11,6 +11,7 @@ are unknown options, an error that names them).
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -74,6 +75,10 @@ class TerminalLive:
         self._lines = 0
 
 
+def _interrupt(_sig: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def run_on_fleet(
     args: list[str],
     output: Optional[Path],
@@ -93,6 +98,9 @@ def run_on_fleet(
 
     launch = env.detect()
     assert launch is not None
+    # mpiexec forwards SIGUSR1 to every rank (Ctrl-C would abort the job):
+    # `iolab fleet` turns Ctrl-C into it, and each rank into a stop-and-report.
+    signal.signal(signal.SIGUSR1, _interrupt)
     with prestart_guard(120.0, "MPI initialisation"):
         world = World.init()
     env.check_world(launch, world.size)
@@ -186,7 +194,6 @@ def run_mpiexec(argv: list[str], environ: dict[str, str]) -> int:
     """Run mpiexec; its exit status. When rank 0 has reported a lost host,
     mpiexec may wait for that host's daemon forever (a cut link never
     closes): after a grace period it is ended, and rank 0's status returned."""
-    import signal
     import tempfile
     import time
 
@@ -202,7 +209,8 @@ def run_mpiexec(argv: list[str], environ: dict[str, str]) -> int:
             except subprocess.TimeoutExpired:
                 pass
             except KeyboardInterrupt:
-                os.killpg(proc.pid, signal.SIGINT)  # the ranks stop and report (exit 130)
+                # mpiexec forwards SIGUSR1 to the ranks: they stop and rank 0 reports (exit 130)
+                os.kill(proc.pid, signal.SIGUSR1)
                 continue
             if done.is_file() and reported_at is None:
                 reported_at = time.monotonic()
@@ -219,7 +227,6 @@ def _end_local_daemons(mpiexec_pid: int) -> None:
     detach into their own sessions, and one that served the lost host keeps
     waiting for mpiexec. Each names its job (``prterun-HOST-PID@0``) on
     its command line; daemons on other machines end when their ssh does."""
-    import signal
     import socket
 
     job = f"prterun-{socket.gethostname()}-{mpiexec_pid}@".encode()

@@ -89,6 +89,8 @@ def text(res: FleetResults) -> str:
             f"  rank {x['rank']} {x['host']}: offset {x['offset_ns'] / 1e3:+.1f} µs, round trip "
             f"{x['round_trip_ns'] / 1e3:.1f} µs, started {'-' if after is None else f'{after / 1e6:.3f} ms'} after the first"
         )
+    if o.interrupted:
+        lines.append("INTERRUPTED (Ctrl-C): the figures cover the time that ran on every host")
     if o.incomplete:
         lines.append("INCOMPLETE: the total covers only the hosts that returned results:")
         lines += [f"  {f}" for f in o.faults]

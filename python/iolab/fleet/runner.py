@@ -181,21 +181,20 @@ def _follow(world: World, run: RunLike, cfg: FleetConfig, snap: Snapshotter, spo
     while not run.finished():
         try:
             progress = run.poll(POLL_S)
+            now = time.monotonic()
+            if snap.due(now):
+                s = snap.take(progress, now)
+                spool.write("interval", s)
+                world.post(s, 0, TAG_INTERVAL)
+            if world.drain(TAG_BEAT, 0):
+                last_from_zero = now
+            if world.drain(TAG_STOP, 0):
+                run.stop()
+            if now - last_from_zero > cfg.silence_limit_s:
+                lost_zero = True
+                run.stop()
         except KeyboardInterrupt:
-            run.stop()  # rank 0 gets the same Ctrl-C and reports
-            continue
-        now = time.monotonic()
-        if snap.due(now):
-            s = snap.take(progress, now)
-            spool.write("interval", s)
-            world.post(s, 0, TAG_INTERVAL)
-        if world.drain(TAG_BEAT, 0):
-            last_from_zero = now
-        if world.drain(TAG_STOP, 0):
-            run.stop()
-        if now - last_from_zero > cfg.silence_limit_s:
-            lost_zero = True
-            run.stop()
+            run.stop()  # rank 0 gets the same signal, stops every rank and reports
     final = final_of(run)
     spool.write("final", {k: v for k, v in final.items()})
     spool.close()

@@ -242,3 +242,14 @@ def test_ctrl_c_stops_every_rank_and_still_reports(tmp_path: Path) -> None:
     assert doc["interrupted"] is True and doc["incomplete"] is False
     assert all(h["state"] == "complete" for h in doc["hosts"])
     assert doc["total"]["summary"]["jobs"][0]["merged"]["read"]["ios"] > 0
+
+
+def test_bad_input_is_one_line_once_with_a_usage_status(tmp_path: Path) -> None:
+    ran = _fleet(tmp_path, 2, *NULL_JOB, "--runtime=1", "--bogus=1")
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stderr.count("unknown option 'bogus'") == 1, ran.stderr
+    table = tmp_path / "hosts.toml"
+    table.write_text('[[host]]\nrank = 5\nfilename = "x"\n')
+    ran = _fleet(tmp_path, 2, *NULL_JOB, "--runtime=1", f"--fleet-hosts={table}")
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stderr.count("rank 5 is not in this run") == 1, ran.stderr

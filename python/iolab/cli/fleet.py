@@ -19,7 +19,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from iolab.errors import JobError
+from iolab.cli.errors import exit_status
+from iolab.errors import IolabError, JobError
 from iolab.run.api import parse_interval_ns
 
 FLEET_OPTIONS = ("hosts", "deadline", "live-http", "spool")
@@ -142,7 +143,12 @@ def run_on_fleet(
         if server is not None:
             server.show(view)
 
-    outcome = fleet_run(world, plan, cfg, on_view=on_view, note=(live.note if live else lambda _l: None))
+    try:
+        outcome = fleet_run(world, plan, cfg, on_view=on_view, note=(live.note if live else lambda _l: None))
+    except (IolabError, OSError) as e:
+        if world.rank == 0:
+            raise
+        raise typer.Exit(exit_status(e)) from None  # every rank has it; rank 0 says it once
     if outcome is None:
         return  # not rank 0: rank 0 reports
     _report(outcome, output, output_format, results)

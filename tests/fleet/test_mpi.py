@@ -253,3 +253,24 @@ def test_bad_input_is_one_line_once_with_a_usage_status(tmp_path: Path) -> None:
     ran = _fleet(tmp_path, 2, *NULL_JOB, "--runtime=1", f"--fleet-hosts={table}")
     assert ran.returncode == 2, ran.stderr
     assert ran.stderr.count("rank 5 is not in this run") == 1, ran.stderr
+
+
+def test_a_sweep_runs_each_point_on_every_rank(tmp_path: Path) -> None:
+    _require_mpi()
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        '[plan]\nname = "fleet-null"\ndescription = "null engine on every rank"\n\n'
+        '[base]\nioengine = "null"\nsize = "64m"\nrw = "randread"\ntime_based = true\nruntime = "1s"\n\n'
+        '[axes]\nbs = ["4k", "64k"]\n'
+    )
+    cmd = iolab("fleet", "-n", "2", "sweep", str(plan), "--results", str(tmp_path / "res"))
+    ran = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_LIMIT_S, cwd=tmp_path, check=False)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert ran.stdout.count("sweep fleet-null: 2 points") == 1, ran.stdout  # rank 0 alone reports
+    points = sorted((tmp_path / "res" / "fleet-null" / "points").iterdir())
+    assert [p.name for p in points] == ["p001-r1", "p002-r1"]
+    for p in points:
+        doc = json.loads((p / "result.json").read_text())
+        assert len(doc["result"]["hosts"]) == 2  # the point ran on both ranks, merged
+        hosts = {w["host"] for j in doc["result"]["jobs"] for w in j["workers"]}
+        assert len(hosts) == 2

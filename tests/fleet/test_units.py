@@ -39,14 +39,6 @@ def test_singletons_are_refused_with_the_fix() -> None:
     check_world(Launch(None, "x"), 7)
 
 
-def test_sweeps_are_refused_under_mpi() -> None:
-    from iolab.fleet.env import refuse_sweep_under_mpi
-
-    with pytest.raises(FleetError, match="sweeps on a fleet are not supported yet"):
-        refuse_sweep_under_mpi({"OMPI_COMM_WORLD_SIZE": "2"})
-    refuse_sweep_under_mpi({})
-
-
 # ---- hosts table ----
 
 TABLE = """

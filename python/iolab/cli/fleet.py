@@ -246,6 +246,58 @@ def _end_local_daemons(mpiexec_pid: int) -> None:
             continue  # gone already, or not ours to read
 
 
+#: Fleet options of `iolab sweep` under MPI (it takes no extra arguments):
+#: environment variables, which `iolab fleet ... sweep` sets and forwards.
+SWEEP_ENV = {"hosts": "IOLAB_FLEET_HOSTS", "deadline": "IOLAB_FLEET_DEADLINE", "spool": "IOLAB_FLEET_SPOOL"}
+
+
+def sweep_on_fleet(plan: Path, results: Path, opts: Any) -> Any:
+    """``iolab sweep`` as one rank of an MPI job: each point on every rank
+    (:mod:`iolab.fleet.sweep`); rank 0 returns the outcome, others None."""
+    from iolab.fleet import env
+    from iolab.fleet.comm import World
+    from iolab.fleet.hosts import read_hosts
+    from iolab.fleet.output import build, text
+    from iolab.fleet.runner import DEFAULT_DEADLINE_S, EXIT_HOST_LOST, FleetConfig, prestart_guard
+    from iolab.fleet.spool import DEFAULT_ROOT
+    from iolab.fleet.sweep import fleet_sweep
+
+    launch = env.detect()
+    assert launch is not None
+    signal.signal(signal.SIGUSR1, _interrupt)
+    with prestart_guard(120.0, "MPI initialisation"):
+        world = World.init()
+    env.check_world(launch, world.size)
+    deadline = os.environ.get(SWEEP_ENV["deadline"])
+    try:
+        deadline_s = parse_interval_ns(deadline) / 1e9 if deadline else DEFAULT_DEADLINE_S
+    except ValueError as e:
+        raise JobError(f"{SWEEP_ENV['deadline']}: {e}") from None
+    cfg = FleetConfig(
+        deadline_s=deadline_s,
+        allow_overwrite=opts.allow_overwrite,
+        spool_root=Path(os.environ.get(SWEEP_ENV["spool"]) or DEFAULT_ROOT),
+    )
+    hosts_path = os.environ.get(SWEEP_ENV["hosts"])
+    hosts = read_hosts(Path(hosts_path)) if hosts_path and world.rank == 0 else None
+
+    def incomplete(outcome: Any) -> None:
+        sys.stdout.write(text(build(outcome)))
+        typer.echo(f"iolab: fleet sweep stopped, a point lost a host: {'; '.join(outcome.faults)}", err=True)
+        typer.echo("iolab: the finished points are kept; run the same command again to resume", err=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        mark_done(EXIT_HOST_LOST)
+        os._exit(EXIT_HOST_LOST)
+
+    try:
+        return fleet_sweep(world, plan, results, opts, cfg, hosts, incomplete)
+    except (IolabError, OSError) as e:
+        if world.rank == 0:
+            raise
+        raise typer.Exit(exit_status(e)) from None
+
+
 FLEET_HELP = """Run `iolab run|sweep ARGS...` on N MPI ranks (mpiexec, run for you).
 
 Examples:
@@ -294,14 +346,20 @@ def register(app: typer.Typer) -> None:
         if not ctx.args:
             raise JobError("iolab fleet: give a command: run ARGS... or sweep ARGS...")
         command, *args = ctx.args
-        if command == "sweep":
-            raise JobError(
-                "iolab fleet sweep: sweeps on a fleet are not supported yet; run each point with `iolab fleet run`"
-            )
         try:
             parse_interval_ns(deadline)
         except ValueError as e:
             raise JobError(f"--deadline: {e}") from None
+        environ = launch_environ()
+        if command == "sweep":
+            if live_http is not None:
+                raise JobError("--live-http: not available for sweeps on a fleet (use it with `run`)")
+            forwarded = {"deadline": deadline, "hosts": None if hosts is None else str(hosts.resolve())}
+            extra_env = {SWEEP_ENV[k]: v for k, v in forwarded.items() if v is not None}
+            environ.update(extra_env)
+            mpi_extra = [*mpiexec_arg, *[a for var in extra_env for a in ("-x", var)]]
+            argv = mpiexec_command(ranks, command, args, hostfile=hostfile, mpiexec=find_mpiexec(), extra=mpi_extra)
+            raise typer.Exit(run_mpiexec(argv, environ))
         extra = [f"--fleet-deadline={deadline}"]
         if hosts is not None:
             extra.append(f"--fleet-hosts={hosts.resolve()}")
@@ -310,7 +368,7 @@ def register(app: typer.Typer) -> None:
         argv = mpiexec_command(
             ranks, command, [*args, *extra], hostfile=hostfile, mpiexec=find_mpiexec(), extra=mpiexec_arg
         )
-        raise typer.Exit(run_mpiexec(argv, launch_environ()))
+        raise typer.Exit(run_mpiexec(argv, environ))
 
 
-__all__ = ["register", "run_on_fleet", "split_fleet_options"]
+__all__ = ["register", "run_on_fleet", "split_fleet_options", "sweep_on_fleet"]

@@ -89,13 +89,4 @@ def check_world(launch: Launch, world_size: int) -> None:
     raise FleetError(f"{launch.launcher} asked for {n} ranks but MPI has {world_size}: check the launch command")
 
 
-def refuse_sweep_under_mpi(environ: Optional[Mapping[str, str]] = None) -> None:
-    """Sweeps do not run on a fleet yet: refuse rather than run N sweeps."""
-    if detect(environ) is not None:
-        raise FleetError(
-            "iolab sweep under MPI: sweeps on a fleet are not supported yet; run each point with "
-            "`iolab fleet run` (or set IOLAB_FLEET=0 to run one independent sweep per rank)"
-        )
-
-
-__all__ = ["DISABLE_VAR", "RANKS_VAR", "FleetError", "Launch", "check_world", "detect", "refuse_sweep_under_mpi"]
+__all__ = ["DISABLE_VAR", "RANKS_VAR", "FleetError", "Launch", "check_world", "detect"]

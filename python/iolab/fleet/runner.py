@@ -44,6 +44,14 @@ from iolab.fleet.spool import Spool
 from iolab.jobs import JobSpec
 from iolab.run.local import POLL_S, RunLike, native_jobs
 
+#: What rank 0 broadcasts instead of a plan when a fleet sweep has no more points.
+SWEEP_END = "iolab-fleet-sweep-end"
+
+
+class SweepEnded(Exception):
+    """A rank waiting for the next point of a fleet sweep learnt there is none."""
+
+
 #: Lead of the start instant over the broadcast (ranks convert and arm their engines).
 START_LEAD_NS = 300_000_000
 
@@ -142,6 +150,8 @@ def _broadcast_plan(world: World, plan: Callable[[], Plan]) -> Plan:
             world.bcast(("error", e))
             raise
     got = world.bcast(sent)
+    if isinstance(got, str) and got == SWEEP_END:
+        raise SweepEnded
     if isinstance(got, tuple) and got and got[0] == "error":
         raise got[1]
     assert isinstance(got, Plan)
@@ -214,10 +224,12 @@ def _follow(world: World, run: RunLike, cfg: FleetConfig, snap: Snapshotter, spo
 __all__ = [
     "DEFAULT_DEADLINE_S",
     "EXIT_HOST_LOST",
+    "SWEEP_END",
     "FleetConfig",
     "FleetOutcome",
     "HostPart",
     "Plan",
+    "SweepEnded",
     "fleet_run",
     "host_labels",
     "prestart_guard",

@@ -93,6 +93,12 @@ class Snapshotter:
     def due(self, now: float) -> bool:
         return now >= self.next_at
 
+    def poll_timeout_s(self, most_s: float) -> float:
+        """How long to wait on the engine: no longer than until the next
+        snapshot is due, so snapshots leave on time (the live view waits
+        for them only a fraction of an interval)."""
+        return min(most_s, max(0.005, self.next_at - time.monotonic()))
+
     def take(self, progress: dict[str, Any], now: float) -> dict[str, Any]:
         self.seq += 1
         self.next_at += self.interval_s

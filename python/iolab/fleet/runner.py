@@ -190,7 +190,7 @@ def _follow(world: World, run: RunLike, cfg: FleetConfig, snap: Snapshotter, spo
     lost_zero = False
     while not run.finished():
         try:
-            progress = run.poll(POLL_S)
+            progress = run.poll(snap.poll_timeout_s(POLL_S))
             now = time.monotonic()
             if snap.due(now):
                 s = snap.take(progress, now)

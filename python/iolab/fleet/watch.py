@@ -79,7 +79,7 @@ class Watch:
     def _step(self) -> None:
         now = time.monotonic()
         if not self.own_done:
-            progress = self.run_.poll(POLL_S)
+            progress = self.run_.poll(self.snap.poll_timeout_s(POLL_S))
             if self.snap.due(time.monotonic()):
                 s = self.snap.take(progress, now)
                 self.spool.write("interval", s)

@@ -306,11 +306,15 @@ Examples:
 
   iolab fleet -n 2 --hostfile hosts.txt --hosts table.toml run job.fio --output-format json
 
+  iolab fleet -n 4 sweep plan.toml --results results
+
 Without --hostfile the ranks run on this host. Rank 0 reads the jobs,
 broadcasts them, measures every rank's clock offset, and starts all ranks
 together; it shows the cluster live and prints a row per host and an exact
 total. A rank lost mid-run ends the run within two intervals plus
 --deadline, named, with partial results marked incomplete (exit status 4).
+A sweep runs each point on every rank. Ctrl-C stops every rank and still
+reports (exit status 130). See docs/fleet.md.
 """
 
 

@@ -274,3 +274,33 @@ def test_a_sweep_runs_each_point_on_every_rank(tmp_path: Path) -> None:
         assert len(doc["result"]["hosts"]) == 2  # the point ran on both ranks, merged
         hosts = {w["host"] for j in doc["result"]["jobs"] for w in j["workers"]}
         assert len(hosts) == 2
+
+
+def test_kill_9_of_rank_0_ends_every_other_rank_with_its_spool(tmp_path: Path) -> None:
+    _require_mpi()
+    spool = tmp_path / "spool"
+    interval_s, deadline_s = 1.0, 3.0
+    cmd = iolab("fleet", "-n", "2", "--deadline", f"{deadline_s:g}s", "run", *NULL_JOB, "--runtime=60")
+    cmd += [f"--fleet-spool={spool}"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + RUN_LIMIT_S
+        while time.monotonic() < deadline and not list(spool.glob("*/rank-0.jsonl")):
+            time.sleep(0.05)
+        (rank0,) = spool.glob("*/rank-0.jsonl")
+        _wait_for_lines(rank0, 2, deadline)
+        pid = _rank_pid(0, spool)
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        killed = time.monotonic()
+        _out, err = proc.communicate(timeout=RUN_LIMIT_S)
+        took = time.monotonic() - killed
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0
+    assert took <= 2 * interval_s + deadline_s + 10.0, took
+    assert "rank 0 silent for more than" in err, err[-3000:]
+    (rank1,) = spool.glob("*/rank-1.jsonl")
+    kinds = [json.loads(line)["kind"] for line in rank1.read_text().splitlines()]
+    assert kinds[-1] == "final" and kinds.count("interval") >= 2, kinds

@@ -304,3 +304,38 @@ def test_kill_9_of_rank_0_ends_every_other_rank_with_its_spool(tmp_path: Path) -
     (rank1,) = spool.glob("*/rank-1.jsonl")
     kinds = [json.loads(line)["kind"] for line in rank1.read_text().splitlines()]
     assert kinds[-1] == "final" and kinds.count("interval") >= 2, kinds
+
+
+def test_a_hung_rank_is_named_lost_and_the_run_ends(tmp_path: Path) -> None:
+    _require_mpi()
+    spool = tmp_path / "spool"
+    interval_s, deadline_s = 1.0, 3.0
+    cmd = iolab("fleet", "-n", "2", "--deadline", f"{deadline_s:g}s", "run", *NULL_JOB, "--runtime=60")
+    cmd += ["--output-format=json", f"--fleet-spool={spool}"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    pid = None
+    try:
+        deadline = time.monotonic() + RUN_LIMIT_S
+        while time.monotonic() < deadline and not list(spool.glob("*/rank-1.jsonl")):
+            time.sleep(0.05)
+        (rank1,) = spool.glob("*/rank-1.jsonl")
+        _wait_for_lines(rank1, 2, deadline)
+        pid = _rank_pid(1, spool)
+        assert pid is not None
+        os.kill(pid, signal.SIGSTOP)  # hangs: alive to the OS, silent to MPI
+        hung = time.monotonic()
+        out, err = proc.communicate(timeout=RUN_LIMIT_S)
+        took = time.monotonic() - hung
+    finally:
+        if pid is not None:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 4, err[-3000:]
+    assert took <= 2 * interval_s + deadline_s + 2.0 + 10.0, took
+    assert "/1 (rank 1) lost" in err
+    doc = json.loads(out)
+    assert doc["incomplete"] is True and doc["hosts"][1]["state"] == "lost"

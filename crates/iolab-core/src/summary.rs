@@ -151,6 +151,10 @@ pub struct Summary {
     pub thread_runtime_ns: u64,
     pub read: DirSummary,
     pub write: DirSummary,
+    /// Both directions: (read + write I/Os) / runtime.
+    pub iops: f64,
+    /// Both directions: (read + write bytes) / runtime.
+    pub bw_bytes_per_s: f64,
     /// Total latency (`lat`) of every I/O, both directions merged exactly.
     pub lat_all: LatSummary,
     pub sync: SyncSummary,
@@ -193,6 +197,8 @@ impl Summary {
             thread_runtime_ns,
             read: dir(IoDir::Read),
             write: dir(IoDir::Write),
+            iops: per_s(m.dirs.iter().map(|d| d.ios).sum(), m.runtime_ns),
+            bw_bytes_per_s: per_s(m.dirs.iter().map(|d| d.bytes).sum(), m.runtime_ns),
             lat_all: LatSummary::of(&lat_all, percentiles),
             sync: SyncSummary {
                 count: m.syncs,

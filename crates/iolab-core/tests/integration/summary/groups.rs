@@ -39,12 +39,15 @@ fn group_iops_and_bandwidth_are_the_groups_ios_over_its_longest_runtime() {
     assert!(close(g.total.iops, 2000.0 / 2.5), "{}", g.total.iops);
     assert_eq!(g.total.bytes, 1400 * 4096 + 600 * 8192);
     assert!(close(g.total.bw_bytes_per_s, g.total.bytes as f64 / 2.5));
-    // Not the sum of per-job rates (which counts each job over its own window).
-    let per_job: f64 = s
-        .jobs
-        .iter()
-        .map(|j| j.merged.read.iops + j.merged.write.iops)
-        .sum();
+    // A job's own total is its I/Os of both directions over its runtime.
+    let a = &s.jobs[0].merged;
+    assert!(close(a.iops, 1600.0 / 2.5), "{}", a.iops);
+    assert!(close(
+        a.bw_bytes_per_s,
+        (1000.0 * 4096.0 + 600.0 * 8192.0) / 2.5
+    ));
+    // The group's is not the sum of per-job rates (each over its own window).
+    let per_job: f64 = s.jobs.iter().map(|j| j.merged.iops).sum();
     assert!(!close(per_job, g.total.iops), "{per_job}");
 }
 

@@ -247,8 +247,12 @@ pub struct JobSummary {
 
 impl JobSummary {
     pub fn of(j: &JobResult) -> JobSummary {
+        JobSummary::of_merged(j, &merge_workers(&j.workers))
+    }
+
+    /// [`JobSummary::of`] with the job's workers already merged (`m`).
+    fn of_merged(j: &JobResult, m: &WorkerResult) -> JobSummary {
         let pcts = &j.job.percentile_list;
-        let m = merge_workers(&j.workers);
         let thread_runtime_ns = j.workers.iter().map(|w| w.runtime_ns).sum();
         let workers = j.workers.iter().map(|w| WorkerSummary {
             worker: w.worker,
@@ -260,7 +264,7 @@ impl JobSummary {
             group: j.group,
             config: JobConfigSummary::of(&j.job),
             latency_definitions: LatencyDefinitions::of(&j.job),
-            merged: Summary::of_merged(&m, thread_runtime_ns, pcts),
+            merged: Summary::of_merged(m, thread_runtime_ns, pcts),
             workers: workers.collect(),
             series: m.series.iter().map(IntervalSummary::of).collect(),
         }
@@ -280,13 +284,20 @@ pub struct RunSummary {
 
 /// Summarise a whole run.
 pub fn summarize(run: &RunResult) -> RunSummary {
-    let jobs: Vec<JobSummary> = run.jobs.iter().map(JobSummary::of).collect();
+    // Each job's workers merged once: for the job's summary and its group's.
+    let merged: Vec<WorkerResult> = run.jobs.iter().map(|j| merge_workers(&j.workers)).collect();
+    let jobs: Vec<JobSummary> = run
+        .jobs
+        .iter()
+        .zip(&merged)
+        .map(|(j, m)| JobSummary::of_merged(j, m))
+        .collect();
     RunSummary {
         schema: SUMMARY_SCHEMA.to_string(),
         tool_version: run.tool_version.clone(),
         start_unix_ns: run.start_unix_ns,
         interval_ns: run.interval_ns,
-        groups: group::group_summaries(run, &jobs),
+        groups: group::group_summaries(run, &jobs, &merged),
         jobs,
     }
 }

@@ -5,7 +5,7 @@
 use super::common::*;
 use iolab_core::hist::LatHist;
 use iolab_core::job::IoDir;
-use iolab_core::stats::{merge_results, RunResult};
+use iolab_core::stats::{merge_results, merge_results_json, RunResult};
 use iolab_core::summary::{summarize, LatSummary};
 
 fn close(a: f64, b: f64) -> bool {
@@ -114,4 +114,30 @@ fn checked_percentiles_must_be_percent() {
     assert!(LatSummary::checked(&h, &[50.0, 100.0]).is_ok());
     let err = LatSummary::checked(&h, &[150.0]).unwrap_err().to_string();
     assert!(err.contains("percentile 150"), "{err}");
+}
+
+#[test]
+fn merging_json_text_appends_workers_and_keeps_the_earliest_start() {
+    let a = two_jobs();
+    let mut b = two_jobs();
+    b.start_unix_ns -= 5;
+    b.hosts[0].hostname = "h2".into();
+    let texts = [a.clone(), b.clone()].map(|r| serde_json::to_string(&r).unwrap());
+    let merged: RunResult =
+        serde_json::from_str(&merge_results_json(&[texts[0].as_str(), texts[1].as_str()]).unwrap())
+            .unwrap();
+    assert_eq!(merged.start_unix_ns, b.start_unix_ns);
+    assert_eq!(merged.hosts.len(), 2);
+    assert_eq!(merged.jobs.len(), 2);
+    assert_eq!(merged.jobs[0].workers.len(), 4);
+    assert_eq!(merged.jobs[0].workers[2], b.jobs[0].workers[0]);
+    assert_eq!(merged, merge_results(&[a, b]).unwrap());
+    for (text, want) in [
+        ("[1]", "not a JSON object"),
+        ("{\"schema\": \"iolab.result/1\"}", "no 'interval_ns'"),
+        ("not json", "not an iolab result"),
+    ] {
+        let err = merge_results_json(&[text]).unwrap_err().to_string();
+        assert!(err.contains(want), "{text}: {err}");
+    }
 }

@@ -1,10 +1,14 @@
 """The SNIA PTS steady-state test, and the page-cache drop between points.
 
-:func:`steady_state_reached`: over the last ``rounds`` values of a metric,
+:func:`steady_state_check`: over the last ``rounds`` values of a metric,
 (1) the range (max - min) is within ``excursion_pct`` of their mean, and
 (2) the least-squares line's change across the window (slope x (n - 1)) is
 within ``slope_pct`` of the mean. SNIA PTS states the excursion as the
 range over the mean (20 %) and the slope excursion as 10 % of the mean.
+
+:func:`steady_metric`: a round's value — the core's group totals (IOPS,
+bandwidth, mean latency), not a sum of per-job rates. :func:`drop_caches`:
+the page-cache drop between points.
 """
 
 from __future__ import annotations

@@ -11,6 +11,10 @@ Where (:func:`plan_target`):
 - an existing file or block device: used in place. Its data is never
   written unless ``allow_overwrite``: without it only the read jobs run
   (the engine refuses writes to data iolab did not create in any case).
+
+This module plans and runs; what quick leaves behind (its results JSON and
+the HTML report, analysed from memory) is written by
+:mod:`iolab.report.quick`, above the analysis it needs.
 """
 
 from __future__ import annotations
@@ -61,10 +65,12 @@ class QuickTarget:
 
 @dataclass(frozen=True)
 class QuickOutput:
+    """A finished quick run: where it ran, its output, and what its report records."""
+
     target: QuickTarget
     run: RunOutput
-    #: the jobs as run and the host facts of the target (taken before the
-    #: test file is removed): what the report's run directory records
+    #: The jobs as run and the host facts of the target (taken before the
+    #: test file is removed): the report's config and host facts.
     jobs: tuple[JobSpec, ...] = ()
     host: Optional[dict[str, Any]] = None
 

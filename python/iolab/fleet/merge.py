@@ -2,7 +2,7 @@
 
 Each rank's final result is the engine's lossless ``iolab.result/1`` (HDR
 histograms as V2 base64). :func:`merge_results` is the core's exact merge
-(``_native.merge_results``, done here on the parsed JSON), so the core's summary of the merged result
+(``_native.merge_results``), so the core's summary of the merged result
 adds counts and bytes and merges histograms bucket by bucket. No
 percentile is ever averaged: every latency figure of a total is computed
 from the merged histogram (``_native.hist_merge``, then the core's one
@@ -17,13 +17,12 @@ derivation as :mod:`iolab.run.wire`).
 
 from __future__ import annotations
 
-import copy
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from iolab import _native
-from iolab.errors import ResultFormatError
 from iolab.run.wire import NBD_REQUEST_HEADER_BYTES, NBD_SIMPLE_REPLY_BYTES
 
 Json = dict[str, Any]
@@ -34,45 +33,21 @@ LATENCY = "lat_ns"
 NBD_FRAMING_BYTES = NBD_REQUEST_HEADER_BYTES + NBD_SIMPLE_REPLY_BYTES
 
 
-def merge_results(results: Sequence[Json]) -> Json:
-    """The exact merge of several hosts' results (parsed ``iolab.result/1``).
-
-    The same merge as the core's ``merge_results`` (``RunResult::merge``:
-    workers of the same job and group appended with their host, host facts
-    and CPU accounting appended, the earliest start kept; schema, version
-    and interval checked) — nothing is summed here: the core's summary of
-    the merged result does that. Done on the parsed JSON because the core's
-    merge decodes and re-encodes every histogram of every host (seconds at
-    1,000 hosts) where appending needs none of them;
-    tests/fleet/test_merge.py checks that both give the same result."""
-    if not results:
+def merge_result_jsons(results_json: Sequence[str]) -> str:
+    """The exact merge of several hosts' results (``iolab.result/1`` JSON):
+    the core's one merge (``_native.merge_results``: workers of the same job
+    appended with their host, host facts and CPU accounting appended, the
+    earliest start kept; schema, version and interval checked, on the JSON
+    form without decoding a histogram). Nothing is summed: the core's
+    summary of the merged result does that."""
+    if not results_json:
         raise ValueError("no results to merge")
-    first = results[0]
-    for r in results[1:]:
-        if r["interval_ns"] != first["interval_ns"]:
-            raise ResultFormatError(
-                f"cannot merge results with intervals of {r['interval_ns']} ns and {first['interval_ns']} ns "
-                "(give every host the same interval)"
-            )
-        if r["schema"] != first["schema"] or r["tool_version"] != first["tool_version"]:
-            raise ResultFormatError(
-                f"cannot merge a {r['schema']} result of iolab {r['tool_version']} with a {first['schema']} "
-                f"result of iolab {first['tool_version']} (run every host with the same iolab)"
-            )
-    merged: Json = copy.deepcopy(first)
-    jobs = {(j["name"], j["group"]): j for j in merged["jobs"]}
-    for other in results[1:]:
-        for oj in other["jobs"]:
-            same = jobs.get((oj["name"], oj["group"]))
-            if same is None:
-                jobs[(oj["name"], oj["group"])] = copy.deepcopy(oj)
-                merged["jobs"].append(jobs[(oj["name"], oj["group"])])
-            else:
-                same["workers"].extend(oj["workers"])
-        merged["hosts"].extend(other["hosts"])
-        merged["cpu"].extend(other["cpu"])
-        merged["start_unix_ns"] = min(merged["start_unix_ns"], other["start_unix_ns"])
-        merged["layout_notes"].extend(other["layout_notes"])
+    return _native.merge_results(list(results_json))
+
+
+def merge_results(results: Sequence[Json]) -> Json:
+    """:func:`merge_result_jsons` on parsed results."""
+    merged: Json = json.loads(merge_result_jsons([json.dumps(r) for r in results]))
     return merged
 
 
@@ -181,4 +156,13 @@ def table_rows(per_host: Sequence[tuple[str, Json]], total: Json) -> list[Json]:
     return rows
 
 
-__all__ = ["LATENCY", "NBD_FRAMING_BYTES", "Figures", "figures", "merge_results", "row", "table_rows"]
+__all__ = [
+    "LATENCY",
+    "NBD_FRAMING_BYTES",
+    "Figures",
+    "figures",
+    "merge_result_jsons",
+    "merge_results",
+    "row",
+    "table_rows",
+]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from iolab import _native
-from iolab.fleet.merge import merge_results, table_rows
+from iolab.fleet.merge import merge_result_jsons, table_rows
 from iolab.fleet.runner import FleetOutcome, HostPart
 from iolab.results import build_output, to_fio_json
 from iolab.results.fio_json import _entry
@@ -42,11 +42,12 @@ class FleetResults:
 
 
 def build(outcome: FleetOutcome) -> FleetResults:
-    per_host = [(p.host, json.loads(p.result_json)) for p in outcome.parts if p.result_json is not None]
-    if not per_host:
+    with_results = [p for p in outcome.parts if p.result_json is not None]
+    if not with_results:
         return FleetResults(outcome, None, [], [])
-    merged = merge_results([r for _, r in per_host])
-    merged_json = json.dumps(merged)
+    merged_json = merge_result_jsons([p.result_json for p in with_results if p.result_json is not None])
+    merged = json.loads(merged_json)
+    per_host = [(p.host, json.loads(p.result_json)) for p in with_results if p.result_json is not None]
     total = RunOutput(merged_json, _native.summarize(merged_json), outcome.interrupted, ())
     return FleetResults(outcome, total, per_host, table_rows(per_host, merged))
 

@@ -16,7 +16,6 @@ The device statistics of a point (diskstats) are not measured on a fleet.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -28,7 +27,7 @@ from iolab.errors import IolabError
 from iolab.fleet.comm import World
 from iolab.fleet.env import FleetError
 from iolab.fleet.hosts import HostsTable
-from iolab.fleet.merge import merge_results
+from iolab.fleet.merge import merge_result_jsons
 from iolab.fleet.runner import SWEEP_END, FleetConfig, FleetOutcome, Plan, SweepEnded, fleet_run
 from iolab.jobs import JobSpec
 from iolab.plans.sweep import SweepOptions, SweepOutcome, run_sweep
@@ -37,10 +36,10 @@ from iolab.run.local import RunOutput
 
 def merged_output(outcome: FleetOutcome) -> RunOutput:
     """A fleet point's result as one run: the exact merge of its hosts."""
-    results = [json.loads(p.result_json) for p in outcome.parts if p.result_json is not None]
+    results = [p.result_json for p in outcome.parts if p.result_json is not None]
     if not results:
         raise FleetError("no host returned a result: " + "; ".join(outcome.faults))
-    merged = json.dumps(merge_results(results))
+    merged = merge_result_jsons(results)
     notes = tuple(f"{p.host}: {n}" for p in outcome.parts for n in p.notes)
     return RunOutput(merged, _native.summarize(merged), outcome.interrupted, notes)
 

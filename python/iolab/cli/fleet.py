@@ -51,12 +51,19 @@ def split_fleet_options(args: list[str]) -> tuple[dict[str, str], list[str]]:
     return found, rest
 
 
+#: Set by `iolab fleet` when its stderr is a terminal (forwarded to the ranks).
+TTY_VAR = "IOLAB_FLEET_TTY"
+
+
 class TerminalLive:
     """The cluster table on stderr, redrawn in place on a terminal; on a
     pipe or file nothing is drawn (logs stay clean)."""
 
     def __init__(self) -> None:
-        self.tty = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
+        # Under mpiexec a rank's stderr is a pipe to mpiexec, which copies it
+        # to the user's terminal: `iolab fleet` says when that is a terminal.
+        on_tty = sys.stderr.isatty() or os.environ.get(TTY_VAR) == "1"
+        self.tty = on_tty and os.environ.get("TERM") != "dumb"
         self._lines = 0
 
     def show(self, view: Any) -> None:
@@ -355,6 +362,9 @@ def register(app: typer.Typer) -> None:
         except ValueError as e:
             raise JobError(f"--deadline: {e}") from None
         environ = launch_environ()
+        if sys.stderr.isatty():
+            environ[TTY_VAR] = "1"
+            mpiexec_arg = [*mpiexec_arg, "-x", TTY_VAR]
         if command == "sweep":
             if live_http is not None:
                 raise JobError("--live-http: not available for sweeps on a fleet (use it with `run`)")

@@ -264,7 +264,8 @@ def test_a_sweep_runs_each_point_on_every_rank(tmp_path: Path) -> None:
         '[axes]\nbs = ["4k", "64k"]\n'
     )
     cmd = iolab("fleet", "-n", "2", "sweep", str(plan), "--results", str(tmp_path / "res"))
-    ran = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_LIMIT_S, cwd=tmp_path, check=False)
+    env = {**os.environ, "IOLAB_FLEET_SPOOL": str(tmp_path / "spool")}  # local ranks inherit it
+    ran = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_LIMIT_S, cwd=tmp_path, env=env, check=False)
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert ran.stdout.count("sweep fleet-null: 2 points") == 1, ran.stdout  # rank 0 alone reports
     points = sorted((tmp_path / "res" / "fleet-null" / "points").iterdir())

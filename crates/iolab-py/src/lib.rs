@@ -27,8 +27,6 @@ mod target;
 mod units;
 
 use iolab_core::options::{DefaultValue, OptionDef, OPTIONS};
-use iolab_core::stats::RunResult;
-use iolab_core::CoreError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -86,15 +84,10 @@ fn summarize(py: Python<'_>, result_json: &str) -> PyResult<String> {
 /// result whose summary holds the fleet's totals.
 #[pyfunction]
 fn merge_results(py: Python<'_>, results_json: Vec<String>) -> PyResult<String> {
+    // Appending workers decodes no histogram; still without the GIL (large texts).
     gil::released(py, || {
-        let runs = results_json
-            .iter()
-            .map(|r| serde_json::from_str(r))
-            .collect::<Result<Vec<RunResult>, _>>()
-            .map_err(|e| CoreError::Format(format!("not an iolab result: {e}")))?;
-        let merged = iolab_core::stats::merge_results(&runs)?;
-        serde_json::to_string(&merged)
-            .map_err(|e| CoreError::Format(format!("cannot encode the merged result: {e}")))
+        let texts: Vec<&str> = results_json.iter().map(String::as_str).collect();
+        iolab_core::stats::merge_results_json(&texts)
     })
     .map_err(core_error)
 }

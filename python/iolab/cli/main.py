@@ -16,13 +16,15 @@ import typer
 
 from iolab import _native
 from iolab.cli import catalog as catalog_commands
+from iolab.cli import fleet as fleet_commands
 from iolab.cli import render
 from iolab.cli import report as report_commands
 from iolab.cli import sweep as sweep_commands
 from iolab.cli import target as target_commands
 from iolab.cli.errors import EXIT_INTERRUPTED, IolabGroup
 from iolab.cli.options import AllowOverwrite
-from iolab.errors import IolabError
+from iolab.errors import IolabError, JobError
+from iolab.fleet.env import detect as fleet_launch
 from iolab.report.quick import write_quick_report
 from iolab.results.catalog import save_run
 from iolab.run.api import parse_interval_ns, prepare
@@ -139,6 +141,13 @@ def run(
         ),
     ] = None,
 ) -> None:
+    if fleet_launch() is not None:  # mpiexec/srun iolab run ...: every rank runs, rank 0 reports
+        if dry_run:
+            raise JobError("--dry-run under MPI: run `iolab run --dry-run ...` without mpiexec")
+        fleet_commands.run_on_fleet(
+            ctx.args, output, output_format.value, allow_overwrite, interval, results, target_stats
+        )
+        return
     jobs = jobs_from_command_line(ctx.args)
     if dry_run:
         typer.echo(render.prepared_jobs([prepare(j) for j in jobs]))
@@ -271,6 +280,7 @@ sweep_commands.register(app)
 catalog_commands.register(app)
 target_commands.register(app)
 report_commands.register(app)
+fleet_commands.register(app)
 
 
 def _one_line_summaries(typer_app: typer.Typer) -> None:

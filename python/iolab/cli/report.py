@@ -97,7 +97,12 @@ def report(
         path.write_text(render_html(an), encoding="utf-8")
         typer.echo(str(path))
         return
-    _emit(render_analysis(an, fmt), output)
+    text = render_analysis(an, fmt)
+    if fmt is not ReportFormat.json:  # a fleet run: per-host bars, spread, skew
+        from iolab.fleet.report import fleet_section
+
+        text += fleet_section(source)
+    _emit(text, output)
 
 
 def render_analysis(an: Analysis, fmt: ReportFormat) -> str:

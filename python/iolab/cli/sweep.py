@@ -8,7 +8,9 @@ from typing import Annotated, Optional
 import typer
 
 from iolab.cli.errors import EXIT_INTERRUPTED
+from iolab.cli.fleet import sweep_on_fleet
 from iolab.cli.options import AllowOverwrite
+from iolab.fleet.env import detect as fleet_launch
 from iolab.plans.sweep import SweepInterrupted, SweepOptions, run_sweep
 
 DEFAULT_RESULTS = Path("iolab-results")
@@ -44,7 +46,9 @@ def sweep(
 ) -> None:
     opts = SweepOptions(quick=quick, target=target, restart=restart, allow_overwrite=allow_overwrite)
     try:
-        out = run_sweep(plan, results, opts)
+        out = sweep_on_fleet(plan, results, opts) if fleet_launch() else run_sweep(plan, results, opts)
+        if out is None:
+            return  # a fleet rank other than 0: rank 0 reports
     except SweepInterrupted as e:
         typer.echo(f"iolab: {e}", err=True)
         raise typer.Exit(EXIT_INTERRUPTED) from None

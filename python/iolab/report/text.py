@@ -284,8 +284,8 @@ def format_quick_table(doc: Json) -> str:
         rows.append(
             (
                 job["name"],
-                m["read"]["iops"] + m["write"]["iops"],
-                (m["read"]["bw_bytes_per_s"] + m["write"]["bw_bytes_per_s"]) / 1e6,
+                m["iops"],
+                m["bw_bytes_per_s"] / 1e6,
                 _percentile(lat, 50.0) if ok else None,
                 _percentile(lat, 99.0) if ok else None,
             )

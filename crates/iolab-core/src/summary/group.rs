@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::cpu::{group_cpu, located, CpuSummary};
 use super::{per_s, DirSummary, JobSummary, LatSummary, Summary};
 use crate::job::IoDir;
-use crate::stats::{DirStats, RunResult};
+use crate::stats::{DirStats, RunResult, WorkerResult};
 
 /// One direction (or, as [`GroupSummary::total`], both) of a stonewall group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -59,12 +59,17 @@ pub struct GroupSummary {
 }
 
 /// One [`GroupSummary`] per stonewall group, in group order.
-pub(super) fn group_summaries(run: &RunResult, jobs: &[JobSummary]) -> Vec<GroupSummary> {
+/// `merged`: each job of `run` with its workers merged, in job order.
+pub(super) fn group_summaries(
+    run: &RunResult,
+    jobs: &[JobSummary],
+    merged: &[WorkerResult],
+) -> Vec<GroupSummary> {
     let ngroups = run.jobs.iter().map(|j| j.group + 1).max().unwrap_or(0);
     let cpu = located(run, ngroups);
     (0..ngroups)
         .map(|g| {
-            let [read, write] = merged_dirs(run, g);
+            let [read, write] = merged_dirs(run, merged, g);
             let mut both = read.clone();
             both.merge(&write);
             let pcts = run
@@ -103,14 +108,13 @@ fn entries(jobs: &[JobSummary], g: u32) -> Vec<&Summary> {
     entries
 }
 
-/// Every worker of group `g`, per direction, merged exactly.
-fn merged_dirs(run: &RunResult, g: u32) -> [DirStats; 2] {
+/// Every worker of group `g`, per direction, merged exactly (from the
+/// jobs' merges: one histogram merge per job, not per worker).
+fn merged_dirs(run: &RunResult, merged: &[WorkerResult], g: u32) -> [DirStats; 2] {
     let mut dirs = [DirStats::default(), DirStats::default()];
-    for j in run.jobs.iter().filter(|j| j.group == g) {
-        for w in &j.workers {
-            for d in IoDir::ALL {
-                dirs[d as usize].merge(&w.dirs[d as usize]);
-            }
+    for (_, m) in run.jobs.iter().zip(merged).filter(|(j, _)| j.group == g) {
+        for d in IoDir::ALL {
+            dirs[d as usize].merge(&m.dirs[d as usize]);
         }
     }
     dirs

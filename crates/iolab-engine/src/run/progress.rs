@@ -146,6 +146,7 @@ impl Tracker {
             p.p50_ns[d] = h.percentile(50.0);
             p.p99_ns[d] = h.percentile(99.0);
         }
+        p.lat_ns = lat;
     }
 
     fn fill_remaining(

@@ -5,7 +5,7 @@
 use super::common::*;
 use iolab_core::hist::LatHist;
 use iolab_core::job::IoDir;
-use iolab_core::stats::{merge_results, RunResult};
+use iolab_core::stats::{merge_results, merge_results_json, RunResult};
 use iolab_core::summary::{summarize, LatSummary};
 
 fn close(a: f64, b: f64) -> bool {
@@ -39,12 +39,15 @@ fn group_iops_and_bandwidth_are_the_groups_ios_over_its_longest_runtime() {
     assert!(close(g.total.iops, 2000.0 / 2.5), "{}", g.total.iops);
     assert_eq!(g.total.bytes, 1400 * 4096 + 600 * 8192);
     assert!(close(g.total.bw_bytes_per_s, g.total.bytes as f64 / 2.5));
-    // Not the sum of per-job rates (which counts each job over its own window).
-    let per_job: f64 = s
-        .jobs
-        .iter()
-        .map(|j| j.merged.read.iops + j.merged.write.iops)
-        .sum();
+    // A job's own total is its I/Os of both directions over its runtime.
+    let a = &s.jobs[0].merged;
+    assert!(close(a.iops, 1600.0 / 2.5), "{}", a.iops);
+    assert!(close(
+        a.bw_bytes_per_s,
+        (1000.0 * 4096.0 + 600.0 * 8192.0) / 2.5
+    ));
+    // The group's is not the sum of per-job rates (each over its own window).
+    let per_job: f64 = s.jobs.iter().map(|j| j.merged.iops).sum();
     assert!(!close(per_job, g.total.iops), "{per_job}");
 }
 
@@ -111,4 +114,30 @@ fn checked_percentiles_must_be_percent() {
     assert!(LatSummary::checked(&h, &[50.0, 100.0]).is_ok());
     let err = LatSummary::checked(&h, &[150.0]).unwrap_err().to_string();
     assert!(err.contains("percentile 150"), "{err}");
+}
+
+#[test]
+fn merging_json_text_appends_workers_and_keeps_the_earliest_start() {
+    let a = two_jobs();
+    let mut b = two_jobs();
+    b.start_unix_ns -= 5;
+    b.hosts[0].hostname = "h2".into();
+    let texts = [a.clone(), b.clone()].map(|r| serde_json::to_string(&r).unwrap());
+    let merged: RunResult =
+        serde_json::from_str(&merge_results_json(&[texts[0].as_str(), texts[1].as_str()]).unwrap())
+            .unwrap();
+    assert_eq!(merged.start_unix_ns, b.start_unix_ns);
+    assert_eq!(merged.hosts.len(), 2);
+    assert_eq!(merged.jobs.len(), 2);
+    assert_eq!(merged.jobs[0].workers.len(), 4);
+    assert_eq!(merged.jobs[0].workers[2], b.jobs[0].workers[0]);
+    assert_eq!(merged, merge_results(&[a, b]).unwrap());
+    for (text, want) in [
+        ("[1]", "not a JSON object"),
+        ("{\"schema\": \"iolab.result/1\"}", "no 'interval_ns'"),
+        ("not json", "not an iolab result"),
+    ] {
+        let err = merge_results_json(&[text]).unwrap_err().to_string();
+        assert!(err.contains(want), "{text}: {err}");
+    }
 }

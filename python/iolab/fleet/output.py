@@ -1,0 +1,180 @@
+"""A fleet run's results: the exact total, a row per host, three formats.
+
+- text: seed 004's table — a row per host (and direction) and a total,
+  kIOPS, MB/s, Gb/s, mean/p50/p99 latency, wire Gb/s for nbd jobs — then
+  the clock (offsets, round trips, start skew) and every fault;
+- json (schema ``iolab.fleet/1``): every host's own results document, the
+  total's (the merged result and its core summary), the table, the clock;
+- fio-json: fio's client/server layout: ``client_stats`` with the
+  entries of each host (``hostname`` set) and an ``All clients`` entry per
+  job whose percentiles come from the merged histograms.
+
+A run that lost a host says INCOMPLETE in every format and names the host.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from iolab import _native
+from iolab.fleet.merge import merge_result_jsons, table_rows
+from iolab.fleet.runner import FleetOutcome, HostPart
+from iolab.results import build_output, to_fio_json
+from iolab.results.fio_json import _entry
+from iolab.run.local import RunOutput
+
+Json = dict[str, Any]
+FLEET_SCHEMA = "iolab.fleet/1"
+
+
+@dataclass(frozen=True)
+class FleetResults:
+    """What rank 0 reports."""
+
+    outcome: FleetOutcome
+    #: The merged run (exact total), as a RunOutput so run directories take it.
+    total: Optional[RunOutput]
+    #: (label, parsed result) of every host that returned one.
+    per_host: list[tuple[str, Json]]
+    rows: list[Json]
+
+
+def build(outcome: FleetOutcome) -> FleetResults:
+    with_results = [p for p in outcome.parts if p.result_json is not None]
+    if not with_results:
+        return FleetResults(outcome, None, [], [])
+    merged_json = merge_result_jsons([p.result_json for p in with_results if p.result_json is not None])
+    merged = json.loads(merged_json)
+    per_host = [(p.host, json.loads(p.result_json)) for p in with_results if p.result_json is not None]
+    total = RunOutput(merged_json, _native.summarize(merged_json), outcome.interrupted, ())
+    return FleetResults(outcome, total, per_host, table_rows(per_host, merged))
+
+
+def _us(ns: Optional[float]) -> str:
+    return "-" if ns is None else f"{ns / 1e3:.1f}"
+
+
+def text(res: FleetResults) -> str:
+    o = res.outcome
+    lines = [f"fleet: {len(o.parts)} ranks; jobs: {', '.join(dict.fromkeys(j.name for j in o.jobs))}"]
+    multi_group = len({r["group"] for r in res.rows}) > 1
+    head = f"{'Host':<28} | {'Dir':<5} | {'kIOPS':>9} | {'MB/s':>9} | {'BW Gb/s':>8} | {'AVG_LAT µs':>10} | {'p50 µs':>8} | {'p99 µs':>8} | {'Wire Gb/s':>9}"
+    sep = "-" * len(head)
+    lines += [head, sep]
+    for r in res.rows:
+        if r["host"] == "Total":
+            lines.append(sep)
+        wire = "" if r["wire_bw_gbit_per_s"] is None else f"{r['wire_bw_gbit_per_s']:.3f}"
+        name = r["host"] if not multi_group else f"{r['host']} [g{r['group']}]"
+        lines.append(
+            f"{name[:28]:<28} | {r['dir']:<5} | {r['iops'] / 1e3:>9.2f} | {r['bw_bytes_per_s'] / 1e6:>9.1f} | "
+            f"{r['bw_gbit_per_s']:>8.3f} | {_us(r['lat_mean_ns']):>10} | {_us(r['lat_p50_ns']):>8} | "
+            f"{_us(r['lat_p99_ns']):>8} | {wire:>9}"
+        )
+        if r["host"] == "Total":
+            lines.append(sep)
+    lines.append("Total: counts and bytes summed over the hosts; latency from the merged histograms (bucket sums).")
+    if any(r["wire_bw_gbit_per_s"] is not None for r in res.rows):
+        lines.append("Wire = payload + NBD framing (28-byte request header + 16-byte reply per request).")
+    c = o.clock
+    offs = [abs(x["offset_ns"]) for x in c["ranks"]]
+    lines.append(
+        f"clock: start skew {c['start_skew_ns'] / 1e6:.3f} ms; offsets up to {max(offs, default=0) / 1e6:.3f} ms "
+        f"(round trip median {c['round_trip_median_ns'] / 1e3:.1f} µs; error bound = round trip / 2)"
+    )
+    for x in c["ranks"]:
+        after = x["start_after_first_ns"]
+        lines.append(
+            f"  rank {x['rank']} {x['host']}: offset {x['offset_ns'] / 1e3:+.1f} µs, round trip "
+            f"{x['round_trip_ns'] / 1e3:.1f} µs, started {'-' if after is None else f'{after / 1e6:.3f} ms'} after the first"
+        )
+    if o.interrupted:
+        lines.append("INTERRUPTED (Ctrl-C): the figures cover the time that ran on every host")
+    if o.incomplete:
+        lines.append("INCOMPLETE: the total covers only the hosts that returned results:")
+        lines += [f"  {f}" for f in o.faults]
+        for p in o.parts:
+            if p.state == "complete":
+                continue
+            last = ""
+            if p.last_snapshot is not None:
+                row = p.last_snapshot["row"]
+                last = (
+                    f"; last interval seen: #{p.last_snapshot['seq']}, {(row.get('iops') or 0) / 1e3:.2f} kIOPS, "
+                    f"{(row.get('bw_bytes_per_s') or 0) / 1e6:.1f} MB/s"
+                )
+            kept = "its partial result is in the total" if p.result_json is not None else "not in the total"
+            lines.append(f"  {p.host} (rank {p.rank}): {p.state}, {kept}{last}; spool {p.spool}")
+    return "\n".join(lines) + "\n"
+
+
+def _host_json(p: HostPart) -> Json:
+    doc = None
+    if p.result_json is not None:
+        doc = build_output(p.result_json, _native.summarize(p.result_json))
+    snap = None
+    if p.last_snapshot is not None:
+        snap = {**p.last_snapshot, "row": {k: v for k, v in p.last_snapshot["row"].items() if k != "lat_hist"}}
+    return {
+        "rank": p.rank,
+        "host": p.host,
+        "state": p.state,
+        "error": p.error,
+        "spool": p.spool,
+        "last_snapshot": snap,
+        "document": doc,
+    }
+
+
+def fleet_json(res: FleetResults) -> Json:
+    o = res.outcome
+    total = None if res.total is None else build_output(res.total.result_json, res.total.summary_json)
+    return {
+        "schema": FLEET_SCHEMA,
+        "incomplete": o.incomplete,
+        "faults": o.faults,
+        "interrupted": o.interrupted,
+        "deadline_s": o.config.deadline_s,
+        "interval_ns": o.config.interval_ns,
+        "clock": o.clock,
+        "table": res.rows,
+        "total": total,
+        "hosts": [_host_json(p) for p in o.parts],
+    }
+
+
+def fio_json(res: FleetResults) -> Json:
+    """fio's client/server layout (``client_stats``)."""
+    if res.total is None:
+        return {"client_stats": [], "iolab": {"incomplete": True, "faults": res.outcome.faults}}
+    merged = res.total.result
+    top = to_fio_json(merged, res.total.summary)
+    stats: list[Json] = []
+    for label, result in res.per_host:
+        for e in to_fio_json(result, json.loads(_native.summarize(json.dumps(result))))["jobs"]:
+            stats.append({**e, "hostname": label, "port": 0})
+    summary = res.total.summary
+    groups = {g["group"]: g for g in summary["groups"]}
+    for job in summary["jobs"]:
+        e = _entry(job, job["merged"], groups[job["group"]], None)
+        e["jobname"] = "All clients"
+        e["iolab"]["job"] = job["name"]
+        e["iolab"]["hosts"] = [label for label, _ in res.per_host]
+        stats.append({**e, "hostname": "All clients", "port": 0})
+    top.pop("jobs")
+    top["client_stats"] = stats
+    top["iolab"] = {"incomplete": res.outcome.incomplete, "faults": res.outcome.faults, "clock": res.outcome.clock}
+    return top
+
+
+def formatted(res: FleetResults, output_format: str) -> str:
+    if output_format == "json":
+        return json.dumps(fleet_json(res), indent=2) + "\n"
+    if output_format == "fio-json":
+        return json.dumps(fio_json(res), indent=2) + "\n"
+    return text(res)
+
+
+__all__ = ["FLEET_SCHEMA", "FleetResults", "build", "fio_json", "fleet_json", "formatted", "text"]

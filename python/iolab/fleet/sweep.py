@@ -1,0 +1,84 @@
+"""A sweep on a fleet: each point (x repeat) runs on every rank.
+
+Rank 0 runs the sweep as on one host (:func:`iolab.plans.sweep.run_sweep`:
+plan, resume, point directories, catalog) with a runner that makes each
+point a fleet run (:func:`iolab.fleet.runner.fleet_run`): the point's jobs
+are broadcast, every rank prepares and starts together, and the point's
+result is the exact merge of the hosts. The other ranks wait for the next
+point's broadcast and run it, until rank 0 broadcasts the end.
+
+A point that loses a host ends the whole sweep (the finished points are
+kept: running the same command again resumes): the point's total would be
+silently smaller otherwise. Per-host results of a point are not kept in
+its directory (its result is the merge); ``iolab fleet run`` keeps them.
+The device statistics of a point (diskstats) are not measured on a fleet.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from iolab import _native
+from iolab.errors import IolabError
+from iolab.fleet.comm import World
+from iolab.fleet.env import FleetError
+from iolab.fleet.hosts import HostsTable
+from iolab.fleet.merge import merge_result_jsons
+from iolab.fleet.runner import SWEEP_END, FleetConfig, FleetOutcome, Plan, SweepEnded, fleet_run
+from iolab.jobs import JobSpec
+from iolab.plans.sweep import SweepOptions, SweepOutcome, run_sweep
+from iolab.run.local import RunOutput
+
+
+def merged_output(outcome: FleetOutcome) -> RunOutput:
+    """A fleet point's result as one run: the exact merge of its hosts."""
+    results = [p.result_json for p in outcome.parts if p.result_json is not None]
+    if not results:
+        raise FleetError("no host returned a result: " + "; ".join(outcome.faults))
+    merged = merge_result_jsons(results)
+    notes = tuple(f"{p.host}: {n}" for p in outcome.parts for n in p.notes)
+    return RunOutput(merged, _native.summarize(merged), outcome.interrupted, notes)
+
+
+def fleet_sweep(
+    world: World,
+    plan_path: Path,
+    results_root: Path,
+    opts: SweepOptions,
+    cfg: FleetConfig,
+    hosts: Optional[HostsTable],
+    on_incomplete: Callable[[FleetOutcome], None],
+) -> Optional[SweepOutcome]:
+    """Every rank calls this; rank 0 returns the sweep's outcome."""
+    if world.rank != 0:
+        while True:
+            try:
+                fleet_run(world, lambda: Plan((), None, ""), cfg)
+            except SweepEnded:
+                return None
+            except (IolabError, OSError):
+                continue  # every rank raised it; rank 0's sweep stops on it and broadcasts the end
+    point = 0
+
+    def runner(specs: Sequence[JobSpec], **kw: Any) -> RunOutput:
+        nonlocal point
+        point += 1
+        run_id = time.strftime("fleet-sweep-%Y%m%d-%H%M%S") + f"-p{point}"
+        factory = kw.get("run_factory") or _native.Run
+        outcome = fleet_run(world, lambda: Plan(tuple(specs), hosts, run_id), cfg, run_factory=factory)
+        assert outcome is not None
+        if outcome.incomplete:
+            on_incomplete(outcome)  # does not return: a rank is gone, MPI cannot end cleanly
+        return merged_output(outcome)
+
+    try:
+        return run_sweep(plan_path, results_root, replace(opts, runner=runner))
+    finally:
+        world.bcast(SWEEP_END)
+
+
+__all__ = ["fleet_sweep", "merged_output"]

@@ -1,0 +1,183 @@
+"""Rank 0 during the run: its own engine, the live view, the watchdog and
+the final gather.
+
+Every interval rank 0 takes its own snapshot and, a fraction of an
+interval later (:data:`VIEW_WAIT`), shows the cluster with what has
+arrived: a host whose snapshot is not there is shown late (``-``) and
+named; the view never waits for it. Any message from a rank (snapshot or
+final result) proves it alive; a rank silent for two intervals plus the
+stated deadline is declared lost: rank 0 names it, stops its own engine,
+tells every other rank to stop (``TAG_STOP``), gathers what they have,
+and the run ends incomplete. Rank 0 also sends each rank a heartbeat
+every interval so the ranks can watch it in turn.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any, Callable, Optional
+
+from iolab.fleet.comm import TAG_BEAT, TAG_DONE, TAG_FINAL, TAG_INTERVAL, TAG_STOP, World
+from iolab.fleet.live import ClusterInterval, HostRow, total_of
+from iolab.fleet.parts import FleetConfig, HostPart, Snapshotter, final_of
+from iolab.fleet.spool import Spool
+from iolab.run.local import POLL_S, RunLike
+
+#: The view of interval k is drawn this many intervals after the snapshots were due.
+VIEW_WAIT = 0.35
+
+
+class Watch:
+    def __init__(
+        self,
+        world: World,
+        run: RunLike,
+        cfg: FleetConfig,
+        snap: Snapshotter,
+        spool: Spool,
+        labels: Sequence[str],
+        on_view: Optional[Callable[[ClusterInterval], None]] = None,
+        note: Callable[[str], None] = lambda _line: None,
+    ) -> None:
+        self.world, self.run_, self.cfg, self.snap, self.spool = world, run, cfg, snap, spool
+        self.labels = list(labels)
+        self.on_view = on_view
+        self.note = note
+        now = time.monotonic()
+        self.last_seen = {r: now for r in range(1, world.size)}
+        self.parts = {r: HostPart(r, labels[r]) for r in range(world.size)}
+        self.finals: dict[int, dict[str, Any]] = {}
+        self.lost: set[int] = set()
+        self.snapshots: dict[int, dict[int, dict[str, Any]]] = {}  # seq → rank → snapshot
+        self.faults: list[str] = []
+        self.interrupted = False
+        self.own_done = False
+        self.shown_seq = 0
+        self.stopping = False
+
+    # ---- the loop ----
+
+    def run(self) -> tuple[list[HostPart], list[str], bool]:
+        while True:
+            try:
+                self._step()
+            except KeyboardInterrupt:
+                if self.interrupted:
+                    raise
+                self.interrupted = True
+                self.note("interrupted: stopping every rank (Ctrl-C again to give up)")
+                self._stop_all()
+            if self.own_done and all(r in self.finals or r in self.lost for r in self.last_seen):
+                break
+        for r in self.finals:
+            self.world.post(None, r, TAG_DONE)
+        self.world.flush(time.monotonic() + 5.0)
+        self.spool.close()
+        return [self.parts[r] for r in sorted(self.parts)], self.faults, self.interrupted
+
+    def _step(self) -> None:
+        now = time.monotonic()
+        if not self.own_done:
+            progress = self.run_.poll(self.snap.poll_timeout_s(POLL_S))
+            if self.snap.due(time.monotonic()):
+                s = self.snap.take(progress, now)
+                self.spool.write("interval", s)
+                self._store(0, s)
+                for r in self.last_seen:
+                    if r not in self.finals and r not in self.lost:
+                        self.world.post(None, r, TAG_BEAT)
+            if self.run_.finished():
+                self._own_final()
+        else:
+            time.sleep(POLL_S / 5)
+            if self.snap.due(time.monotonic()):  # keep the ranks' watchdogs fed
+                self.snap.seq += 1
+                self.snap.next_at += self.snap.interval_s
+                for r in self.last_seen:
+                    if r not in self.finals and r not in self.lost:
+                        self.world.post(None, r, TAG_BEAT)
+        for r, s in self.world.drain(TAG_INTERVAL):
+            self.last_seen[r] = time.monotonic()
+            self._store(r, s)
+        for r, f in self.world.drain(TAG_FINAL):
+            self.last_seen[r] = time.monotonic()
+            self.finals[r] = f
+            self._take_final(r, f)
+        self._show_due()
+        self._watchdog()
+
+    def _store(self, rank: int, s: dict[str, Any]) -> None:
+        self.snapshots.setdefault(int(s["seq"]), {})[rank] = s
+        self.parts[rank].last_snapshot = s
+
+    def _own_final(self) -> None:
+        self.own_done = True
+        f = final_of(self.run_)
+        self.spool.write("final", f)
+        self._take_final(0, f)
+
+    def _take_final(self, rank: int, f: dict[str, Any]) -> None:
+        p = self.parts[rank]
+        p.result_json = f.get("result_json")
+        p.error = f.get("error")
+        if p.error is not None:
+            p.state = "failed"
+            self.faults.append(f"{p.host} (rank {rank}): its run ended early on an error: {p.error}")
+
+    # ---- the live view ----
+
+    def _show_due(self) -> None:
+        due_seq = self.snap.seq
+        if due_seq <= self.shown_seq:
+            return
+        # Snapshot k is due at start + (k + 0.15) intervals; draw it VIEW_WAIT later.
+        draw_at = self.snap.next_at - self.snap.interval_s + VIEW_WAIT * self.snap.interval_s
+        if time.monotonic() < draw_at:
+            return
+        self.shown_seq = due_seq
+        if self.on_view is not None:
+            self.on_view(self.view(due_seq))
+
+    def view(self, seq: int) -> ClusterInterval:
+        got = self.snapshots.get(seq, {})
+        rows = []
+        for r in range(self.world.size):
+            s = got.get(r)
+            if s is None:
+                rows.append(HostRow(self.labels[r], r, late=True, lost=r in self.lost))
+            else:
+                rows.append(HostRow(**s["row"]))
+        elapsed = max((int(s.get("elapsed_ns", 0)) for s in got.values()), default=0)
+        self.snapshots = {k: v for k, v in self.snapshots.items() if k > seq}
+        return ClusterInterval(seq, elapsed, tuple(rows), total_of(rows))
+
+    # ---- faults ----
+
+    def _watchdog(self) -> None:
+        now = time.monotonic()
+        for r, seen in self.last_seen.items():
+            if r in self.finals or r in self.lost:
+                continue
+            silent = now - seen
+            if silent > self.cfg.silence_limit_s:
+                self.lost.add(r)
+                p = self.parts[r]
+                p.state = "lost"
+                msg = (
+                    f"{p.host} (rank {r}) lost: no message for {silent:.1f} s (limit: 2 intervals + "
+                    f"{self.cfg.deadline_s:g} s deadline = {self.cfg.silence_limit_s:.1f} s); its results up to "
+                    f"then stay in its spool on that host"
+                )
+                self.faults.append(msg)
+                self.note(f"iolab: {msg}; stopping every rank")
+                self._stop_all()
+
+    def _stop_all(self) -> None:
+        if self.stopping:
+            return
+        self.stopping = True
+        self.run_.stop()
+        for r in self.last_seen:
+            if r not in self.lost and r not in self.finals:
+                self.world.post(None, r, TAG_STOP)

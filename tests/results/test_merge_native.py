@@ -62,3 +62,6 @@ def test_an_older_summary_is_made_again(tmp_path: Path, doc: dict[str, Any]) -> 
     (tmp_path / RESULT_FILE).write_text(json.dumps(doc))
     again = read_document(tmp_path)
     assert all("total" in g for g in again["summary"]["groups"])
+    del again["summary"]["jobs"][0]["merged"]["iops"]
+    (tmp_path / RESULT_FILE).write_text(json.dumps(again))
+    assert "iops" in read_document(tmp_path)["summary"]["jobs"][0]["merged"]

@@ -132,7 +132,8 @@ def is_complete(directory: Path) -> bool:
 
 def read_document(directory: Path) -> Json:
     """The run directory's results document; a summary written by an older
-    iolab (without the group totals) is made again from the lossless result."""
+    iolab (without the group totals or a job's total IOPS) is made again
+    from the lossless result."""
     doc: Json = json.loads((directory / RESULT_FILE).read_text(encoding="utf-8"))
     return current_document(doc)
 
@@ -141,7 +142,8 @@ def current_document(doc: Json) -> Json:
     """``doc`` checked, its summary made again from the lossless result when
     an older iolab wrote it without the group totals."""
     check_document(doc)
-    if any("total" not in g for g in doc["summary"]["groups"]):
+    summary = doc["summary"]
+    if any("total" not in g for g in summary["groups"]) or any("iops" not in j["merged"] for j in summary["jobs"]):
         doc["summary"] = json.loads(_native.summarize(json.dumps(doc["result"])))
     return doc
 

@@ -198,9 +198,12 @@ fn burning_200ms_of_cpu_shows_in_thread_and_process_time() {
     let (t0, wall) = (thread_cpu_ns(), Instant::now());
     // Burn until this thread has had 200 ms of CPU by the kernel's
     // scheduler clock, however busy the machine is.
+    // Each check of the clock is a system call: 100,000 steps between two
+    // keep system time near 1% (with 10,000 it reached 25% on a loaded
+    // machine, where the tick-sampled user/system split failed below).
     let mut x = 1u64;
     while thread_cpu_ns() - t0 < 200_000_000 {
-        for _ in 0..10_000 {
+        for _ in 0..100_000 {
             x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
         }
     }

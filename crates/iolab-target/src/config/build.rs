@@ -17,7 +17,7 @@ use crate::stack::stats::StatsLayer;
 use crate::stack::{BlockDev, Op};
 use crate::stats::NamedRecorder;
 
-pub const BACKENDS: &str = "memory, file, null";
+pub const BACKENDS: &str = "memory, file, null, sim-hdd, sim-ssd";
 pub const LAYERS: &str = "delay, inject, corrupt, stats";
 
 /// Build the backend `kind` from the keys of `p` that belong to it.
@@ -42,6 +42,7 @@ pub fn backend(kind: &str, p: &mut Params) -> Result<Arc<dyn BlockDev>, TargetEr
             };
             Arc::new(FileDev::open(fp).map_err(|m| p.err("path", m))?)
         }
+        "sim-hdd" | "sim-ssd" => super::sim::backend(kind, p)?,
         other => {
             return Err(p.err(
                 "backend",

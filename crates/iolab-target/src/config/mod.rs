@@ -51,6 +51,7 @@ pub mod build;
 pub mod pacing;
 pub mod params;
 mod read;
+mod sim;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -27,8 +27,10 @@ pub mod inject;
 pub mod memory;
 pub mod null;
 pub mod sample;
+pub mod sim;
 pub mod split;
 pub mod stats;
+pub mod ticket;
 
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -39,6 +41,8 @@ use crate::proto::Errno;
 #[derive(Debug, Clone, Default)]
 pub struct IoCtx {
     hold_until: Option<Instant>,
+    /// Completion times a device decides later (see `ticket`).
+    tickets: ticket::Tickets,
 }
 
 impl IoCtx {
@@ -58,6 +62,22 @@ impl IoCtx {
             .hold_until
             .map_or_else(Instant::now, |t| t.max(Instant::now()));
         self.hold_until = Some(base + d);
+    }
+
+    /// Hold the reply until at least `t` (a device that computes its own
+    /// completion instant, like the simulated disks).
+    pub fn hold_until_at(&mut self, t: Instant) {
+        self.hold_until = Some(self.hold_until.map_or(t, |h| h.max(t)));
+    }
+
+    /// The reply waits for `t` too (a completion decided later, see `ticket`).
+    pub fn add_ticket(&mut self, t: std::sync::Arc<dyn ticket::Completion>) {
+        self.tickets.push(t);
+    }
+
+    /// Take the request's tickets (the server polls them).
+    pub fn take_tickets(&mut self) -> ticket::Tickets {
+        std::mem::take(&mut self.tickets)
     }
 }
 

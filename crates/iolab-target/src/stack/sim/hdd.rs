@@ -454,6 +454,7 @@ impl SimModel for HddModel {
             ("media_write_bytes", c.media_write_bytes),
             ("destages", c.destages),
             ("flushes", c.flushes),
+            ("dirty_bytes", self.dirty_bytes),
         ]
     }
 }

@@ -106,11 +106,19 @@ struct Shared<M> {
     /// less the round trip.
     decided: AtomicU64,
     service_ns: AtomicU64,
+    /// Wall time spent computing in the model (submits and polls).
+    cpu_ns: AtomicU64,
 }
 
 impl<M> Shared<M> {
     fn lock(&self) -> MutexGuard<'_, M> {
         self.model.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Count the time since `t0` as model computation.
+    fn spent(&self, t0: Instant) {
+        self.cpu_ns
+            .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
     }
 
     fn ns(&self, t: Instant) -> Ns {
@@ -142,12 +150,16 @@ impl<M: SimModel> Completion for SimTicket<M> {
     fn poll(&self, now: Instant) -> Due {
         let s = &self.shared;
         let now_ns = s.ns(now);
+        let t0 = Instant::now();
         let mut m = s.lock();
         m.advance(now_ns);
-        match m.take_done(self.id) {
+        let due = match m.take_done(self.id) {
             Some(t) => Due::At(s.decided(self.arrival, t)),
             None => Due::Recheck(s.instant(m.next_event(now_ns))),
-        }
+        };
+        drop(m);
+        s.spent(t0);
+        due
     }
 }
 
@@ -178,6 +190,7 @@ impl<M: SimModel> SimDev<M> {
                 epoch: Instant::now(),
                 decided: AtomicU64::new(0),
                 service_ns: AtomicU64::new(0),
+                cpu_ns: AtomicU64::new(0),
             }),
         }
     }
@@ -190,13 +203,14 @@ impl<M: SimModel> SimDev<M> {
         let arrival = s.ns(arrival);
         let mut m = s.lock();
         let id = m.submit(s.ns(now), arrival, r);
-        match m.take_done(id) {
+        let done = m.take_done(id);
+        drop(m);
+        s.spent(now);
+        match done {
             Some(t) => {
-                drop(m);
                 ctx.hold_until_at(s.decided(arrival, t));
             }
             None => {
-                drop(m);
                 ctx.add_ticket(Arc::new(SimTicket {
                     shared: s.clone(),
                     id,
@@ -251,6 +265,10 @@ impl<M: SimModel> BlockDev for SimDev<M> {
         v.push(Counter::total(
             "model_service_ns",
             s.service_ns.load(Ordering::Relaxed),
+        ));
+        v.push(Counter::total(
+            "model_cpu_ns",
+            s.cpu_ns.load(Ordering::Relaxed),
         ));
         v
     }

@@ -289,6 +289,12 @@ impl SimModel for SsdModel {
         self.done.remove(&id)
     }
 
+    fn drain_done(&mut self, f: &mut dyn FnMut(u64, Ns)) {
+        for (id, t) in self.done.drain() {
+            f(id, t);
+        }
+    }
+
     fn forget(&mut self, id: u64) {
         self.done.remove(&id);
     }

@@ -26,13 +26,13 @@
 //!   accepted so that filesystems can mount).
 
 use std::cell::Cell;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 use super::hdd_mech::{HddParams, Mech, Ns};
 
 #[path = "hdd_buffer.rs"]
 mod buffer;
-use super::{SimModel, SimOp, SimReq};
+use super::{Decided, SimModel, SimOp, SimReq};
 
 /// Largest destage operation: bounds how long a read waits behind one.
 const DESTAGE_MAX_BYTES: u64 = 256 << 10;
@@ -63,8 +63,9 @@ struct Pending {
     /// looks at every queued command at every decision.
     track: u64,
     angle: f64,
-    /// Whether the buffer held it, as of buffer epoch `.0`.
-    hit: Cell<(u64, bool)>,
+    /// Whether the buffer held it, as of `buf_added` `.0` and
+    /// `buf_removed` `.1` (see `buffer_hit_cached`).
+    hit: Cell<(u64, u64, bool)>,
 }
 
 /// The look-ahead the head is doing: it read up to `end` at time `t` and
@@ -94,11 +95,14 @@ pub struct HddModel {
     segs: VecDeque<(u64, u64)>,
     dirty: BTreeMap<u64, u64>,
     dirty_bytes: u64,
-    /// Bumped whenever the segments or the dirty data change.
-    buf_epoch: u64,
+    /// Count the buffer's changes: ranges added (the last ones kept in
+    /// `recent`) and removals.
+    buf_added: u64,
+    buf_removed: u64,
+    recent: VecDeque<(u64, u64)>,
     /// Reused by `decide` (no allocation per decision).
     scratch: Vec<usize>,
-    done: HashMap<u64, Ns>,
+    done: Decided,
     next_id: u64,
     pub c: HddCounters,
 }
@@ -116,9 +120,11 @@ impl HddModel {
             segs: VecDeque::new(),
             dirty: BTreeMap::new(),
             dirty_bytes: 0,
-            buf_epoch: 0,
+            buf_added: 0,
+            buf_removed: 0,
+            recent: VecDeque::new(),
             scratch: Vec::new(),
-            done: HashMap::new(),
+            done: Decided::default(),
             next_id: 0,
             c: HddCounters::default(),
         }
@@ -251,7 +257,7 @@ impl HddModel {
         let end = start + self.m.media_ns(o, len);
         self.stop_stream(t);
         self.segs.retain(|&(a, b)| b <= o || a >= o + len);
-        self.buf_epoch += 1;
+        self.buf_removed += 1;
         self.move_head(o);
         self.head_track = self.m.track_of(o + len);
         self.head_off = o + len;
@@ -277,7 +283,7 @@ impl SimModel for HddModel {
             r,
             track: self.m.track_of(r.offset),
             angle: self.m.angle_of(r.offset),
-            hit: Cell::new((u64::MAX, false)),
+            hit: Cell::new((u64::MAX, 0, false)),
         };
         let ov = self.m.p.overhead_ns as f64;
         match r.op {
@@ -305,17 +311,15 @@ impl SimModel for HddModel {
     }
 
     fn take_done(&mut self, id: u64) -> Option<Ns> {
-        self.done.remove(&id)
+        self.done.take(id)
     }
 
     fn drain_done(&mut self, f: &mut dyn FnMut(u64, Ns)) {
-        for (id, t) in self.done.drain() {
-            f(id, t);
-        }
+        self.done.drain(f);
     }
 
     fn forget(&mut self, id: u64) {
-        self.done.remove(&id);
+        self.done.take(id);
     }
 
     fn next_event(&self, now: Ns) -> Ns {

@@ -13,12 +13,27 @@ impl HddModel {
     /// [`Self::buffer_hit`], remembered until the buffer changes: SPTF asks
     /// about every queued command at every decision.
     pub(super) fn buffer_hit_cached(&self, p: &Pending) -> bool {
-        let (epoch, hit) = p.hit.get();
-        if epoch == self.buf_epoch {
-            return hit;
-        }
-        let hit = self.buffer_hit(&p.r);
-        p.hit.set((self.buf_epoch, hit));
+        // Additions can only make a miss a hit, removals a hit a miss: a
+        // cached hit stands until something is removed, a cached miss
+        // needs only the ranges added since.
+        let (added, removed, hit) = p.hit.get();
+        let since = self.buf_added.wrapping_sub(added);
+        let (s, e) = (p.r.offset, p.r.offset + p.r.len);
+        let hit = if added == u64::MAX {
+            self.buffer_hit(&p.r)
+        } else if hit {
+            removed == self.buf_removed || self.buffer_hit(&p.r)
+        } else if since <= self.recent.len() as u64 {
+            let k = since as usize;
+            self.recent
+                .iter()
+                .rev()
+                .take(k)
+                .any(|&(a, b)| a <= s && e <= b)
+        } else {
+            self.buffer_hit(&p.r)
+        };
+        p.hit.set((self.buf_added, self.buf_removed, hit));
         hit
     }
 
@@ -108,10 +123,11 @@ impl HddModel {
             if upto > start {
                 if self.segs.len() + 1 >= self.m.p.segments as usize {
                     self.segs.pop_front();
+                    self.buf_removed += 1;
                 }
                 if self.m.p.segments > 1 {
                     self.segs.push_back((start, upto));
-                    self.buf_epoch += 1;
+                    self.note_added(start, upto);
                 }
             }
         }
@@ -133,7 +149,7 @@ impl HddModel {
             .expect("destage runs with dirty data");
         let len = (e - s).min(DESTAGE_MAX_BYTES);
         self.dirty.remove(&s);
-        self.buf_epoch += 1;
+        self.buf_removed += 1;
         if s + len < e {
             self.dirty.insert(s + len, e);
         }
@@ -161,7 +177,7 @@ impl HddModel {
         self.add_dirty(p.r.offset, p.r.offset + p.r.len);
         self.segs
             .retain(|&(a, b)| b <= p.r.offset || a >= p.r.offset + p.r.len);
-        self.buf_epoch += 1;
+        self.buf_removed += 1;
         self.finish(p.id, end);
     }
 
@@ -181,8 +197,18 @@ impl HddModel {
             e = e.max(b);
         }
         self.dirty.insert(s, e);
-        self.buf_epoch += 1;
+        self.note_added(s, e);
         self.dirty_bytes += e - s;
+    }
+
+    /// The buffer now also holds `[s, e)`.
+    fn note_added(&mut self, s: u64, e: u64) {
+        const RECENT: usize = 64;
+        self.buf_added += 1;
+        if self.recent.len() == RECENT {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((s, e));
     }
 
     /// Bytes in the write cache not yet on the media.

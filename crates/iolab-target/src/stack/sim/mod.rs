@@ -77,6 +77,28 @@ pub trait SimModel: Send + std::fmt::Debug + 'static {
     fn counters(&self) -> Vec<(&'static str, u64)>;
 }
 
+/// Completions decided and not yet taken: few at a time (they are taken
+/// or drained right after each decision), so a list beats a hash map.
+#[derive(Debug, Default)]
+pub struct Decided(Vec<(u64, Ns)>);
+
+impl Decided {
+    pub fn insert(&mut self, id: u64, t: Ns) {
+        self.0.push((id, t));
+    }
+
+    pub fn take(&mut self, id: u64) -> Option<Ns> {
+        let i = self.0.iter().position(|&(d, _)| d == id)?;
+        Some(self.0.swap_remove(i).1)
+    }
+
+    pub fn drain(&mut self, f: &mut dyn FnMut(u64, Ns)) {
+        for (id, t) in self.0.drain(..) {
+            f(id, t);
+        }
+    }
+}
+
 /// Run `reqs` one after another (QD 1, each arriving when the previous
 /// completes, plus `gap` ns): their completion times. For tests and benches.
 pub fn run_qd1(m: &mut dyn SimModel, start: Ns, gap: Ns, reqs: &[SimReq]) -> Vec<Ns> {

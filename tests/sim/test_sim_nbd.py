@@ -136,3 +136,20 @@ def test_ssd_reads_back_and_counts_its_work(served: Served) -> None:
     c = served.counters("ssd")
     assert c["host_pages"] == w["total_ios"] == c["model_decided"]
     assert c["media_writes"] >= c["host_pages"]
+
+
+def test_connections_share_one_timeline(served: Served) -> None:
+    """Two connections at QD 8 each get what one at QD 16 gets, not twice it:
+    one disk, one timeline (CAN_MULTI_CONN holds)."""
+    one = best_mib_s(served, "hdd", "randread", "64k", 16, "1500ms")
+    served.counters("hdd")
+    cmd = [sys.executable, "-m", "iolab.cli.main", "run", "--ioengine=nbd",
+           f"--uri=nbd+unix:///hdd?socket={served.sock}", "--rw=randread", "--bs=64k", "--iodepth=8",
+           "--nbd_connections=2", "--time_based", "--runtime=1500ms", "--name=x",
+           "--output-format=fio-json"]  # fmt: skip
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    side = json.loads(out.stdout)["jobs"][0]["read"]
+    c = served.counters("hdd")
+    assert c["model_decided"] == side["total_ios"]
+    assert mib_s(side) < 1.3 * one, (mib_s(side), one)

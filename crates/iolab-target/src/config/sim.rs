@@ -227,6 +227,27 @@ mod tests {
     }
 
     #[test]
+    fn path_keeps_the_data_in_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("hdd.img");
+        let spec = format!("d=sim-hdd,size=16m,path={}", img.display());
+        let spec = parse_compact(&[spec.as_str()], server()).unwrap();
+        let d = spec.exports.get(0).unwrap();
+        assert!(
+            d.dev().describe().contains("<- file("),
+            "{}",
+            d.dev().describe()
+        );
+        d.dev()
+            .write_at(&mut IoCtx::new(), &[9u8; 4096], 1 << 20, true)
+            .unwrap();
+        d.dev().flush(&mut IoCtx::new()).unwrap();
+        let data = std::fs::read(&img).unwrap();
+        assert_eq!(data.len(), 16 << 20);
+        assert_eq!(&data[1 << 20..(1 << 20) + 4096], &[9u8; 4096][..]);
+    }
+
+    #[test]
     fn nonsense_is_refused_with_the_key_named() {
         let cases = [
             ("d=sim-hdd,wcache=maybe", "wcache: 'maybe' is not on or off"),

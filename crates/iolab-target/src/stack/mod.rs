@@ -89,6 +89,15 @@ impl IoCtx {
         self.tickets.push(t);
     }
 
+    /// Wait for everything `other` waits for too (a layer that sent parts
+    /// of a request to several members, each with its own context).
+    pub fn join(&mut self, other: IoCtx) {
+        if let Some(t) = other.hold_until {
+            self.hold_until_at(t);
+        }
+        self.tickets.append(other.tickets);
+    }
+
     /// Take the request's tickets (the server polls them).
     pub fn take_tickets(&mut self) -> ticket::Tickets {
         std::mem::take(&mut self.tickets)

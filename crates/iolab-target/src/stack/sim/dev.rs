@@ -125,6 +125,10 @@ impl<M: SimModel> Completion for SimTicket<M> {
 
 impl<M: SimModel> Drop for SimTicket<M> {
     fn drop(&mut self) {
+        // Decided: the model and the slot table have forgotten it already.
+        if self.slot.load(Ordering::Acquire) != 0 {
+            return;
+        }
         let mut g = self.shared.lock();
         g.slots.remove(&self.id);
         g.m.forget(self.id);

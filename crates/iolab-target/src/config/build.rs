@@ -64,6 +64,16 @@ pub const BACKENDS: &[BackendKind] = &[
         keys: &["size"],
         build: null,
     },
+    BackendKind {
+        name: "sim-hdd",
+        keys: super::sim::HDD_KEYS,
+        build: super::sim::hdd,
+    },
+    BackendKind {
+        name: "sim-ssd",
+        keys: super::sim::SSD_KEYS,
+        build: super::sim::ssd,
+    },
 ];
 
 /// Every layer. A new one is registered here, with all its keys.

@@ -20,6 +20,7 @@ pub mod overrides;
 pub mod pacing;
 pub mod params;
 mod read;
+mod sim;
 
 use std::path::Path;
 use std::sync::Arc;

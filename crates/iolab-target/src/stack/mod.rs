@@ -39,8 +39,10 @@ pub mod layer;
 pub mod memory;
 pub mod null;
 pub mod sample;
+pub mod sim;
 pub mod split;
 pub mod stats;
+pub mod ticket;
 
 use std::fmt;
 use std::sync::Arc;
@@ -54,6 +56,8 @@ pub use layer::{walk, Counter, Forward, Layer, Req};
 #[derive(Debug, Clone, Default)]
 pub struct IoCtx {
     hold_until: Option<Instant>,
+    /// Completion times a device decides later (see `ticket`).
+    tickets: ticket::Tickets,
 }
 
 impl IoCtx {
@@ -73,6 +77,31 @@ impl IoCtx {
             .hold_until
             .map_or_else(Instant::now, |t| t.max(Instant::now()));
         self.hold_until = Some(base + d);
+    }
+
+    /// Hold the reply until at least `t` (a device that computes its own
+    /// completion instant, like the simulated disks).
+    pub fn hold_until_at(&mut self, t: Instant) {
+        self.hold_until = Some(self.hold_until.map_or(t, |h| h.max(t)));
+    }
+
+    /// The reply waits for `t` too (a completion decided later, see `ticket`).
+    pub fn add_ticket(&mut self, t: std::sync::Arc<dyn ticket::Completion>) {
+        self.tickets.push(t);
+    }
+
+    /// Wait for everything `other` waits for too (a layer that sent parts
+    /// of a request to several members, each with its own context).
+    pub fn join(&mut self, other: IoCtx) {
+        if let Some(t) = other.hold_until {
+            self.hold_until_at(t);
+        }
+        self.tickets.append(other.tickets);
+    }
+
+    /// Take the request's tickets (the server polls them).
+    pub fn take_tickets(&mut self) -> ticket::Tickets {
+        std::mem::take(&mut self.tickets)
     }
 }
 

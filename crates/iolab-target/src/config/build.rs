@@ -17,8 +17,8 @@ use crate::stack::stats::StatsLayer;
 use crate::stack::{BlockDev, Op};
 use crate::stats::NamedRecorder;
 
-pub const BACKENDS: &str = "memory, file, null";
-pub const LAYERS: &str = "delay, inject, corrupt, stats";
+pub const BACKENDS: &str = "memory, file, null, raid0, raid1, raid10, raid5";
+pub const LAYERS: &str = "delay, inject, corrupt, stats, cache";
 
 /// Build the backend `kind` from the keys of `p` that belong to it.
 pub fn backend(kind: &str, p: &mut Params) -> Result<Arc<dyn BlockDev>, TargetError> {
@@ -42,6 +42,7 @@ pub fn backend(kind: &str, p: &mut Params) -> Result<Arc<dyn BlockDev>, TargetEr
             };
             Arc::new(FileDev::open(fp).map_err(|m| p.err("path", m))?)
         }
+        level if super::raid::LEVELS.contains(&level) => super::raid::raid(level, p)?,
         other => {
             return Err(p.err(
                 "backend",
@@ -108,6 +109,7 @@ pub fn layer(
             let rec = stats.register(p, name.clone())?;
             Arc::new(StatsLayer::new(dev, name, rec))
         }
+        "cache" => super::raid::cache(dev, p)?,
         "split" => {
             return Err(p.err(
                 "type",

@@ -50,6 +50,7 @@
 pub mod build;
 pub mod pacing;
 pub mod params;
+pub mod raid;
 mod read;
 
 use std::path::Path;

@@ -20,12 +20,18 @@
 //! until then, so a delayed request occupies no thread and never delays
 //! another one.
 
+pub mod cache;
 pub mod corrupt;
 pub mod delay;
 pub mod file;
 pub mod inject;
 pub mod memory;
 pub mod null;
+pub mod raid;
+pub mod raid0;
+pub mod raid1;
+pub mod raid10;
+pub mod raid5;
 pub mod sample;
 pub mod split;
 pub mod stats;
@@ -58,6 +64,18 @@ impl IoCtx {
             .hold_until
             .map_or_else(Instant::now, |t| t.max(Instant::now()));
         self.hold_until = Some(base + d);
+    }
+
+    /// A context for a request that may not start before `start` (a
+    /// dependent step, e.g. RAID 5's writes after its reads).
+    pub fn starting_at(start: Option<Instant>) -> IoCtx {
+        IoCtx { hold_until: start }
+    }
+
+    /// Hold the reply until at least `t` (holds of parallel requests
+    /// compose with max: the request ends with its slowest part).
+    pub fn hold_until_at_least(&mut self, t: Instant) {
+        self.hold_until = Some(self.hold_until.map_or(t, |h| h.max(t)));
     }
 }
 
@@ -128,6 +146,12 @@ pub trait BlockDev: Send + Sync + fmt::Debug {
         may_trim: bool,
         fua: bool,
     ) -> BlockResult;
+
+    /// The write size this device does best whole and aligned (a RAID's
+    /// full stripe), for a cache above it to destage in; `None`: no such size.
+    fn full_stripe_bytes(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// The operations of a block device, for per-op settings and counters.

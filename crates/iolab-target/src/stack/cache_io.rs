@@ -1,0 +1,288 @@
+//! The cache layer's operations: reads (hits, misses, read-ahead), writes
+//! (write-back with destage and the high-water mark, write-through), flush.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use super::*;
+use crate::stack::BlockError;
+
+impl CacheLayer {
+    /// Whether this read (at `offset`, `len`) sets read-ahead going.
+    fn wants_ahead(&self, st: &mut State, offset: u64, len: u64) -> bool {
+        st.seq_run = if offset == st.last_end && offset > 0 {
+            st.seq_run + 1
+        } else {
+            0
+        };
+        st.last_end = offset + len;
+        match self.p.read {
+            ReadPolicy::None => false,
+            ReadPolicy::Ahead => true,
+            ReadPolicy::Adaptive => st.seq_run >= 1,
+        }
+    }
+
+    /// Keep read-ahead `ahead` bytes beyond `end`: fetch the missing lines
+    /// in one read below (a raid spreads it over every member at once).
+    fn read_ahead(&self, st: &mut State, end: u64) -> BlockResult {
+        let size = self.next.caps().size_bytes;
+        let first = end.div_ceil(LINE) * LINE;
+        let from = if st.fetched_end >= first && st.fetched_end <= end + self.p.ahead_bytes {
+            st.fetched_end
+        } else {
+            first
+        };
+        let to = ((end + self.p.ahead_bytes).div_ceil(LINE) * LINE).min(size);
+        if to <= from || (to - from) * 2 < self.p.ahead_bytes.min(size - from) {
+            return Ok(());
+        }
+        let mut data = vec![0u8; (to - from) as usize];
+        let mut c = self.below();
+        self.next.read_at(&mut c, &mut data, from)?;
+        Self::overlay(st, &mut data, from);
+        bump(&self.n.readahead_reads, 1);
+        bump(&self.n.readahead_bytes, data.len() as u64);
+        let ready_at = c.hold_until();
+        for (i, chunk) in data.chunks(LINE as usize).enumerate() {
+            let li = from / LINE + i as u64;
+            let line = Line {
+                data: chunk.into(),
+                ready_at,
+            };
+            if st.lines.insert(li, line).is_none() {
+                st.fifo.push_back(li);
+            }
+        }
+        while st.lines.len() as u64 > self.p.size_bytes / LINE {
+            let Some(old) = st.fifo.pop_front() else {
+                break;
+            };
+            st.lines.remove(&old);
+        }
+        st.fetched_end = to;
+        Ok(())
+    }
+
+    /// Copy `buf` from the lines when every one is there; the instant the
+    /// last of them arrives (or now).
+    fn from_lines(st: &State, buf: &mut [u8], off: u64) -> Option<Instant> {
+        let end = off + buf.len() as u64;
+        let range = off / LINE..end.div_ceil(LINE);
+        if !range.clone().all(|li| st.lines.contains_key(&li)) {
+            return None;
+        }
+        let mut ready = Instant::now();
+        for li in range {
+            let l = &st.lines[&li];
+            let ls = li * LINE;
+            let (a, b) = (off.max(ls), end.min(ls + l.data.len() as u64));
+            if b <= a {
+                return None;
+            }
+            buf[(a - off) as usize..(b - off) as usize]
+                .copy_from_slice(&l.data[(a - ls) as usize..(b - ls) as usize]);
+            ready = ready.max(l.ready_at.unwrap_or(ready));
+        }
+        Some(ready)
+    }
+
+    /// Destage the dirty data that fills aligned stripes within the
+    /// extent at `key`, in one write.
+    fn destage_full_stripes(&self, st: &mut State, key: u64) -> BlockResult {
+        let len = st.dirty[&key].data.len() as u64;
+        let a = key.div_ceil(self.stripe) * self.stripe;
+        let b = (key + len) / self.stripe * self.stripe;
+        if b > a {
+            let data = Self::cut(st, key, a, b);
+            self.destage(st, a, &data, false)?;
+        }
+        Ok(())
+    }
+
+    /// Above the high-water mark, destage the oldest extents until the
+    /// dirty data is down to half of it.
+    fn destage_oldest(&self, st: &mut State) -> BlockResult {
+        let high = (self.p.size_bytes as f64 * self.p.high_water) as u64;
+        if st.dirty_bytes <= high {
+            return Ok(());
+        }
+        while st.dirty_bytes > high / 2 {
+            let Some(key) = st.dirty.iter().min_by_key(|(_, e)| e.tick).map(|(k, _)| *k) else {
+                break;
+            };
+            let len = st.dirty[&key].data.len() as u64;
+            let data = Self::cut(st, key, key, key + len);
+            self.destage(st, key, &data, false)?;
+        }
+        Ok(())
+    }
+
+    /// When the cache has room again for what it holds: now, or when
+    /// enough destages have completed.
+    fn room_at(&self, st: &mut State) -> Instant {
+        let now = Instant::now();
+        st.inflight.retain(|(t, _)| *t > now);
+        let mut held = st.dirty_bytes + st.inflight.iter().map(|(_, n)| n).sum::<u64>();
+        if held <= self.p.size_bytes {
+            return now;
+        }
+        st.inflight.sort_by_key(|(t, _)| *t);
+        for (t, n) in &st.inflight {
+            held -= n;
+            if held <= self.p.size_bytes {
+                return *t;
+            }
+        }
+        now
+    }
+
+    /// Destage every dirty extent touching `[off, end)` (all with `None`).
+    fn destage_range(
+        &self,
+        st: &mut State,
+        range: Option<(u64, u64)>,
+        fua: bool,
+    ) -> Result<Option<Instant>, BlockError> {
+        let keys: Vec<u64> = st
+            .dirty
+            .iter()
+            .filter(|(k, e)| range.is_none_or(|(a, b)| **k < b && **k + e.data.len() as u64 > a))
+            .map(|(k, _)| *k)
+            .collect();
+        let mut last = None;
+        for k in keys {
+            let len = st.dirty[&k].data.len() as u64;
+            let data = Self::cut(st, k, k, k + len);
+            let t = self.destage(st, k, &data, fua)?;
+            last = Some(last.map_or(t, |l: Instant| l.max(t)));
+        }
+        Ok(last)
+    }
+
+    pub fn counter_values(&self) -> Vec<(String, u64)> {
+        let n = &self.n;
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let dirty = self.lock().dirty_bytes;
+        vec![
+            ("read_hits".into(), load(&n.read_hits)),
+            ("read_misses".into(), load(&n.read_misses)),
+            ("readahead_reads".into(), load(&n.readahead_reads)),
+            ("readahead_bytes".into(), load(&n.readahead_bytes)),
+            ("write_back_writes".into(), load(&n.write_back)),
+            ("write_through_writes".into(), load(&n.write_through)),
+            ("destages".into(), load(&n.destages)),
+            ("destage_bytes".into(), load(&n.destage_bytes)),
+            ("flushes".into(), load(&n.flushes)),
+            ("dirty_bytes".into(), dirty),
+        ]
+    }
+}
+
+impl BlockDev for CacheLayer {
+    fn caps(&self) -> Caps {
+        self.next.caps()
+    }
+
+    fn describe(&self) -> String {
+        let w = match self.p.write {
+            WritePolicy::Back => "back",
+            WritePolicy::Through => "through",
+        };
+        let r = match self.p.read {
+            ReadPolicy::None => "none",
+            ReadPolicy::Ahead => "ahead",
+            ReadPolicy::Adaptive => "adaptive",
+        };
+        format!(
+            "cache({},write={w},read={r}) <- {}",
+            fmt_bytes(self.p.size_bytes),
+            self.next.describe()
+        )
+    }
+
+    fn read_at(&self, ctx: &mut IoCtx, buf: &mut [u8], offset: u64) -> BlockResult {
+        let mut st = self.lock();
+        let ahead = self.wants_ahead(&mut st, offset, buf.len() as u64);
+        match Self::from_lines(&st, buf, offset) {
+            Some(ready) => {
+                bump(&self.n.read_hits, 1);
+                ctx.hold_until_at_least(ready.max(Instant::now()) + self.hit_cost(buf.len()));
+            }
+            None => {
+                bump(&self.n.read_misses, 1);
+                let mut c = self.below();
+                self.next.read_at(&mut c, buf, offset)?;
+                ctx.hold_until_at_least(c.hold_until().unwrap_or_else(Instant::now));
+            }
+        }
+        Self::overlay(&st, buf, offset);
+        if ahead {
+            self.read_ahead(&mut st, offset + buf.len() as u64)?;
+        }
+        Ok(())
+    }
+
+    fn write_at(&self, ctx: &mut IoCtx, buf: &[u8], offset: u64, fua: bool) -> BlockResult {
+        let mut st = self.lock();
+        Self::patch_lines(&mut st, buf, offset);
+        if self.p.write == WritePolicy::Through {
+            bump(&self.n.write_through, 1);
+            let mut c = self.below();
+            self.next.write_at(&mut c, buf, offset, fua)?;
+            ctx.hold_until_at_least(c.hold_until().unwrap_or_else(Instant::now));
+            return Ok(());
+        }
+        bump(&self.n.write_back, 1);
+        let key = Self::insert_dirty(&mut st, offset, buf);
+        let mut done = Instant::now() + self.hit_cost(buf.len());
+        if fua {
+            let end = offset + buf.len() as u64;
+            if let Some(t) = self.destage_range(&mut st, Some((offset, end)), true)? {
+                done = done.max(t);
+            }
+        } else {
+            self.destage_full_stripes(&mut st, key)?;
+            self.destage_oldest(&mut st)?;
+            done = done.max(self.room_at(&mut st));
+        }
+        ctx.hold_until_at_least(done);
+        Ok(())
+    }
+
+    fn flush(&self, ctx: &mut IoCtx) -> BlockResult {
+        let mut st = self.lock();
+        bump(&self.n.flushes, 1);
+        self.destage_range(&mut st, None, false)?;
+        let last = st.inflight.iter().map(|(t, _)| *t).max();
+        let mut c = IoCtx::starting_at(last);
+        self.next.flush(&mut c)?;
+        if let Some(t) = c.hold_until() {
+            ctx.hold_until_at_least(t);
+        }
+        Ok(())
+    }
+
+    fn trim(&self, ctx: &mut IoCtx, offset: u64, len: u64, fua: bool) -> BlockResult {
+        let mut st = self.lock();
+        self.destage_range(&mut st, Some((offset, offset + len)), false)?;
+        st.lines
+            .retain(|li, _| li * LINE + LINE <= offset || li * LINE >= offset + len);
+        self.next.trim(ctx, offset, len, fua)
+    }
+
+    fn zero(
+        &self,
+        ctx: &mut IoCtx,
+        offset: u64,
+        len: u64,
+        may_trim: bool,
+        fua: bool,
+    ) -> BlockResult {
+        let mut st = self.lock();
+        self.destage_range(&mut st, Some((offset, offset + len)), false)?;
+        st.lines
+            .retain(|li, _| li * LINE + LINE <= offset || li * LINE >= offset + len);
+        self.next.zero(ctx, offset, len, may_trim, fua)
+    }
+}

@@ -15,6 +15,7 @@ import typer
 
 from iolab import _native
 from iolab.cli import catalog as catalog_commands
+from iolab.cli import lab as lab_commands
 from iolab.cli import render
 from iolab.cli import report as report_commands
 from iolab.cli import sweep as sweep_commands
@@ -266,6 +267,7 @@ def docs(
 sweep_commands.register(app)
 catalog_commands.register(app)
 target_commands.register(app)
+lab_commands.register(app)
 report_commands.register(app)
 
 

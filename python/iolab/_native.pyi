@@ -83,6 +83,7 @@ class Target:
         max_connections: Optional[int] = None,
         allow_remote: bool = False,
         pacing: Optional[str] = None,
+        max_request: Optional[str] = None,
     ) -> Target: ...
     def start(self) -> None:
         """Serve on a background thread."""

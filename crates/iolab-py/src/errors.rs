@@ -14,6 +14,7 @@ use std::io;
 
 use iolab_core::{CoreError, JobError as CoreJobError};
 use iolab_engine::EngineError as CoreEngineError;
+use iolab_target::TargetError;
 use pyo3::prelude::*;
 use pyo3::PyErr;
 
@@ -67,4 +68,17 @@ pub fn with_partial_result(py: Python<'_>, err: PyErr, result_json: String) -> P
 /// two sides disagree on a type, which is a bug, not a user error.
 pub fn json_error(what: &str, e: serde_json::Error) -> PyErr {
     IolabError::new_err(format!("{what}: JSON: {e} (a bug in iolab)"))
+}
+
+/// A target error: a config or export problem is a `ValueError` (the CLI
+/// prints it and exits 2), the rest (sockets, threads) an `OSError`.
+pub fn target_error(e: TargetError) -> PyErr {
+    let message = e.to_string();
+    match e {
+        TargetError::Config { .. }
+        | TargetError::ConfigFile { .. }
+        | TargetError::Export { .. } => pyo3::exceptions::PyValueError::new_err(message),
+        TargetError::Io { source, .. } => os_error(source.kind(), message),
+        _ => pyo3::exceptions::PyOSError::new_err(message),
+    }
 }

@@ -1,5 +1,6 @@
 //! The `Target` class: an iolab NBD target (iolab-target) served from
-//! Python. Bindings only: the config is parsed and checked in Rust; the
+//! Python. Bindings only: the config is parsed, the command line's
+//! settings applied and all checked in Rust (`config::overrides`); the
 //! CLI (`iolab target`, python/iolab/cli/target.py) prints and handles
 //! signals.
 //!
@@ -12,26 +13,16 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use iolab_target::config::pacing::{apply, parse_pacing_compact};
-use iolab_target::config::params::Value;
-use iolab_target::config::{parse_compact_spec, RawConfig};
+use iolab_target::config::overrides::{self, Overrides};
 use iolab_target::http::StatsHttp;
 use iolab_target::metrics::stats_json;
-use iolab_target::{ListenAddr, RunningServer, Server, ServerHandle, TargetError};
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use iolab_target::{ListenAddr, RunningServer, Server, ServerHandle};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::errors::target_error;
 use crate::gil;
-
-fn target_error(e: TargetError) -> PyErr {
-    match e {
-        TargetError::Config { .. }
-        | TargetError::ConfigFile { .. }
-        | TargetError::Export { .. } => PyValueError::new_err(e.to_string()),
-        _ => PyOSError::new_err(e.to_string()),
-    }
-}
 
 #[derive(Debug)]
 enum State {
@@ -50,61 +41,32 @@ pub struct PyTarget {
     exports: Vec<(String, u64, String, bool)>,
 }
 
-/// Parse the config: a TOML text, or compact export specs.
-fn raw_config(toml: Option<&str>, exports: &[String]) -> Result<RawConfig, TargetError> {
-    match (toml, exports.is_empty()) {
-        (Some(t), true) => RawConfig::from_toml(t),
-        (None, false) => Ok(RawConfig {
-            exports: exports
-                .iter()
-                .enumerate()
-                .map(|(i, s)| parse_compact_spec(i, s))
-                .collect::<Result<_, _>>()?,
-            ..RawConfig::default()
-        }),
-        _ => Err(TargetError::config(
-            "export",
-            "give either a config file or --export specs (one of the two)",
-        )),
-    }
-}
-
 #[pymethods]
 impl PyTarget {
     #[new]
     #[pyo3(signature = (config_toml=None, exports=Vec::new(), listen=None, stats_http=None,
-        read_only=false, max_connections=None, allow_remote=false, pacing=None))]
+        read_only=false, max_connections=None, allow_remote=false, pacing=None, max_request=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         config_toml: Option<&str>,
         exports: Vec<String>,
-        listen: Option<&str>,
+        listen: Option<String>,
         stats_http: Option<&str>,
         read_only: bool,
         max_connections: Option<usize>,
         allow_remote: bool,
-        pacing: Option<&str>,
+        pacing: Option<String>,
+        max_request: Option<String>,
     ) -> PyResult<PyTarget> {
-        let mut raw = raw_config(config_toml, &exports).map_err(target_error)?;
-        if read_only {
-            for e in &mut raw.exports {
-                e.params.insert("read_only", Value::Bool(true));
-            }
-        }
-        let mut spec = raw.build().map_err(target_error)?;
-        if let Some(l) = listen {
-            spec.server.listen = l
-                .parse()
-                .map_err(|m: String| PyValueError::new_err(format!("listen: {m}")))?;
-        }
-        spec.server.allow_remote |= allow_remote;
-        if let Some(n) = max_connections {
-            spec.server.max_connections = n;
-        }
-        if let Some(p) = pacing {
-            let p = parse_pacing_compact(p).map_err(target_error)?;
-            apply(&mut spec.server, p, false);
-        }
+        let o = Overrides {
+            listen,
+            read_only,
+            max_connections,
+            max_request,
+            allow_remote,
+            pacing,
+        };
+        let spec = overrides::build(config_toml, &exports, &o).map_err(target_error)?;
         let allow_remote = spec.server.allow_remote;
         let described = spec
             .exports

@@ -44,7 +44,10 @@ impl StatsHttp {
         if !allow_remote && !addr.ip().is_loopback() {
             return Err(TargetError::config(
                 "stats_http",
-                format!("{addr} is not a loopback address; allow remote listening explicitly"),
+                format!(
+                    "{addr} is not a loopback address; to serve other hosts pass --listen-any \
+                     (allow_remote = true under [server] in a config file)"
+                ),
             ));
         }
         let server = tiny_http::Server::http(addr).map_err(|e| {

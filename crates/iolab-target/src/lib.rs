@@ -3,15 +3,17 @@
 //! - [`proto`]: the NBD protocol as pure functions over bytes (handshake,
 //!   requests, replies), fuzzable on their own.
 //! - [`stack`]: the [`stack::BlockDev`] trait, backends (memory, file,
-//!   null) and layers (split, delay, inject, corrupt, stats).
+//!   null), layers (split, delay, inject, corrupt, stats) and the
+//!   forwarding [`stack::Layer`] they are written with.
 //! - [`config`]: a target from a TOML file or compact command-line specs.
 //! - [`export`]: an export (name, read-only, stack) and the set served.
 //! - [`server`]: [`Server`] — listen, accept, one thread per connection,
-//!   clean shutdown — and its [`ServerConfig`].
+//!   clean shutdown; [`server_config`]: its settings, [`ServerConfig`].
 //! - `conn` (private): one connection — handshake, pipelined requests,
 //!   out-of-order replies, held replies for delay layers.
 //! - [`stats`] and [`measure`]: server-side per-export counters and latency
-//!   histograms, CPU, and the resettable snapshot.
+//!   histograms, CPU, and the resettable snapshot; [`counters`]: the named
+//!   counters each piece of a stack publishes, per window.
 //! - [`http`] and [`metrics`]: the stats endpoint (JSON, Prometheus text,
 //!   atomic snapshot-and-reset).
 //! - [`net`]: Unix and TCP listening addresses (loopback unless allowed).
@@ -22,6 +24,7 @@
 pub mod buf;
 pub mod config;
 mod conn;
+pub mod counters;
 pub mod error;
 pub mod export;
 pub mod http;
@@ -31,11 +34,13 @@ pub mod net;
 pub mod pacing;
 pub mod proto;
 pub mod server;
+pub mod server_config;
 pub mod stack;
 pub mod stats;
 
 pub use error::TargetError;
 pub use export::{Export, ExportSet};
 pub use net::ListenAddr;
-pub use server::{RunningServer, Server, ServerConfig, ServerHandle};
+pub use server::{RunningServer, Server, ServerHandle};
+pub use server_config::ServerConfig;
 pub use stats::{Stats, StatsSnapshot};

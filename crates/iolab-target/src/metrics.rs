@@ -160,7 +160,46 @@ pub fn prometheus(s: &StatsSnapshot) -> String {
     head(&mut out, act, "gauge", "Open client connections.");
     let _ = writeln!(out, "{act} {}", s.connections.active);
     pacing(&mut out, s);
+    dev_counters(&mut out, s);
     out
+}
+
+/// The counters the pieces of each stack publish: totals and gauges.
+fn dev_counters(out: &mut String, s: &StatsSnapshot) {
+    let families = [
+        (
+            "iolab_target_dev_counter_total",
+            "counter",
+            "A running total a piece of an export's stack counts (see counter).",
+            false,
+        ),
+        (
+            "iolab_target_dev_gauge",
+            "gauge",
+            "A level a piece of an export's stack reports (see counter).",
+            true,
+        ),
+    ];
+    for (name, kind, help, gauge) in families {
+        let mut rows = s.counters.iter().flat_map(|d| {
+            d.counters
+                .iter()
+                .filter(move |c| c.gauge == gauge)
+                .map(move |c| (d, c))
+        });
+        let Some(first) = rows.next() else { continue };
+        head(out, name, kind, help);
+        for (d, c) in std::iter::once(first).chain(rows) {
+            let _ = writeln!(
+                out,
+                "{name}{{export=\"{}\",path=\"{}\",counter=\"{}\"}} {}",
+                label(&d.export),
+                label(&d.path),
+                label(&c.name),
+                c.value
+            );
+        }
+    }
 }
 
 fn pacing(out: &mut String, s: &StatsSnapshot) {

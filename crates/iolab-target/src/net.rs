@@ -82,7 +82,8 @@ impl Listener {
                 if !a.ip().is_loopback() && !allow_remote {
                     return Err(format!(
                         "refusing to listen on {a}: not a loopback address, and NBD has no \
-                         authentication; allow remote clients explicitly to serve other hosts"
+                         authentication; to serve other hosts pass --listen-any \
+                         (allow_remote = true under [server] in a config file)"
                     ));
                 }
                 let l = TcpListener::bind(a).map_err(|e| format!("listen on {a}: {e}"))?;

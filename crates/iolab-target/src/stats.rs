@@ -25,6 +25,7 @@ use iolab_core::cpu::{self, CpuSample, CpuUsage};
 use iolab_core::summary::CpuSummary;
 use serde::{Deserialize, Serialize};
 
+use crate::counters::{DevCounterSet, DevCounters};
 use crate::error::TargetError;
 use crate::export::ExportSet;
 use crate::measure::{OpStatsSet, Recorder};
@@ -38,6 +39,7 @@ pub type NamedRecorder = (String, Arc<Recorder>);
 pub struct Stats {
     exports: Vec<NamedRecorder>,
     layers: Vec<NamedRecorder>,
+    devs: DevCounterSet,
     pub(crate) conns: ConnCounters,
     window_start: Mutex<CpuSample>,
     pacer: Option<Arc<Pacer>>,
@@ -99,6 +101,10 @@ pub struct StatsSnapshot {
     pub window_ns: u64,
     pub exports: Vec<NamedOps>,
     pub layers: Vec<NamedOps>,
+    /// What each piece of each stack publishes ([`crate::stack::Counter`]),
+    /// per piece and member; absent in snapshots written before it existed.
+    #[serde(default)]
+    pub counters: Vec<DevCounters>,
     pub connections: ConnSnapshot,
     pub cpu: CpuUsage,
     /// `cpu` as the client summary reports its own CPU, over the READ and
@@ -127,6 +133,7 @@ impl Stats {
                 .map(|e| (e.name().to_string(), e.recorder().clone()))
                 .collect(),
             layers,
+            devs: DevCounterSet::new(exports),
             conns: ConnCounters::default(),
             window_start: Mutex::new(start),
             pacer,
@@ -175,6 +182,7 @@ impl Stats {
             cpu_summary: Some(cpu_summary(&usage, &exports)),
             exports,
             layers: named(&self.layers),
+            counters: self.devs.snapshot(reset),
             connections: ConnSnapshot {
                 accepted: take(&c.accepted),
                 refused: take(&c.refused),

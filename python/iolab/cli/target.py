@@ -35,6 +35,10 @@ def target(
     max_connections: Annotated[
         Optional[int], typer.Option("--max-connections", help="Open connections at most.")
     ] = None,
+    max_request: Annotated[
+        Optional[str],
+        typer.Option("--max-request", help="Largest request payload, e.g. 48m (default and most 64m)."),
+    ] = None,
     listen_any: Annotated[bool, typer.Option("--listen-any", help="Allow non-loopback addresses.")] = False,
 ) -> None:
     """Serve an NBD target until SIGTERM or SIGINT (then finish, flush, exit 0)."""
@@ -52,6 +56,7 @@ def target(
             max_connections=max_connections,
             allow_remote=listen_any,
             pacing=pacing,
+            max_request=max_request,
         )
     except (ValueError, OSError) as e:
         where = f"{config}: " if config is not None and isinstance(e, ValueError) else ""

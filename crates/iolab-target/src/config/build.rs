@@ -1,6 +1,9 @@
-//! Building block devices from parameters: one function per backend and
-//! layer kind, reading exactly the keys each one documents in its file's
-//! header (stack/*.rs).
+//! Building block devices from parameters: one table entry per backend
+//! ([`BACKENDS`]) and layer ([`LAYERS`]) — its name, every key it reads,
+//! and its builder, which reads exactly the keys its file's header
+//! documents (stack/*.rs). Unknown keys are refused before building; the
+//! tables drive the error messages and the test that docs/target.md
+//! names every key.
 
 use std::sync::Arc;
 
@@ -17,39 +20,171 @@ use crate::stack::stats::StatsLayer;
 use crate::stack::{BlockDev, Op};
 use crate::stats::NamedRecorder;
 
-pub const BACKENDS: &str = "memory, file, null, raid0, raid1, raid10, raid5";
-pub const LAYERS: &str = "delay, inject, corrupt, stats, cache";
+/// A backend: its name in a config, every key it reads, and its builder
+/// (which takes exactly those keys; `backend` refuses any other first).
+#[derive(Debug)]
+pub struct BackendKind {
+    pub name: &'static str,
+    pub keys: &'static [&'static str],
+    pub build: fn(&mut Params) -> Result<Arc<dyn BlockDev>, TargetError>,
+}
+
+/// A layer: its `type`, every key it reads (besides `type`), and its
+/// builder, given the device beneath, the stats registry and the name a
+/// stats layer takes by default.
+#[derive(Debug)]
+pub struct LayerKind {
+    pub name: &'static str,
+    pub keys: &'static [&'static str],
+    pub build: LayerBuild,
+}
+
+pub type LayerBuild = fn(
+    Arc<dyn BlockDev>,
+    &mut Params,
+    &mut LayerStats,
+    &str,
+) -> Result<Arc<dyn BlockDev>, TargetError>;
+
+/// Every backend. A new one is registered here, with all its keys (docs/target.md
+/// is checked against this table).
+pub const BACKENDS: &[BackendKind] = &[
+    BackendKind {
+        name: "memory",
+        keys: &["size"],
+        build: memory,
+    },
+    BackendKind {
+        name: "file",
+        keys: &["path", "size", "direct", "read_only"],
+        build: file,
+    },
+    BackendKind {
+        name: "null",
+        keys: &["size"],
+        build: null,
+    },
+    BackendKind {
+        name: "raid0",
+        keys: super::raid::RAID_KEYS,
+        build: |p| super::raid::raid("raid0", p),
+    },
+    BackendKind {
+        name: "raid1",
+        keys: super::raid::RAID_KEYS,
+        build: |p| super::raid::raid("raid1", p),
+    },
+    BackendKind {
+        name: "raid10",
+        keys: super::raid::RAID_KEYS,
+        build: |p| super::raid::raid("raid10", p),
+    },
+    BackendKind {
+        name: "raid5",
+        keys: super::raid::RAID_KEYS,
+        build: |p| super::raid::raid("raid5", p),
+    },
+];
+
+/// Every layer. A new one is registered here, with all its keys.
+pub const LAYERS: &[LayerKind] = &[
+    LayerKind {
+        name: "delay",
+        keys: &[
+            "read",
+            "write",
+            "flush",
+            "read_tail",
+            "write_tail",
+            "tail_rate",
+            "seed",
+        ],
+        build: |dev, p, _, _| Ok(Arc::new(DelayLayer::new(dev, delay_params(p)?))),
+    },
+    LayerKind {
+        name: "inject",
+        keys: &["rate", "offsets", "ops", "seed"],
+        build: inject,
+    },
+    LayerKind {
+        name: "corrupt",
+        keys: &["rate", "bits", "offsets", "seed"],
+        build: corrupt,
+    },
+    LayerKind {
+        name: "stats",
+        keys: &["name"],
+        build: stats,
+    },
+    LayerKind {
+        name: "cache",
+        keys: super::raid::CACHE_KEYS,
+        build: |dev, p, _, _| super::raid::cache(dev, p),
+    },
+];
+
+fn names<T>(kinds: &[T], name: fn(&T) -> &'static str) -> String {
+    kinds.iter().map(name).collect::<Vec<_>>().join(", ")
+}
+
+/// Run a builder after refusing unknown keys (so a misspelt key is named
+/// as such, not as the default it left in place), and check that the
+/// builder read no key missing from its table (tables and docs stay true).
+fn checked<T>(
+    what: &str,
+    keys: &[&str],
+    p: &mut Params,
+    build: impl FnOnce(&mut Params) -> Result<T, TargetError>,
+) -> Result<T, TargetError> {
+    p.refuse_unknown(keys)?;
+    let asked_before = p.asked().len();
+    let r = build(p);
+    let stray: Vec<&str> = p.asked()[asked_before..]
+        .iter()
+        .copied()
+        .filter(|k| !keys.contains(k))
+        .collect();
+    debug_assert!(
+        stray.is_empty(),
+        "{what} reads keys missing from its table in config/build.rs: {stray:?}"
+    );
+    r
+}
 
 /// Build the backend `kind` from the keys of `p` that belong to it.
 pub fn backend(kind: &str, p: &mut Params) -> Result<Arc<dyn BlockDev>, TargetError> {
-    Ok(match kind {
-        "memory" => {
-            let size = p.size("size")?;
-            let size = p.required("size", size)?;
-            Arc::new(MemoryDev::new(size).map_err(|m| p.err("size", m))?)
-        }
-        "null" => {
-            let size = p.size("size")?;
-            Arc::new(NullDev::new(p.required("size", size)?))
-        }
-        "file" => {
-            let path = p.string("path")?;
-            let fp = FileParams {
-                path: p.required("path", path)?.into(),
-                size_bytes: p.size("size")?,
-                direct: p.bool("direct")?.unwrap_or(false),
-                read_only: p.bool("read_only")?.unwrap_or(false),
-            };
-            Arc::new(FileDev::open(fp).map_err(|m| p.err("path", m))?)
-        }
-        level if super::raid::LEVELS.contains(&level) => super::raid::raid(level, p)?,
-        other => {
-            return Err(p.err(
-                "backend",
-                format!("unknown backend '{other}' (known: {BACKENDS})"),
-            ))
-        }
-    })
+    let Some(k) = BACKENDS.iter().find(|k| k.name == kind) else {
+        let known = names(BACKENDS, |k| k.name);
+        return Err(p.err(
+            "backend",
+            format!("unknown backend '{kind}' (known: {known})"),
+        ));
+    };
+    checked(kind, k.keys, p, k.build)
+}
+
+fn memory(p: &mut Params) -> Result<Arc<dyn BlockDev>, TargetError> {
+    let size = p.size("size")?;
+    let size = p.required("size", size)?;
+    Ok(Arc::new(
+        MemoryDev::new(size).map_err(|m| p.err("size", m))?,
+    ))
+}
+
+fn null(p: &mut Params) -> Result<Arc<dyn BlockDev>, TargetError> {
+    let size = p.size("size")?;
+    Ok(Arc::new(NullDev::new(p.required("size", size)?)))
+}
+
+fn file(p: &mut Params) -> Result<Arc<dyn BlockDev>, TargetError> {
+    let path = p.string("path")?;
+    let fp = FileParams {
+        path: p.required("path", path)?.into(),
+        size_bytes: p.size("size")?,
+        direct: p.bool("direct")?.unwrap_or(false),
+        read_only: p.bool("read_only")?.unwrap_or(false),
+    };
+    Ok(Arc::new(FileDev::open(fp).map_err(|m| p.err("path", m))?))
 }
 
 /// Where stats layers register their counters; names must be unique.
@@ -81,43 +216,65 @@ pub fn layer(
     stats: &mut LayerStats,
     default_name: &str,
 ) -> Result<Arc<dyn BlockDev>, TargetError> {
-    Ok(match kind {
-        "delay" => Arc::new(DelayLayer::new(dev, delay_params(p)?)),
-        "inject" => {
-            let ip = InjectParams {
-                rate: p.fraction("rate")?.unwrap_or(0.0),
-                offsets: p.sizes("offsets")?.unwrap_or_default(),
-                ops: ops(p)?,
-                seed: p.uint("seed")?.unwrap_or(0),
-            };
-            Arc::new(InjectLayer::new(dev, ip).map_err(|m| p.err("rate", m))?)
-        }
-        "corrupt" => {
-            let cp = CorruptParams {
-                rate: p.fraction("rate")?.unwrap_or(0.0),
-                bits: u32::try_from(p.uint("bits")?.unwrap_or(1))
-                    .map_err(|_| p.err("bits", "too large"))?,
-                offsets: p.sizes("offsets")?.unwrap_or_default(),
-                seed: p.uint("seed")?.unwrap_or(0),
-            };
-            Arc::new(CorruptLayer::new(dev, cp).map_err(|m| p.err("rate", m))?)
-        }
-        "stats" => {
-            let name = p
-                .string("name")?
-                .unwrap_or_else(|| default_name.to_string());
-            let rec = stats.register(p, name.clone())?;
-            Arc::new(StatsLayer::new(dev, name, rec))
-        }
-        "cache" => super::raid::cache(dev, p)?,
-        "split" => {
-            return Err(p.err(
-                "type",
-                "split is not a layer here: set split = N on the device or export",
-            ));
-        }
-        other => return Err(p.err("type", format!("unknown layer '{other}' (known: {LAYERS})"))),
-    })
+    if kind == "split" {
+        return Err(p.err(
+            "type",
+            "split is not a layer here: set split = N on the device or export",
+        ));
+    }
+    let Some(k) = LAYERS.iter().find(|k| k.name == kind) else {
+        let known = names(LAYERS, |k| k.name);
+        return Err(p.err("type", format!("unknown layer '{kind}' (known: {known})")));
+    };
+    checked(kind, k.keys, p, |p| (k.build)(dev, p, stats, default_name))
+}
+
+fn inject(
+    dev: Arc<dyn BlockDev>,
+    p: &mut Params,
+    _: &mut LayerStats,
+    _: &str,
+) -> Result<Arc<dyn BlockDev>, TargetError> {
+    let ip = InjectParams {
+        rate: p.fraction("rate")?.unwrap_or(0.0),
+        offsets: p.sizes("offsets")?.unwrap_or_default(),
+        ops: ops(p)?,
+        seed: p.uint("seed")?.unwrap_or(0),
+    };
+    Ok(Arc::new(
+        InjectLayer::new(dev, ip).map_err(|m| p.err("rate", m))?,
+    ))
+}
+
+fn corrupt(
+    dev: Arc<dyn BlockDev>,
+    p: &mut Params,
+    _: &mut LayerStats,
+    _: &str,
+) -> Result<Arc<dyn BlockDev>, TargetError> {
+    let cp = CorruptParams {
+        rate: p.fraction("rate")?.unwrap_or(0.0),
+        bits: u32::try_from(p.uint("bits")?.unwrap_or(1))
+            .map_err(|_| p.err("bits", "too large"))?,
+        offsets: p.sizes("offsets")?.unwrap_or_default(),
+        seed: p.uint("seed")?.unwrap_or(0),
+    };
+    Ok(Arc::new(
+        CorruptLayer::new(dev, cp).map_err(|m| p.err("rate", m))?,
+    ))
+}
+
+fn stats(
+    dev: Arc<dyn BlockDev>,
+    p: &mut Params,
+    stats: &mut LayerStats,
+    default_name: &str,
+) -> Result<Arc<dyn BlockDev>, TargetError> {
+    let name = p
+        .string("name")?
+        .unwrap_or_else(|| default_name.to_string());
+    let rec = stats.register(p, name.clone())?;
+    Ok(Arc::new(StatsLayer::new(dev, name, rec)))
 }
 
 fn delay_params(p: &mut Params) -> Result<DelayParams, TargetError> {

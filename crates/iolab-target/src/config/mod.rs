@@ -48,6 +48,7 @@
 //! `export[1] (slow).layers[0] (delay).read: '1' has no unit; …`.
 
 pub mod build;
+pub mod overrides;
 pub mod pacing;
 pub mod params;
 pub mod raid;
@@ -59,7 +60,8 @@ use std::sync::Arc;
 use crate::error::TargetError;
 use crate::export::{Export, ExportSet};
 use crate::net::ListenAddr;
-use crate::server::{Server, ServerConfig};
+use crate::server::Server;
+use crate::server_config::ServerConfig;
 use crate::stack::split::split;
 use crate::stack::BlockDev;
 use crate::stats::NamedRecorder;

@@ -16,7 +16,7 @@
 use super::params::{Params, Value};
 use crate::error::TargetError;
 use crate::pacing::PacingParams;
-use crate::server::ServerConfig;
+use crate::server_config::ServerConfig;
 
 /// Default size of one pacing buffer, bytes.
 pub const DEFAULT_UNIT_BYTES: u64 = 128 << 10;

@@ -214,6 +214,28 @@ impl Params {
         v.ok_or_else(|| self.err(key, "missing (required)"))
     }
 
+    /// The keys asked for so far, in order.
+    pub fn asked(&self) -> &[&'static str] {
+        &self.asked
+    }
+
+    /// Refuse any key not in `known` (before reading any), listing them.
+    pub fn refuse_unknown(&self, known: &[&str]) -> Result<(), TargetError> {
+        let Some((key, _)) = self
+            .entries
+            .iter()
+            .find(|(k, _)| !known.contains(&k.as_str()))
+        else {
+            return Ok(());
+        };
+        let mut known = known.to_vec();
+        known.sort_unstable();
+        Err(TargetError::config(
+            format!("{}.{key}", self.path),
+            format!("unknown key (known here: {})", known.join(", ")),
+        ))
+    }
+
     /// Refuse keys nobody took, naming the ones this piece accepts.
     pub fn finish(&self) -> Result<(), TargetError> {
         let Some((key, _)) = self.entries.first() else {

@@ -18,6 +18,22 @@ use crate::stack::raid10::raid10;
 use crate::stack::raid5::Raid5;
 use crate::stack::BlockDev;
 
+/// Every key of a RAID level (raid1 refuses `strip` with its own message).
+pub const RAID_KEYS: &[&str] = &["members", "member", "strip", "failed"];
+
+/// Every key of the cache layer.
+pub const CACHE_KEYS: &[&str] = &[
+    "size",
+    "write",
+    "read",
+    "ahead",
+    "high_water",
+    "stripe",
+    "hit",
+    "hit_rate",
+    "miss",
+];
+
 /// The RAID levels, as backend kinds.
 pub const LEVELS: [&str; 4] = ["raid0", "raid1", "raid10", "raid5"];
 

@@ -136,6 +136,11 @@ pub fn parse_compact_spec(index: usize, spec: &str) -> Result<Piece, TargetError
             "expected NAME=BACKEND[,KEY=VALUE…][+LAYER[,KEY=VALUE…]…]".into(),
         ));
     };
+    if name.contains([',', '+']) {
+        return Err(bad(format!(
+            "the export name is missing: write NAME={spec} (e.g. disk={spec})"
+        )));
+    }
     let mut groups = split_top(rest, '+').into_iter();
     let (backend, mut entries) = group(groups.next().unwrap_or_default()).map_err(&bad)?;
     entries.insert(0, ("backend".into(), Value::Text(backend)));

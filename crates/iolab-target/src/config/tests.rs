@@ -114,7 +114,10 @@ fn errors_name_the_key_path() {
         e,
         "export[0] (d).layers[0] (delay).read: '1' has no unit; write e.g. 1us or 1ms"
     );
+    // A misspelt key is named as unknown, not as the key it left missing.
     let e = err("[[export]]\nname = \"d\"\nbackend = \"memory\"\nsise = \"1g\"");
+    assert_eq!(e, "export[0] (d).sise: unknown key (known here: size)");
+    let e = err("[[export]]\nname = \"d\"\nbackend = \"memory\"");
     assert!(e.starts_with("export[0] (d).size: missing"), "{e}");
     let e = err("[[export]]\nname = \"d\"\nbackend = \"memory\"\nsize = \"1g\"\nsise = 1");
     assert!(
@@ -178,4 +181,21 @@ fn compact_syntax_errors() {
         let e = parse_compact(&[bad], s()).unwrap_err().to_string();
         assert!(e.starts_with("export[0]"), "{bad}: {e}");
     }
+}
+
+#[test]
+fn compact_specs_name_unknown_keys_and_a_missing_export_name() {
+    let s = || ServerConfig::new("127.0.0.1:0".parse().unwrap());
+    let e = |spec: &str| parse_compact(&[spec], s()).unwrap_err().to_string();
+    assert_eq!(
+        e("d=memory,size=1m+delay,raed=1ms"),
+        "export[0] (d).layers[0] (delay).raed: unknown key (known here: flush, read, \
+         read_tail, seed, tail_rate, write, write_tail)"
+    );
+    assert_eq!(
+        e("memory,size=1m"),
+        "export[0]: 'memory,size=1m': the export name is missing: write \
+         NAME=memory,size=1m (e.g. disk=memory,size=1m)"
+    );
+    assert!(e("m=memory,size=1m+delay").contains("every delay is 0"));
 }

@@ -27,7 +27,7 @@ use crate::proto::handshake::{
     Selected,
 };
 use crate::proto::ProtoError;
-use crate::server::ServerConfig;
+use crate::server_config::ServerConfig;
 use crate::stats::{ConnCounters, Stats};
 
 /// Reader buffer: large enough to take many pipelined small requests per

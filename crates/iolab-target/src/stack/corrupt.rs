@@ -17,7 +17,7 @@
 use std::sync::Arc;
 
 use super::sample::Trigger;
-use super::{BlockDev, BlockResult, Caps, IoCtx};
+use super::{BlockDev, BlockResult, IoCtx, Layer};
 
 /// Corruption settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,18 +58,17 @@ impl CorruptLayer {
     }
 }
 
-impl BlockDev for CorruptLayer {
-    fn caps(&self) -> Caps {
-        self.next.caps()
+impl Layer for CorruptLayer {
+    fn next(&self) -> &Arc<dyn BlockDev> {
+        &self.next
     }
 
-    fn describe(&self) -> String {
+    fn label(&self) -> String {
         format!(
-            "corrupt(rate={}, bits={}, {} offsets) <- {}",
+            "corrupt(rate={}, bits={}, {} offsets)",
             self.trigger.rate,
             self.bits,
             self.trigger.offsets().len(),
-            self.next.describe()
         )
     }
 
@@ -88,29 +87,6 @@ impl BlockDev for CorruptLayer {
         }
         Ok(())
     }
-
-    fn write_at(&self, ctx: &mut IoCtx, buf: &[u8], offset: u64, fua: bool) -> BlockResult {
-        self.next.write_at(ctx, buf, offset, fua)
-    }
-
-    fn flush(&self, ctx: &mut IoCtx) -> BlockResult {
-        self.next.flush(ctx)
-    }
-
-    fn trim(&self, ctx: &mut IoCtx, offset: u64, len_bytes: u64, fua: bool) -> BlockResult {
-        self.next.trim(ctx, offset, len_bytes, fua)
-    }
-
-    fn zero(
-        &self,
-        ctx: &mut IoCtx,
-        offset: u64,
-        len_bytes: u64,
-        may_trim: bool,
-        fua: bool,
-    ) -> BlockResult {
-        self.next.zero(ctx, offset, len_bytes, may_trim, fua)
-    }
 }
 
 #[cfg(test)]
@@ -118,10 +94,10 @@ mod tests {
     use super::*;
     use crate::stack::memory::MemoryDev;
 
-    fn layer(p: CorruptParams) -> (Arc<MemoryDev>, CorruptLayer) {
+    fn layer(p: CorruptParams) -> (Arc<MemoryDev>, Arc<dyn BlockDev>) {
         let dev = Arc::new(MemoryDev::new(1 << 20).unwrap());
         let l = CorruptLayer::new(dev.clone(), p).unwrap();
-        (dev, l)
+        (dev, Arc::new(l))
     }
 
     fn flipped_bits(a: &[u8], b: &[u8]) -> u32 {

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::sample::Sampler;
-use super::{fmt_duration, BlockDev, BlockResult, Caps, IoCtx};
+use super::{fmt_duration, BlockDev, BlockResult, IoCtx, Layer};
 
 /// Delay settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,12 +89,12 @@ impl DelayLayer {
     }
 }
 
-impl BlockDev for DelayLayer {
-    fn caps(&self) -> Caps {
-        self.next.caps()
+impl Layer for DelayLayer {
+    fn next(&self) -> &Arc<dyn BlockDev> {
+        &self.next
     }
 
-    fn describe(&self) -> String {
+    fn label(&self) -> String {
         let p = &self.p;
         let mut parts = Vec::new();
         for (k, v) in [("read", p.read), ("write", p.write), ("flush", p.flush)] {
@@ -107,7 +107,7 @@ impl BlockDev for DelayLayer {
                 parts.push(format!("{k}={}@{}%", fmt_duration(v), p.tail_rate * 100.0));
             }
         }
-        format!("delay({}) <- {}", parts.join(","), self.next.describe())
+        format!("delay({})", parts.join(","))
     }
 
     fn read_at(&self, ctx: &mut IoCtx, buf: &mut [u8], offset: u64) -> BlockResult {
@@ -171,7 +171,7 @@ mod tests {
             write: Duration::from_millis(5),
             ..Default::default()
         };
-        let d = DelayLayer::new(Arc::new(NullDev::new(1 << 20)), p);
+        let d: Arc<dyn BlockDev> = Arc::new(DelayLayer::new(Arc::new(NullDev::new(1 << 20)), p));
         let t0 = Instant::now();
         let r = held_for(|c| d.read_at(c, &mut [0u8; 512], 0).unwrap());
         let w = held_for(|c| d.write_at(c, &[0u8; 512], 0, false).unwrap());
@@ -196,7 +196,7 @@ mod tests {
             tail_rate: 0.05,
             ..Default::default()
         };
-        let d = DelayLayer::new(Arc::new(NullDev::new(4096)), p);
+        let d: Arc<dyn BlockDev> = Arc::new(DelayLayer::new(Arc::new(NullDev::new(4096)), p));
         let n = 20_000;
         let tails = (0..n)
             .filter(|_| {
@@ -214,7 +214,7 @@ mod tests {
             ..Default::default()
         };
         let inner = Arc::new(DelayLayer::new(Arc::new(NullDev::new(4096)), one.clone()));
-        let outer = DelayLayer::new(inner, one);
+        let outer: Arc<dyn BlockDev> = Arc::new(DelayLayer::new(inner, one));
         let h = held_for(|c| outer.read_at(c, &mut [0u8; 1], 0).unwrap());
         assert!(
             h >= Duration::from_millis(2) && h < Duration::from_millis(3),

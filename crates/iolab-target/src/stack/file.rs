@@ -208,16 +208,14 @@ impl BlockDev for FileDev {
     fn caps(&self) -> Caps {
         let w = !self.params.read_only;
         Caps {
-            size_bytes: self.size_bytes,
             min_block_bytes: self.min_block_bytes,
             preferred_block_bytes: self.min_block_bytes.max(4096),
             can_write: w,
-            can_flush: true,
             can_fua: w,
             can_trim: w,
             can_zero: w,
-            can_multi_conn: true,
             may_block: true,
+            ..Caps::new(self.size_bytes)
         }
     }
 

@@ -17,7 +17,7 @@
 use std::sync::Arc;
 
 use super::sample::Trigger;
-use super::{BlockDev, BlockError, BlockResult, Caps, IoCtx, Op};
+use super::{BlockDev, BlockError, BlockResult, IoCtx, Layer, Op};
 use crate::proto::Errno;
 
 /// Error injection settings.
@@ -98,19 +98,18 @@ impl InjectLayer {
     }
 }
 
-impl BlockDev for InjectLayer {
-    fn caps(&self) -> Caps {
-        self.next.caps()
+impl Layer for InjectLayer {
+    fn next(&self) -> &Arc<dyn BlockDev> {
+        &self.next
     }
 
-    fn describe(&self) -> String {
+    fn label(&self) -> String {
         let ops: Vec<&str> = self.p.ops.iter().map(|o| o.name()).collect();
         format!(
-            "inject(rate={}, {} offsets, ops={}) <- {}",
+            "inject(rate={}, {} offsets, ops={})",
             self.p.rate,
             self.p.offsets.len(),
             ops.join(":"),
-            self.next.describe()
         )
     }
 
@@ -152,7 +151,7 @@ mod tests {
     use super::*;
     use crate::stack::memory::MemoryDev;
 
-    fn layer(rate: f64, offsets: Vec<u64>, ops: Vec<Op>) -> Result<InjectLayer, String> {
+    fn layer(rate: f64, offsets: Vec<u64>, ops: Vec<Op>) -> Result<Arc<dyn BlockDev>, String> {
         let dev = Arc::new(MemoryDev::new(1 << 20).unwrap());
         InjectLayer::new(
             dev,
@@ -163,6 +162,7 @@ mod tests {
                 seed: 3,
             },
         )
+        .map(|l| Arc::new(l) as Arc<dyn BlockDev>)
     }
 
     #[test]

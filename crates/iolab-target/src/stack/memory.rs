@@ -19,7 +19,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{OnceLock, PoisonError, RwLock};
 
-use super::{fmt_bytes, BlockDev, BlockResult, Caps, IoCtx};
+use super::{fmt_bytes, BlockDev, BlockResult, Caps, Counter, IoCtx};
 
 const CHUNK_BYTES: usize = 64 * 1024;
 const CHUNKS_PER_LEAF: usize = 512;
@@ -133,22 +133,15 @@ fn pieces(offset: u64, len_bytes: u64) -> impl Iterator<Item = Piece> {
 
 impl BlockDev for MemoryDev {
     fn caps(&self) -> Caps {
-        Caps {
-            size_bytes: self.size_bytes,
-            min_block_bytes: 1,
-            preferred_block_bytes: 4096,
-            can_write: true,
-            can_flush: true,
-            can_fua: true,
-            can_trim: true,
-            can_zero: true,
-            can_multi_conn: true,
-            may_block: false,
-        }
+        Caps::new(self.size_bytes)
     }
 
     fn describe(&self) -> String {
         format!("memory({})", fmt_bytes(self.size_bytes))
+    }
+
+    fn counters(&self) -> Vec<Counter> {
+        vec![Counter::gauge("allocated_bytes", self.allocated_bytes())]
     }
 
     fn read_at(&self, _ctx: &mut IoCtx, buf: &mut [u8], offset: u64) -> BlockResult {

@@ -13,6 +13,16 @@
 //! time from a config, and one indirect call per layer (a few ns) is noise
 //! next to the socket system calls of every request.
 //!
+//! Writing a piece: a layer implements [`Layer`] (`next`, `label`, and only
+//! the operations it changes — the rest forward to the device beneath, as
+//! nbdkit filters call `next`); a backend, or a piece over several members,
+//! implements [`BlockDev`] and starts its caps from [`Caps::new`]. Any piece
+//! may publish named [`Counter`]s ([`BlockDev::counters`]); the target's
+//! stats walk each export's stack ([`BlockDev::children`], [`walk`]) and
+//! report them per piece and member, in the JSON snapshot (`counters`) and
+//! in Prometheus (`iolab_target_dev_counter_total`,
+//! `iolab_target_dev_gauge`).
+//!
 //! Calls are synchronous and may run on several threads at once; a device
 //! whose calls may sleep (file I/O) says so in [`Caps::may_block`] and the
 //! server then runs them on a worker pool. Latency layers never sleep:
@@ -25,6 +35,7 @@ pub mod corrupt;
 pub mod delay;
 pub mod file;
 pub mod inject;
+pub mod layer;
 pub mod memory;
 pub mod null;
 pub mod raid;
@@ -37,9 +48,12 @@ pub mod split;
 pub mod stats;
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::proto::Errno;
+
+pub use layer::{walk, Counter, Layer};
 
 /// Per-request context handed down the stack.
 #[derive(Debug, Clone, Default)]
@@ -124,6 +138,26 @@ pub struct Caps {
     pub may_block: bool,
 }
 
+impl Caps {
+    /// A writable RAM-like device of `size_bytes`: byte-addressable,
+    /// 4 KiB preferred, every operation and multi-conn supported, calls
+    /// never sleep. Backends change what differs with struct update syntax.
+    pub fn new(size_bytes: u64) -> Caps {
+        Caps {
+            size_bytes,
+            min_block_bytes: 1,
+            preferred_block_bytes: 4096,
+            can_write: true,
+            can_flush: true,
+            can_fua: true,
+            can_trim: true,
+            can_zero: true,
+            can_multi_conn: true,
+            may_block: false,
+        }
+    }
+}
+
 /// A block device: a backend or a layer over another device.
 pub trait BlockDev: Send + Sync + fmt::Debug {
     fn caps(&self) -> Caps;
@@ -151,6 +185,27 @@ pub trait BlockDev: Send + Sync + fmt::Debug {
     /// full stripe), for a cache above it to destage in; `None`: no such size.
     fn full_stripe_bytes(&self) -> Option<u64> {
         None
+    }
+
+    /// This piece's short name, as the export spec names it (`delay`,
+    /// `memory`, `raid5`): by default `describe` up to its first `(`,
+    /// space or `<`.
+    fn name(&self) -> String {
+        let d = self.describe();
+        d.split(['(', ' ', '<'])
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// Named figures for the target's stats (default none).
+    fn counters(&self) -> Vec<Counter> {
+        Vec::new()
+    }
+
+    /// The devices directly beneath (a layer's one, a raid's members).
+    fn children(&self) -> Vec<Arc<dyn BlockDev>> {
+        Vec::new()
     }
 }
 

@@ -25,18 +25,7 @@ impl NullDev {
 
 impl BlockDev for NullDev {
     fn caps(&self) -> Caps {
-        Caps {
-            size_bytes: self.size_bytes,
-            min_block_bytes: 1,
-            preferred_block_bytes: 4096,
-            can_write: true,
-            can_flush: true,
-            can_fua: true,
-            can_trim: true,
-            can_zero: true,
-            can_multi_conn: true,
-            may_block: false,
-        }
+        Caps::new(self.size_bytes)
     }
 
     fn describe(&self) -> String {

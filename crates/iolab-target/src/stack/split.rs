@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use super::{fmt_bytes, BlockDev, BlockResult, Caps, IoCtx};
+use super::{fmt_bytes, BlockDev, BlockResult, Caps, IoCtx, Layer};
 
 /// One part of a split device.
 #[derive(Debug)]
@@ -54,7 +54,7 @@ pub fn split(dev: Arc<dyn BlockDev>, parts: u32) -> Result<Vec<Arc<dyn BlockDev>
         .collect())
 }
 
-impl BlockDev for Part {
+impl Layer for Part {
     fn caps(&self) -> Caps {
         Caps {
             size_bytes: self.size_bytes,
@@ -62,14 +62,17 @@ impl BlockDev for Part {
         }
     }
 
-    fn describe(&self) -> String {
+    fn next(&self) -> &Arc<dyn BlockDev> {
+        &self.next
+    }
+
+    fn label(&self) -> String {
         format!(
-            "split(part {} of {}, {} at {}) <- {}",
+            "split(part {} of {}, {} at {})",
             self.index,
             self.parts,
             fmt_bytes(self.size_bytes),
             self.base,
-            self.next.describe()
         )
     }
 
@@ -79,10 +82,6 @@ impl BlockDev for Part {
 
     fn write_at(&self, ctx: &mut IoCtx, buf: &[u8], offset: u64, fua: bool) -> BlockResult {
         self.next.write_at(ctx, buf, self.base + offset, fua)
-    }
-
-    fn flush(&self, ctx: &mut IoCtx) -> BlockResult {
-        self.next.flush(ctx)
     }
 
     fn trim(&self, ctx: &mut IoCtx, offset: u64, len_bytes: u64, fua: bool) -> BlockResult {

@@ -14,7 +14,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{BlockDev, BlockResult, Caps, IoCtx, Op};
+use super::{BlockDev, BlockResult, IoCtx, Layer, Op};
 use crate::measure::Recorder;
 
 /// A counting layer.
@@ -39,13 +39,13 @@ impl StatsLayer {
     }
 }
 
-impl BlockDev for StatsLayer {
-    fn caps(&self) -> Caps {
-        self.next.caps()
+impl Layer for StatsLayer {
+    fn next(&self) -> &Arc<dyn BlockDev> {
+        &self.next
     }
 
-    fn describe(&self) -> String {
-        format!("stats({}) <- {}", self.name, self.next.describe())
+    fn label(&self) -> String {
+        format!("stats({})", self.name)
     }
 
     fn read_at(&self, ctx: &mut IoCtx, buf: &mut [u8], offset: u64) -> BlockResult {
@@ -106,7 +106,7 @@ mod tests {
         };
         let below = Arc::new(DelayLayer::new(Arc::new(NullDev::new(1 << 20)), delay));
         let rec = Arc::new(Recorder::new());
-        let s = StatsLayer::new(below, "dev".into(), rec.clone());
+        let s: Arc<dyn BlockDev> = Arc::new(StatsLayer::new(below, "dev".into(), rec.clone()));
         let mut ctx = IoCtx::new();
         s.read_at(&mut ctx, &mut [0u8; 4096], 0).unwrap();
         s.write_at(&mut IoCtx::new(), &[0u8; 512], 0, false)

@@ -29,7 +29,7 @@ fn go_reports_size_flags_and_block_sizes() {
     assert_eq!(c.size, 1 << 20);
     // HAS_FLAGS, SEND_FLUSH, SEND_FUA, SEND_TRIM, SEND_WRITE_ZEROES, CAN_MULTI_CONN
     assert_eq!(c.tflags, 1 | 4 | 8 | 32 | 64 | 256);
-    assert_eq!(c.block_sizes, (1, 4096, 32 << 20));
+    assert_eq!(c.block_sizes, (1, 4096, 64 << 20));
     let ro = Handshake::start(&t.sock)
         .unwrap()
         .go("disk1", true)

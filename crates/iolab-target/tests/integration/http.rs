@@ -98,10 +98,16 @@ fn metrics_are_prometheus_text_with_units() {
     );
     assert!(body.contains("iolab_target_pacing_buffers 16\n"));
     assert!(body.contains("iolab_target_cpu_seconds_total{mode=\"user\"} "));
+    // The memory backend publishes the storage it allocated: one 64 KiB chunk.
+    assert!(body.contains("# TYPE iolab_target_dev_gauge gauge\n"));
+    assert!(body.contains(
+        "iolab_target_dev_gauge{export=\"m\",path=\"memory\",counter=\"allocated_bytes\"} 65536\n"
+    ));
     // /metrics does not reset.
     let (_, body) = http(h.local_addr(), "GET", "/stats?reset=1");
     let snap: StatsSnapshot = serde_json::from_str(&body).unwrap();
     assert_eq!(snap.export("m").unwrap().write.ios, 1);
+    assert_eq!(snap.counters[0].get("allocated_bytes"), Some(65536));
     let (_, body) = http(h.local_addr(), "GET", "/stats");
     let snap: StatsSnapshot = serde_json::from_str(&body).unwrap();
     assert_eq!(

@@ -67,7 +67,7 @@ fn nbdinfo_shows_the_advertised_flags_and_block_sizes() {
     }
     assert_eq!(e["block_size_minimum"], 1);
     assert_eq!(e["block_size_preferred"], 4096);
-    assert_eq!(e["block_size_maximum"], 32 << 20);
+    assert_eq!(e["block_size_maximum"], 64 << 20);
     let ro: serde_json::Value = serde_json::from_str(&run(
         Command::new("nbdinfo").args(["--json", &uri(&t.sock, "ro")])
     ))

@@ -1,0 +1,157 @@
+//! A target from its two sources — a TOML text or compact `--export`
+//! specs — with the command line's settings applied over it
+//! ([`Overrides`]: `iolab target`'s flags). The Python binding only passes
+//! the flags through; every check and every error is here, each naming the
+//! flag it is about.
+
+use iolab_core::units::{self, KB_BASE_DEFAULT};
+
+use super::params::Value;
+use super::{pacing, parse_compact_spec, RawConfig, TargetSpec};
+use crate::error::TargetError;
+use crate::server_config::MAX_REQUEST_LIMIT_BYTES;
+
+/// Settings given on the command line, over those of the config.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// `--unix PATH` (as `unix:PATH`) or `--tcp HOST:PORT`.
+    pub listen: Option<String>,
+    /// `--read-only`: every export read-only.
+    pub read_only: bool,
+    /// `--max-connections N`.
+    pub max_connections: Option<usize>,
+    /// `--max-request SIZE` (`48m`, `65536`): the largest payload, bytes.
+    pub max_request: Option<String>,
+    /// `--listen-any`: allow a non-loopback address.
+    pub allow_remote: bool,
+    /// `--pacing buffers=96,cache=6,…`.
+    pub pacing: Option<String>,
+}
+
+/// The config from `toml` or `exports` (exactly one of the two), with
+/// `o` applied.
+pub fn build(
+    toml: Option<&str>,
+    exports: &[String],
+    o: &Overrides,
+) -> Result<TargetSpec, TargetError> {
+    let mut raw = match (toml, exports.is_empty()) {
+        (Some(t), true) => RawConfig::from_toml(t)?,
+        (None, false) => RawConfig {
+            exports: exports
+                .iter()
+                .enumerate()
+                .map(|(i, s)| parse_compact_spec(i, s))
+                .collect::<Result<_, _>>()?,
+            ..RawConfig::default()
+        },
+        (Some(_), false) => {
+            return Err(TargetError::config(
+                "--export",
+                "give either a config file or --export specs, not both",
+            ))
+        }
+        (None, true) => return Err(TargetError::config(
+            "--export",
+            "no exports: give --export NAME=BACKEND,… (e.g. disk=memory,size=1g) or --config FILE",
+        )),
+    };
+    if o.read_only {
+        for e in &mut raw.exports {
+            e.params.insert("read_only", Value::Bool(true));
+        }
+    }
+    let max_in_config = raw
+        .server
+        .as_ref()
+        .is_some_and(|p| p.has("max_request_bytes"));
+    let mut spec = raw.build()?;
+    let s = &mut spec.server;
+    if let Some(l) = &o.listen {
+        s.listen = l
+            .parse()
+            .map_err(|m: String| TargetError::config("--listen", m))?;
+    }
+    s.allow_remote |= o.allow_remote;
+    if let Some(n) = o.max_connections {
+        s.max_connections = n;
+    }
+    if let Some(m) = &o.max_request {
+        let v = units::parse_size(m, KB_BASE_DEFAULT)
+            .map_err(|e| TargetError::config("--max-request", format!("'{m}': {e}")))?;
+        if v > u64::from(MAX_REQUEST_LIMIT_BYTES) {
+            let msg = format!("'{m}' is more than the target's limit of 64 MiB");
+            return Err(TargetError::config("--max-request", msg));
+        }
+        s.max_request_bytes = v as u32;
+    }
+    if let Some(p) = &o.pacing {
+        let p = pacing::parse_pacing_compact(p)?;
+        pacing::apply(s, p, max_in_config || o.max_request.is_some());
+    }
+    Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::ListenAddr;
+
+    fn specs(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn flags_apply_over_the_config() {
+        let o = Overrides {
+            listen: Some("unix:/tmp/x.sock".into()),
+            read_only: true,
+            max_connections: Some(3),
+            max_request: Some("48m".into()),
+            ..Overrides::default()
+        };
+        let s = build(None, &specs(&["d=memory,size=1m"]), &o).unwrap();
+        assert_eq!(s.server.listen, ListenAddr::Unix("/tmp/x.sock".into()));
+        assert_eq!(s.server.max_connections, 3);
+        assert_eq!(s.server.max_request_bytes, 48 << 20);
+        assert!(s.exports.get(0).unwrap().is_read_only());
+    }
+
+    #[test]
+    fn the_default_maximum_is_64_mib_and_pacing_lowers_it() {
+        let s = build(None, &specs(&["d=null,size=1g"]), &Overrides::default()).unwrap();
+        assert_eq!(s.server.max_request_bytes, 64 << 20);
+        let o = Overrides {
+            pacing: Some("buffers=8".into()),
+            ..Overrides::default()
+        };
+        let s = build(None, &specs(&["d=null,size=1g"]), &o).unwrap();
+        assert_eq!(s.server.max_request_bytes, 8 * (128 << 10));
+    }
+
+    #[test]
+    fn errors_name_the_flag() {
+        let e = |t: Option<&str>, x: &[&str], o: Overrides| {
+            build(t, &specs(x), &o).unwrap_err().to_string()
+        };
+        let m = e(None, &[], Overrides::default());
+        assert!(m.starts_with("--export: no exports"), "{m}");
+        let m = e(Some(""), &["d=null,size=1m"], Overrides::default());
+        assert!(m.contains("not both"), "{m}");
+        let bad = Overrides {
+            max_request: Some("48x".into()),
+            ..Overrides::default()
+        };
+        let m = e(None, &["d=null,size=1m"], bad);
+        assert!(m.starts_with("--max-request: '48x'"), "{m}");
+        let big = Overrides {
+            max_request: Some("128m".into()),
+            ..Overrides::default()
+        };
+        let m = e(None, &["d=null,size=1m"], big);
+        assert_eq!(
+            m,
+            "--max-request: '128m' is more than the target's limit of 64 MiB"
+        );
+    }
+}

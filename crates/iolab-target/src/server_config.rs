@@ -1,0 +1,111 @@
+//! The server's settings ([`ServerConfig`], the `[server]` table of a
+//! target config) and their checks against the exports served.
+//!
+//! Its own module so that the connection code (`conn`) and the server
+//! (`server`) both depend on it and not on each other.
+
+use std::time::Duration;
+
+use crate::error::TargetError;
+use crate::export::ExportSet;
+use crate::net::ListenAddr;
+use crate::pacing::PacingParams;
+
+/// Server settings (the `[server]` table of a target config).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerConfig {
+    pub listen: ListenAddr,
+    /// Allow a TCP address that is not loopback.
+    pub allow_remote: bool,
+    /// Open connections at most (default 64).
+    pub max_connections: usize,
+    /// Largest READ or WRITE payload, advertised as the maximum payload
+    /// (default and most: 64 MiB, as nbdkit).
+    pub max_request_bytes: u32,
+    /// Worker threads per connection for stacks that may block (default 16).
+    pub workers: usize,
+    /// Requests in flight per connection at most (default 1024).
+    pub max_inflight: usize,
+    /// READ/WRITE data in flight per connection at most, bytes (default
+    /// 512 MiB; one request is always let in, however large).
+    pub max_inflight_bytes: u64,
+    /// Time a client has to finish the handshake (default 30 s).
+    pub handshake_timeout: Duration,
+    /// Time connections get to finish after a shutdown (default 10 s).
+    pub shutdown_grace: Duration,
+    /// IO pacing: a shared pool of data buffers (see [`crate::pacing`]);
+    /// `None`: every request gets its buffer at once.
+    pub pacing: Option<PacingParams>,
+}
+
+/// Largest allowed `max_request_bytes`.
+pub const MAX_REQUEST_LIMIT_BYTES: u32 = 64 << 20;
+
+impl ServerConfig {
+    /// Defaults, listening on `listen`.
+    pub fn new(listen: ListenAddr) -> ServerConfig {
+        ServerConfig {
+            listen,
+            allow_remote: false,
+            max_connections: 64,
+            max_request_bytes: MAX_REQUEST_LIMIT_BYTES,
+            workers: 16,
+            max_inflight: 1024,
+            max_inflight_bytes: 512 << 20,
+            handshake_timeout: Duration::from_secs(30),
+            shutdown_grace: Duration::from_secs(10),
+            pacing: None,
+        }
+    }
+
+    pub(crate) fn validate(&self, exports: &ExportSet) -> Result<(), TargetError> {
+        let bad = |k: &str, m: String| Err(TargetError::config(format!("server.{k}"), m));
+        if self.max_connections == 0 {
+            return bad("max_connections", "must be at least 1".into());
+        }
+        if self.workers == 0 || self.workers > 1024 {
+            return bad(
+                "workers",
+                format!("{} is not between 1 and 1024", self.workers),
+            );
+        }
+        if self.max_inflight == 0 {
+            return bad("max_inflight", "must be at least 1".into());
+        }
+        if self.max_inflight_bytes == 0 {
+            return bad("max_inflight_bytes", "must be more than 0".into());
+        }
+        if self.max_request_bytes > MAX_REQUEST_LIMIT_BYTES {
+            return bad(
+                "max_request_bytes",
+                format!("{} is more than 64 MiB", self.max_request_bytes),
+            );
+        }
+        if let Some(p) = &self.pacing {
+            p.validate().map_err(|m| TargetError::config("pacing", m))?;
+            let cap = p.max_request_bytes();
+            if u64::from(self.max_request_bytes) > cap {
+                let m = format!(
+                    "{} is more than one request may hold under pacing ({cap} bytes: unit x min(buffers, export_limit)); lower it or raise pacing.unit",
+                    self.max_request_bytes
+                );
+                return bad("max_request_bytes", m);
+            }
+        }
+        for e in exports.iter() {
+            let pref = e.caps().preferred_block_bytes;
+            if self.max_request_bytes < pref {
+                let m = format!(
+                    "{} is less than export '{}''s preferred block size {pref} (the spec forbids it)",
+                    self.max_request_bytes,
+                    e.name()
+                );
+                return bad("max_request_bytes", m);
+            }
+        }
+        if self.handshake_timeout.is_zero() || self.shutdown_grace.is_zero() {
+            return bad("handshake_timeout", "timeouts must be more than 0".into());
+        }
+        Ok(())
+    }
+}

@@ -53,6 +53,7 @@ pub mod pacing;
 pub mod params;
 pub mod raid;
 mod read;
+mod sim;
 
 use std::path::Path;
 use std::sync::Arc;

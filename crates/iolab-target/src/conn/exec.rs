@@ -100,6 +100,7 @@ pub(crate) fn execute(dev: &dyn BlockDev, mut job: Job) -> Done {
         result,
         started: job.started,
         hold_until: ctx.hold_until(),
+        tickets: ctx.take_tickets(),
     }
 }
 

@@ -26,6 +26,7 @@ use crate::buf::{AlignedBuf, BufCache};
 use crate::measure::Recorder;
 use crate::net::Stream;
 use crate::pacing::Grant;
+use crate::stack::ticket::{Due, Tickets};
 use crate::stack::{BlockError, Op};
 
 /// A request ready to be answered.
@@ -45,6 +46,8 @@ pub(crate) struct Done {
     /// Start of the server-side latency.
     pub started: Instant,
     pub hold_until: Option<Instant>,
+    /// Completions a device decides later (sim-hdd's NCQ); see `stack::ticket`.
+    pub tickets: Tickets,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -178,7 +181,8 @@ impl Replier {
 
     /// Give `done` to the timer when its hold time is still to come;
     /// otherwise hand it back, due now (the caller sends it).
-    pub fn hold(&self, done: Done) -> Option<Done> {
+    pub fn hold(&self, mut done: Done) -> Option<Done> {
+        settle_tickets(&mut done, Instant::now());
         match done.hold_until {
             Some(t) if t > Instant::now() => {
                 let timer = self
@@ -215,6 +219,24 @@ impl Replier {
     pub fn mark_broken(&self) {
         self.broken.store(true, Ordering::Relaxed);
         let _ = lock(&self.out).stream.shutdown(Shutdown::Both);
+    }
+}
+
+/// Poll `d`'s completion tickets: its hold time becomes their decided
+/// completion, or the instant to ask again. `true` once all are decided.
+fn settle_tickets(d: &mut Done, now: Instant) -> bool {
+    if d.tickets.is_settled() {
+        return true;
+    }
+    match d.tickets.poll(d.hold_until, now) {
+        Due::At(t) => {
+            d.hold_until = Some(t);
+            true
+        }
+        Due::Recheck(t) => {
+            d.hold_until = Some(t.max(now));
+            false
+        }
     }
 }
 
@@ -320,7 +342,14 @@ fn timer_loop(state: &(Mutex<TimerState>, Condvar), r: &Replier) {
         let now = Instant::now();
         let lead = Duration::from_nanos(lead_ns);
         if t <= now {
-            let Reverse(Held(_, _, d)) = st.heap.pop().expect("peeked");
+            let Reverse(Held(_, _, mut d)) = st.heap.pop().expect("peeked");
+            // A completion still undecided, or decided for later: wait again.
+            if !settle_tickets(&mut d, now) || d.hold_until.is_some_and(|h| h > now) {
+                st.seq += 1;
+                let (h, seq) = (d.hold_until.expect("set by settle_tickets"), st.seq);
+                st.heap.push(Reverse(Held(h, seq, d)));
+                continue;
+            }
             drop(st);
             r.send(d);
             st = lock(m);

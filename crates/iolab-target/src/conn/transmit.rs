@@ -326,6 +326,7 @@ impl Reader<'_> {
             result: Err(e),
             started: t,
             hold_until: None,
+            tickets: Default::default(),
         });
         Ok(())
     }

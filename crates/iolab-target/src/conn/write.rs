@@ -176,6 +176,7 @@ mod tests {
             result: Ok(()),
             started,
             hold_until: None,
+            tickets: Default::default(),
         }
     }
 

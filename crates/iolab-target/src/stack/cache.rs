@@ -41,7 +41,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::{fmt_bytes, BlockDev, BlockResult, Caps, IoCtx};
+use super::raid::ticket_of;
+use super::ticket::{Completion, Due};
+use super::{fmt_bytes, BlockDev, BlockResult, Caps, Counter, IoCtx};
 
 /// Read-ahead line size.
 const LINE: u64 = 64 * 1024;
@@ -93,6 +95,33 @@ impl Default for CacheParams {
 struct Line {
     data: Box<[u8]>,
     ready_at: Option<Instant>,
+    /// The fetch's completion when the disks decide it later.
+    ready_ticket: Option<Arc<dyn Completion>>,
+}
+
+/// A destage in flight: its completion known so far, its bytes, and its
+/// ticket while the disks have not decided it.
+#[derive(Debug)]
+struct Destage {
+    done: Instant,
+    bytes: u64,
+    ticket: Option<Arc<dyn Completion>>,
+}
+
+impl Destage {
+    /// Whether it has completed by `now` (deciding its ticket if it can).
+    fn complete(&mut self, now: Instant) -> bool {
+        if let Some(t) = &self.ticket {
+            match t.poll(now) {
+                Due::At(at) => {
+                    self.done = self.done.max(at);
+                    self.ticket = None;
+                }
+                Due::Recheck(_) => return false,
+            }
+        }
+        self.done <= now
+    }
 }
 
 #[derive(Debug)]
@@ -108,8 +137,8 @@ struct State {
     fifo: VecDeque<u64>,
     dirty: BTreeMap<u64, Extent>,
     dirty_bytes: u64,
-    /// Destages not yet complete: (completion, bytes).
-    inflight: Vec<(Instant, u64)>,
+    /// Destages not known to be complete.
+    inflight: Vec<Destage>,
     last_end: u64,
     seq_run: u32,
     fetched_end: u64,
@@ -184,21 +213,27 @@ impl CacheLayer {
         IoCtx::starting_at(Some(Instant::now() + self.p.miss))
     }
 
-    /// Write one extent below (a destage); its completion is tracked.
+    /// Write one extent below (a destage); its completion is tracked and
+    /// returned (the instant known now, and the ticket while undecided).
     fn destage(
         &self,
         st: &mut State,
         off: u64,
         data: &[u8],
         fua: bool,
-    ) -> Result<Instant, super::BlockError> {
+    ) -> Result<(Instant, Option<Arc<dyn Completion>>), super::BlockError> {
         let mut c = IoCtx::new();
         self.next.write_at(&mut c, data, off, fua)?;
         let done = c.hold_until().unwrap_or_else(Instant::now);
-        st.inflight.push((done, data.len() as u64));
+        let ticket = ticket_of(&mut c);
+        st.inflight.push(Destage {
+            done,
+            bytes: data.len() as u64,
+            ticket: ticket.clone(),
+        });
         bump(&self.n.destages, 1);
         bump(&self.n.destage_bytes, data.len() as u64);
-        Ok(done)
+        Ok((done, ticket))
     }
 
     /// Remove `[a, b)` from the dirty extent starting at `key` and return it.

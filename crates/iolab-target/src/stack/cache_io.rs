@@ -5,7 +5,16 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::*;
+use crate::stack::raid::{pass, After};
 use crate::stack::BlockError;
+
+/// When a request may complete: an instant, and tickets decided later.
+type Due2 = (Instant, Vec<Arc<dyn Completion>>);
+
+fn hold(ctx: &mut IoCtx, (t, tickets): Due2) {
+    ctx.hold_until_at(t);
+    tickets.into_iter().for_each(|x| ctx.add_ticket(x));
+}
 
 impl CacheLayer {
     /// Whether this read (at `offset`, `len`) sets read-ahead going.
@@ -44,11 +53,13 @@ impl CacheLayer {
         bump(&self.n.readahead_reads, 1);
         bump(&self.n.readahead_bytes, data.len() as u64);
         let ready_at = c.hold_until();
+        let ready_ticket = ticket_of(&mut c);
         for (i, chunk) in data.chunks(LINE as usize).enumerate() {
             let li = from / LINE + i as u64;
             let line = Line {
                 data: chunk.into(),
                 ready_at,
+                ready_ticket: ready_ticket.clone(),
             };
             if st.lines.insert(li, line).is_none() {
                 st.fifo.push_back(li);
@@ -64,15 +75,16 @@ impl CacheLayer {
         Ok(())
     }
 
-    /// Copy `buf` from the lines when every one is there; the instant the
-    /// last of them arrives (or now).
-    fn from_lines(st: &State, buf: &mut [u8], off: u64) -> Option<Instant> {
+    /// Copy `buf` from the lines when every one is there; when the last of
+    /// them arrives (an instant, or now, and the fetches still undecided).
+    fn from_lines(st: &State, buf: &mut [u8], off: u64) -> Option<Due2> {
         let end = off + buf.len() as u64;
         let range = off / LINE..end.div_ceil(LINE);
         if !range.clone().all(|li| st.lines.contains_key(&li)) {
             return None;
         }
         let mut ready = Instant::now();
+        let mut tickets: Vec<Arc<dyn Completion>> = Vec::new();
         for li in range {
             let l = &st.lines[&li];
             let ls = li * LINE;
@@ -83,8 +95,13 @@ impl CacheLayer {
             buf[(a - off) as usize..(b - off) as usize]
                 .copy_from_slice(&l.data[(a - ls) as usize..(b - ls) as usize]);
             ready = ready.max(l.ready_at.unwrap_or(ready));
+            if let Some(t) = &l.ready_ticket {
+                if !tickets.iter().any(|x| Arc::ptr_eq(x, t)) {
+                    tickets.push(t.clone());
+                }
+            }
         }
-        Some(ready)
+        Some((ready, tickets))
     }
 
     /// Destage the dirty data that fills aligned stripes within the
@@ -119,45 +136,64 @@ impl CacheLayer {
     }
 
     /// When the cache has room again for what it holds: now, or when
-    /// enough destages have completed.
-    fn room_at(&self, st: &mut State) -> Instant {
+    /// enough destages (oldest known completion first) have completed.
+    fn room_at(&self, st: &mut State) -> Due2 {
         let now = Instant::now();
-        st.inflight.retain(|(t, _)| *t > now);
-        let mut held = st.dirty_bytes + st.inflight.iter().map(|(_, n)| n).sum::<u64>();
+        st.inflight.retain_mut(|d| !d.complete(now));
+        let mut held = st.dirty_bytes + st.inflight.iter().map(|d| d.bytes).sum::<u64>();
+        let mut due = (now, Vec::new());
         if held <= self.p.size_bytes {
-            return now;
+            return due;
         }
-        st.inflight.sort_by_key(|(t, _)| *t);
-        for (t, n) in &st.inflight {
-            held -= n;
+        st.inflight.sort_by_key(|d| d.done);
+        for d in &st.inflight {
+            held -= d.bytes;
+            due.0 = due.0.max(d.done);
+            due.1.extend(d.ticket.clone());
             if held <= self.p.size_bytes {
-                return *t;
+                break;
             }
         }
-        now
+        due
     }
 
-    /// Destage every dirty extent touching `[off, end)` (all with `None`).
+    /// Every destage in flight has completed.
+    fn all_destaged(st: &mut State) -> Due2 {
+        let now = Instant::now();
+        st.inflight.retain_mut(|d| !d.complete(now));
+        let t = st.inflight.iter().map(|d| d.done).max().unwrap_or(now);
+        (
+            t,
+            st.inflight
+                .iter()
+                .filter_map(|d| d.ticket.clone())
+                .collect(),
+        )
+    }
+
+    /// Destage every dirty extent touching `[off, end)` (all with `None`);
+    /// when those destages complete.
     fn destage_range(
         &self,
         st: &mut State,
         range: Option<(u64, u64)>,
         fua: bool,
-    ) -> Result<Option<Instant>, BlockError> {
+    ) -> Result<Due2, BlockError> {
         let keys: Vec<u64> = st
             .dirty
             .iter()
             .filter(|(k, e)| range.is_none_or(|(a, b)| **k < b && **k + e.data.len() as u64 > a))
             .map(|(k, _)| *k)
             .collect();
-        let mut last = None;
+        let mut due = (Instant::now(), Vec::new());
         for k in keys {
             let len = st.dirty[&k].data.len() as u64;
             let data = Self::cut(st, k, k, k + len);
-            let t = self.destage(st, k, &data, fua)?;
-            last = Some(last.map_or(t, |l: Instant| l.max(t)));
+            let (t, ticket) = self.destage(st, k, &data, fua)?;
+            due.0 = due.0.max(t);
+            due.1.extend(ticket);
         }
-        Ok(last)
+        Ok(due)
     }
 
     pub fn counter_values(&self) -> Vec<(String, u64)> {
@@ -184,6 +220,20 @@ impl BlockDev for CacheLayer {
         self.next.caps()
     }
 
+    fn counters(&self) -> Vec<Counter> {
+        self.counter_values()
+            .into_iter()
+            .map(|(n, v)| match n.as_str() {
+                "dirty_bytes" => Counter::gauge(n, v),
+                _ => Counter::total(n, v),
+            })
+            .collect()
+    }
+
+    fn children(&self) -> Vec<Arc<dyn BlockDev>> {
+        vec![self.next.clone()]
+    }
+
     fn describe(&self) -> String {
         let w = match self.p.write {
             WritePolicy::Back => "back",
@@ -205,15 +255,19 @@ impl BlockDev for CacheLayer {
         let mut st = self.lock();
         let ahead = self.wants_ahead(&mut st, offset, buf.len() as u64);
         match Self::from_lines(&st, buf, offset) {
-            Some(ready) => {
+            Some((ready, tickets)) => {
                 bump(&self.n.read_hits, 1);
-                ctx.hold_until_at_least(ready.max(Instant::now()) + self.hit_cost(buf.len()));
+                let cost = self.hit_cost(buf.len());
+                ctx.hold_until_at(ready.max(Instant::now()) + cost);
+                for t in tickets {
+                    ctx.add_ticket(Arc::new(After(t, cost)));
+                }
             }
             None => {
                 bump(&self.n.read_misses, 1);
                 let mut c = self.below();
                 self.next.read_at(&mut c, buf, offset)?;
-                ctx.hold_until_at_least(c.hold_until().unwrap_or_else(Instant::now));
+                pass(&mut c, ctx);
             }
         }
         Self::overlay(&st, buf, offset);
@@ -230,23 +284,20 @@ impl BlockDev for CacheLayer {
             bump(&self.n.write_through, 1);
             let mut c = self.below();
             self.next.write_at(&mut c, buf, offset, fua)?;
-            ctx.hold_until_at_least(c.hold_until().unwrap_or_else(Instant::now));
+            pass(&mut c, ctx);
             return Ok(());
         }
         bump(&self.n.write_back, 1);
         let key = Self::insert_dirty(&mut st, offset, buf);
-        let mut done = Instant::now() + self.hit_cost(buf.len());
+        ctx.hold_until_at(Instant::now() + self.hit_cost(buf.len()));
         if fua {
             let end = offset + buf.len() as u64;
-            if let Some(t) = self.destage_range(&mut st, Some((offset, end)), true)? {
-                done = done.max(t);
-            }
+            hold(ctx, self.destage_range(&mut st, Some((offset, end)), true)?);
         } else {
             self.destage_full_stripes(&mut st, key)?;
             self.destage_oldest(&mut st)?;
-            done = done.max(self.room_at(&mut st));
+            hold(ctx, self.room_at(&mut st));
         }
-        ctx.hold_until_at_least(done);
         Ok(())
     }
 
@@ -254,12 +305,11 @@ impl BlockDev for CacheLayer {
         let mut st = self.lock();
         bump(&self.n.flushes, 1);
         self.destage_range(&mut st, None, false)?;
-        let last = st.inflight.iter().map(|(t, _)| *t).max();
-        let mut c = IoCtx::starting_at(last);
+        let (last, tickets) = Self::all_destaged(&mut st);
+        hold(ctx, (last, tickets));
+        let mut c = IoCtx::starting_at(Some(last));
         self.next.flush(&mut c)?;
-        if let Some(t) = c.hold_until() {
-            ctx.hold_until_at_least(t);
-        }
+        pass(&mut c, ctx);
         Ok(())
     }
 

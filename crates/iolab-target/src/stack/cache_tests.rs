@@ -24,7 +24,7 @@ fn over_raid5(p: CacheParams) -> (Arc<Raid5>, CacheLayer) {
 
 fn member_total(r: &Raid5, what: &str) -> u64 {
     use crate::stack::raid::RaidCounters;
-    r.counters()
+    r.counter_values()
         .into_iter()
         .filter(|(n, _)| n.starts_with("member") && n.ends_with(&format!(".{what}")))
         .map(|(_, v)| v)

@@ -44,8 +44,10 @@ pub mod raid1;
 pub mod raid10;
 pub mod raid5;
 pub mod sample;
+pub mod sim;
 pub mod split;
 pub mod stats;
+pub mod ticket;
 
 use std::fmt;
 use std::sync::Arc;
@@ -59,6 +61,8 @@ pub use layer::{walk, Counter, Layer};
 #[derive(Debug, Clone, Default)]
 pub struct IoCtx {
     hold_until: Option<Instant>,
+    /// Completion times a device decides later (see `ticket`).
+    tickets: ticket::Tickets,
 }
 
 impl IoCtx {
@@ -83,13 +87,26 @@ impl IoCtx {
     /// A context for a request that may not start before `start` (a
     /// dependent step, e.g. RAID 5's writes after its reads).
     pub fn starting_at(start: Option<Instant>) -> IoCtx {
-        IoCtx { hold_until: start }
+        IoCtx {
+            hold_until: start,
+            ..IoCtx::default()
+        }
     }
 
-    /// Hold the reply until at least `t` (holds of parallel requests
-    /// compose with max: the request ends with its slowest part).
-    pub fn hold_until_at_least(&mut self, t: Instant) {
+    /// Hold the reply until at least `t` (a device that computes its own
+    /// completion instant, like the simulated disks).
+    pub fn hold_until_at(&mut self, t: Instant) {
         self.hold_until = Some(self.hold_until.map_or(t, |h| h.max(t)));
+    }
+
+    /// The reply waits for `t` too (a completion decided later, see `ticket`).
+    pub fn add_ticket(&mut self, t: std::sync::Arc<dyn ticket::Completion>) {
+        self.tickets.push(t);
+    }
+
+    /// Take the request's tickets (the server polls them).
+    pub fn take_tickets(&mut self) -> ticket::Tickets {
+        std::mem::take(&mut self.tickets)
     }
 }
 

@@ -24,16 +24,17 @@
 //! [`RaidCounters::counters`] for the target's stats.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
-use super::{BlockDev, BlockError, BlockResult, Caps, IoCtx};
+use super::ticket::{Completion, Due, Tickets};
+use super::{BlockDev, BlockError, BlockResult, Caps, Counter, IoCtx};
 use crate::proto::Errno;
 
 /// Named counter values of a layer, for the target's stats.
 pub trait RaidCounters {
     /// `(name, value)` pairs, e.g. `("member0.reads", 12)`, `("rmw", 3)`.
-    fn counters(&self) -> Vec<(String, u64)>;
+    fn counter_values(&self) -> Vec<(String, u64)>;
 }
 
 /// One member device and its counters.
@@ -119,6 +120,11 @@ impl Members {
         self.list.len()
     }
 
+    /// The member devices, for the target's stats walk.
+    pub fn devs(&self) -> Vec<Arc<dyn BlockDev>> {
+        self.list.iter().map(|m| m.dev.clone()).collect()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
     }
@@ -162,7 +168,7 @@ impl Members {
             .store(offset + buf.len() as u64, Ordering::Relaxed);
         let mut c = phase.child();
         let r = m.dev.read_at(&mut c, buf, offset);
-        phase.join(&c);
+        phase.join(&mut c);
         r
     }
 
@@ -183,7 +189,7 @@ impl Members {
         add(&m.write_bytes, buf.len() as u64);
         let mut c = phase.child();
         let r = m.dev.write_at(&mut c, buf, offset, fua);
-        phase.join(&c);
+        phase.join(&mut c);
         r
     }
 
@@ -197,7 +203,7 @@ impl Members {
             add(&m.flushes, 1);
             let mut c = phase.child();
             m.dev.flush(&mut c)?;
-            phase.join(&c);
+            phase.join(&mut c);
         }
         phase.finish(ctx);
         Ok(())
@@ -297,11 +303,15 @@ impl Traffic {
 }
 
 /// Member I/Os that run side by side: each starts at `start` and the
-/// phase completes with the slowest.
-#[derive(Debug, Clone, Copy)]
+/// phase completes with the slowest. A member whose completion is decided
+/// later (a ticket: sim-hdd's NCQ) adds its ticket; the request waits for
+/// every one. A dependent phase starts at the completion known so far (a
+/// lower bound when tickets are pending: it may start early under load).
+#[derive(Debug, Default)]
 pub struct Phase {
     start: Option<Instant>,
     done: Option<Instant>,
+    tickets: Vec<Arc<dyn Completion>>,
 }
 
 impl Phase {
@@ -310,14 +320,17 @@ impl Phase {
         Phase {
             start: ctx.hold_until(),
             done: ctx.hold_until(),
+            tickets: Vec::new(),
         }
     }
 
-    /// The phase that starts when this one completes.
-    pub fn then(&self) -> Phase {
+    /// The phase that starts when this one completes (the request still
+    /// waits for this one's tickets).
+    pub fn then(self) -> Phase {
         Phase {
             start: self.done,
             done: self.done,
+            tickets: self.tickets,
         }
     }
 
@@ -325,25 +338,106 @@ impl Phase {
         IoCtx::starting_at(self.start)
     }
 
-    fn join(&mut self, c: &IoCtx) {
+    /// Fold a member request's hold and tickets into the phase.
+    pub fn join(&mut self, c: &mut IoCtx) {
         if let Some(t) = c.hold_until() {
             self.done = Some(self.done.map_or(t, |d| d.max(t)));
         }
+        if let Some(t) = ticket_of(c) {
+            self.tickets.push(t);
+        }
     }
 
-    /// Fold this phase's completion into `other`'s (parallel rows).
-    pub fn finish_into(&self, other: &mut Phase) {
+    /// Fold this phase into `other` (parallel rows).
+    pub fn finish_into(self, other: &mut Phase) {
         if let Some(t) = self.done {
             other.done = Some(other.done.map_or(t, |d| d.max(t)));
+        }
+        other.tickets.extend(self.tickets);
+    }
+
+    /// The completion known now (a lower bound while tickets are pending).
+    pub fn done(&self) -> Option<Instant> {
+        self.done
+    }
+
+    /// The phase's completion as one shareable ticket (`None` when known).
+    pub fn ticket(&self) -> Option<Arc<dyn Completion>> {
+        match self.tickets.len() {
+            0 => None,
+            1 => Some(self.tickets[0].clone()),
+            _ => {
+                let mut t = Tickets::default();
+                self.tickets.iter().for_each(|x| t.push(x.clone()));
+                Some(Arc::new(Joined::new(t)))
+            }
         }
     }
 
     /// Hold the request until this phase completes.
-    pub fn finish(&self, ctx: &mut IoCtx) {
+    pub fn finish(self, ctx: &mut IoCtx) {
         if let Some(t) = self.done {
-            ctx.hold_until_at_least(t);
+            ctx.hold_until_at(t);
+        }
+        for t in self.tickets {
+            ctx.add_ticket(t);
         }
     }
+}
+
+/// Several tickets as one, polled together and remembered once decided
+/// (so many requests may wait on it: a ticket itself is taken when decided).
+#[derive(Debug)]
+pub struct Joined(Mutex<Tickets>);
+
+impl Joined {
+    pub fn new(t: Tickets) -> Joined {
+        Joined(Mutex::new(t))
+    }
+}
+
+impl Completion for Joined {
+    fn poll(&self, now: Instant) -> Due {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .poll(None, now)
+    }
+}
+
+/// A ticket's completion plus a fixed time (a cache hit on data still
+/// arriving: the transfer to the host follows the arrival).
+#[derive(Debug)]
+pub struct After(pub Arc<dyn Completion>, pub Duration);
+
+impl Completion for After {
+    fn poll(&self, now: Instant) -> Due {
+        match self.0.poll(now) {
+            Due::At(t) => Due::At(t + self.1),
+            d => d,
+        }
+    }
+}
+
+/// Move a finished request's hold and tickets from `from` into `to`.
+pub fn pass(from: &mut IoCtx, to: &mut IoCtx) {
+    if let Some(t) = from.hold_until() {
+        to.hold_until_at(t);
+    }
+    if let Some(t) = ticket_of(from) {
+        to.add_ticket(t);
+    }
+}
+
+/// A request's undecided completions as one shareable ticket.
+pub fn ticket_of(c: &mut IoCtx) -> Option<Arc<dyn Completion>> {
+    let t = c.take_tickets();
+    (!t.is_settled()).then(|| Arc::new(Joined::new(t)) as Arc<dyn Completion>)
+}
+
+/// `(name, value)` pairs as running totals for the target's stats.
+pub fn totals(v: Vec<(String, u64)>) -> Vec<Counter> {
+    v.into_iter().map(|(n, x)| Counter::total(n, x)).collect()
 }
 
 /// `dst ^= src` (parity arithmetic).

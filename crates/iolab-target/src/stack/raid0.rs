@@ -17,8 +17,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::raid::{not_supported, Members, Phase, RaidCounters, Traffic};
-use super::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, IoCtx};
+use super::raid::{not_supported, totals, Members, Phase, RaidCounters, Traffic};
+use super::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, Counter, IoCtx};
 use crate::proto::Errno;
 
 /// A striped (and optionally mirrored) array.
@@ -144,7 +144,7 @@ impl Striped {
 }
 
 impl RaidCounters for Striped {
-    fn counters(&self) -> Vec<(String, u64)> {
+    fn counter_values(&self) -> Vec<(String, u64)> {
         let mut v = self.traffic.counters();
         v.extend(self.members.counters());
         v
@@ -235,6 +235,14 @@ impl BlockDev for Striped {
         self.members.flush(ctx)
     }
 
+    fn counters(&self) -> Vec<Counter> {
+        totals(self.counter_values())
+    }
+
+    fn children(&self) -> Vec<Arc<dyn BlockDev>> {
+        self.members.devs()
+    }
+
     fn full_stripe_bytes(&self) -> Option<u64> {
         (self.columns > 1).then_some(self.strip * self.columns as u64)
     }
@@ -260,7 +268,11 @@ pub(crate) mod tests {
     }
 
     pub(crate) fn count(r: &dyn RaidCounters, name: &str) -> u64 {
-        r.counters().into_iter().find(|(n, _)| n == name).unwrap().1
+        r.counter_values()
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .unwrap()
+            .1
     }
 
     #[test]

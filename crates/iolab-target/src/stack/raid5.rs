@@ -32,8 +32,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::raid::{not_supported, xor_into, Members, Phase, RaidCounters, Traffic};
-use super::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, IoCtx};
+use super::raid::{not_supported, totals, xor_into, Members, Phase, RaidCounters, Traffic};
+use super::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, Counter, IoCtx};
 use crate::proto::Errno;
 
 const ROW_LOCKS: usize = 256;
@@ -262,7 +262,7 @@ impl Raid5 {
 }
 
 impl RaidCounters for Raid5 {
-    fn counters(&self) -> Vec<(String, u64)> {
+    fn counter_values(&self) -> Vec<(String, u64)> {
         let mut v = self.traffic.counters();
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
         v.push(("read_modify_writes".into(), load(&self.rmw)));
@@ -337,6 +337,14 @@ impl BlockDev for Raid5 {
 
     fn flush(&self, ctx: &mut IoCtx) -> BlockResult {
         self.members.flush(ctx)
+    }
+
+    fn counters(&self) -> Vec<Counter> {
+        totals(self.counter_values())
+    }
+
+    fn children(&self) -> Vec<Arc<dyn BlockDev>> {
+        self.members.devs()
     }
 
     fn full_stripe_bytes(&self) -> Option<u64> {

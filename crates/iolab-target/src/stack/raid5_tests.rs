@@ -5,7 +5,11 @@ use super::*;
 use crate::stack::raid0::tests::mem;
 
 fn count(r: &Raid5, name: &str) -> u64 {
-    r.counters().into_iter().find(|(n, _)| n == name).unwrap().1
+    r.counter_values()
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .unwrap()
+        .1
 }
 
 fn total(r: &Raid5, what: &str) -> u64 {

@@ -30,7 +30,9 @@ MIB = 1 << 20
 #: SATA drives, RAID 5, the controller's default 64 KiB strip).
 MEMBERS = 6
 STRIP = "64k"
-DEFAULT_MEMBER = "sim-hdd(wcache={wcache})"
+#: ``{wcache}`` is the workbook's Disk Cache Policy; ``{i}`` (the member's
+#: index, filled in by the target) gives each drive its own platter phase.
+DEFAULT_MEMBER = "sim-hdd(wcache={wcache},seed={i})"
 #: Sequential writes wrap within this region (the data is kept in memory).
 WRITE_REGION_BYTES = 1 << 30
 FULL_RUNTIME_S = 10.0  # as the workbook: "wait for 10 seconds"
@@ -61,7 +63,7 @@ class LabSettings:
 
 def export_spec(name: str, array: ArrayConfig, member: str) -> str:
     """The compact target spec of the simulated array in configuration ``array``."""
-    m = member.format(wcache="on" if array.disk_cache else "off")
+    m = member.replace("{wcache}", "on" if array.disk_cache else "off")
     cache = f"cache,write={array.write_policy},read={array.read_policy}"
     return f"{name}=raid5,members={MEMBERS},strip={STRIP},member={m}+{cache}"
 
@@ -73,7 +75,7 @@ def _job(test: Test, seconds: float, **where: Any) -> Any:
         bs=test.bs,
         iodepth=test.iodepth,
         time_based=True,
-        runtime=f"{seconds}s",
+        runtime=f"{round(seconds * 1000)}ms",
         **where,
     )
 
@@ -143,7 +145,7 @@ def run_lab(s: LabSettings, progress: Progress = lambda _: None) -> dict[str, An
                 }
             )
         tables.append({"lab": lab, "title": title, "rows": rows})
-    where = s.uri or s.device or f"simulated RAID 5: {MEMBERS} x {s.member.format(wcache='on|off')}, strip {STRIP}"
+    where = s.uri or s.device or f"simulated RAID 5: {MEMBERS} x {s.member.replace('{wcache}', 'on|off')}, strip {STRIP}"
     return {
         "schema": SCHEMA,
         "target": where,

@@ -18,14 +18,43 @@ use crate::stack::sim::ssd::{SsdModel, SsdParams};
 use crate::stack::sim::SimDev;
 use crate::stack::{fmt_bytes, BlockDev};
 
-/// Build `sim-hdd` or `sim-ssd` from the keys of `p`.
-pub fn backend(kind: &str, p: &mut Params) -> Result<Arc<dyn BlockDev>, TargetError> {
-    match kind {
-        "sim-hdd" => hdd(p),
-        "sim-ssd" => ssd(p),
-        other => Err(p.err("backend", format!("'{other}' is not a simulated disk"))),
-    }
-}
+/// Every key sim-hdd reads.
+pub const HDD_KEYS: &[&str] = &[
+    "size",
+    "rpm",
+    "seek_t2t",
+    "seek_avg",
+    "seek_full",
+    "write_settle",
+    "rate_outer",
+    "rate_inner",
+    "overhead",
+    "iface",
+    "cache",
+    "segments",
+    "wcache",
+    "ncq",
+    "seed",
+    "path",
+];
+
+/// Every key sim-ssd reads.
+pub const SSD_KEYS: &[&str] = &[
+    "capacity",
+    "op",
+    "channels",
+    "dies",
+    "planes",
+    "page",
+    "pages_per_block",
+    "t_read",
+    "t_prog",
+    "t_erase",
+    "channel_rate",
+    "buffer",
+    "overhead",
+    "path",
+];
 
 fn ns(p: &mut Params, key: &'static str, default: Ns) -> Result<Ns, TargetError> {
     Ok(p.duration(key)?.map_or(default, |d| d.as_nanos() as Ns))
@@ -75,7 +104,8 @@ fn store(p: &mut Params, size_bytes: u64) -> Result<Arc<dyn BlockDev>, TargetErr
     }
 }
 
-fn hdd(p: &mut Params) -> Result<Arc<dyn BlockDev>, TargetError> {
+/// Build sim-hdd from its keys.
+pub fn hdd(p: &mut Params) -> Result<Arc<dyn BlockDev>, TargetError> {
     let d = HddParams::default();
     let rpm = p.uint("rpm")?.map_or(d.rpm, |v| v as f64);
     let hp = HddParams {
@@ -112,7 +142,8 @@ fn hdd(p: &mut Params) -> Result<Arc<dyn BlockDev>, TargetError> {
     )))
 }
 
-fn ssd(p: &mut Params) -> Result<Arc<dyn BlockDev>, TargetError> {
+/// Build sim-ssd from its keys.
+pub fn ssd(p: &mut Params) -> Result<Arc<dyn BlockDev>, TargetError> {
     let d = SsdParams::default();
     let sp = SsdParams {
         capacity_bytes: p.size("capacity")?.unwrap_or(d.capacity_bytes),

@@ -10,13 +10,14 @@
 //! - `read` = `none` | `ahead` | `adaptive` (default `none`): `ahead` reads
 //!   ahead of every read, `adaptive` once two reads in a row were
 //!   sequential (the second began where the first ended);
-//! - `ahead` (default 1m): how far read-ahead keeps ahead of the reader;
+//! - `ahead` (default 4m): how far read-ahead keeps ahead of the reader,
+//!   refilled an eighth at a time;
 //! - `high_water` (default 50%): dirty share of `size` above which the
 //!   oldest dirty extents are destaged (down to half of it);
 //! - `stripe` (default: the full stripe of a raid directly beneath, else
 //!   1m): dirty data is destaged as soon as it fills an aligned stripe, so
 //!   a RAID 5 below sees full-stripe writes and no reads;
-//! - `hit`, `hit_rate` (defaults 12us, 320MiB/s): the cost of moving a
+//! - `hit`, `hit_rate` (defaults 12us, 352MiB/s): the cost of moving a
 //!   request between host and cache, `hit + bytes / hit_rate`;
 //! - `miss` (default 0): the firmware's cost before a request goes below.
 //!
@@ -81,11 +82,11 @@ impl Default for CacheParams {
             size_bytes: 256 << 20,
             write: WritePolicy::Back,
             read: ReadPolicy::None,
-            ahead_bytes: 1 << 20,
+            ahead_bytes: 4 << 20,
             high_water: 0.5,
             stripe_bytes: None,
             hit: Duration::from_micros(12),
-            hit_bytes_per_s: 320 << 20,
+            hit_bytes_per_s: 352 << 20,
             miss: Duration::ZERO,
         }
     }
@@ -143,6 +144,15 @@ struct State {
     seq_run: u32,
     fetched_end: u64,
     tick: u64,
+    /// The arrival of the request being served: the cache's present (a
+    /// request a layer above already holds arrives later than the call).
+    now: Option<Instant>,
+}
+
+impl State {
+    fn clock(&self) -> Instant {
+        self.now.unwrap_or_else(Instant::now)
+    }
 }
 
 #[derive(Debug, Default)]
@@ -203,14 +213,22 @@ impl CacheLayer {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The state, with the present set to the arrival of `ctx`'s request.
+    fn lock_at(&self, ctx: &IoCtx) -> std::sync::MutexGuard<'_, State> {
+        let now = Instant::now();
+        let mut st = self.lock();
+        st.now = Some(ctx.hold_until().map_or(now, |h| h.max(now)));
+        st
+    }
+
     fn hit_cost(&self, len: usize) -> Duration {
         let ns = len as u128 * 1_000_000_000 / u128::from(self.p.hit_bytes_per_s);
         self.p.hit + Duration::from_nanos(ns as u64)
     }
 
     /// A context for a request the firmware sends below now.
-    fn below(&self) -> IoCtx {
-        IoCtx::starting_at(Some(Instant::now() + self.p.miss))
+    fn below(&self, st: &State) -> IoCtx {
+        IoCtx::starting_at(Some(st.clock() + self.p.miss))
     }
 
     /// Write one extent below (a destage); its completion is tracked and
@@ -222,9 +240,9 @@ impl CacheLayer {
         data: &[u8],
         fua: bool,
     ) -> Result<(Instant, Option<Arc<dyn Completion>>), super::BlockError> {
-        let mut c = IoCtx::new();
+        let mut c = IoCtx::starting_at(Some(st.clock()));
         self.next.write_at(&mut c, data, off, fua)?;
-        let done = c.hold_until().unwrap_or_else(Instant::now);
+        let done = c.hold_until().unwrap_or_else(|| st.clock());
         let ticket = ticket_of(&mut c);
         st.inflight.push(Destage {
             done,

@@ -43,11 +43,11 @@ impl CacheLayer {
             first
         };
         let to = ((end + self.p.ahead_bytes).div_ceil(LINE) * LINE).min(size);
-        if to <= from || (to - from) * 2 < self.p.ahead_bytes.min(size - from) {
+        if to <= from || (to - from) * 8 < self.p.ahead_bytes.min(size - from) {
             return Ok(());
         }
         let mut data = vec![0u8; (to - from) as usize];
-        let mut c = self.below();
+        let mut c = self.below(st);
         self.next.read_at(&mut c, &mut data, from)?;
         Self::overlay(st, &mut data, from);
         bump(&self.n.readahead_reads, 1);
@@ -83,7 +83,7 @@ impl CacheLayer {
         if !range.clone().all(|li| st.lines.contains_key(&li)) {
             return None;
         }
-        let mut ready = Instant::now();
+        let mut ready = st.clock();
         let mut tickets: Vec<Arc<dyn Completion>> = Vec::new();
         for li in range {
             let l = &st.lines[&li];
@@ -138,7 +138,7 @@ impl CacheLayer {
     /// When the cache has room again for what it holds: now, or when
     /// enough destages (oldest known completion first) have completed.
     fn room_at(&self, st: &mut State) -> Due2 {
-        let now = Instant::now();
+        let now = st.clock();
         st.inflight.retain_mut(|d| !d.complete(now));
         let mut held = st.dirty_bytes + st.inflight.iter().map(|d| d.bytes).sum::<u64>();
         let mut due = (now, Vec::new());
@@ -159,7 +159,7 @@ impl CacheLayer {
 
     /// Every destage in flight has completed.
     fn all_destaged(st: &mut State) -> Due2 {
-        let now = Instant::now();
+        let now = st.clock();
         st.inflight.retain_mut(|d| !d.complete(now));
         let t = st.inflight.iter().map(|d| d.done).max().unwrap_or(now);
         (
@@ -185,7 +185,7 @@ impl CacheLayer {
             .filter(|(k, e)| range.is_none_or(|(a, b)| **k < b && **k + e.data.len() as u64 > a))
             .map(|(k, _)| *k)
             .collect();
-        let mut due = (Instant::now(), Vec::new());
+        let mut due = (st.clock(), Vec::new());
         for k in keys {
             let len = st.dirty[&k].data.len() as u64;
             let data = Self::cut(st, k, k, k + len);
@@ -252,20 +252,20 @@ impl BlockDev for CacheLayer {
     }
 
     fn read_at(&self, ctx: &mut IoCtx, buf: &mut [u8], offset: u64) -> BlockResult {
-        let mut st = self.lock();
+        let mut st = self.lock_at(ctx);
         let ahead = self.wants_ahead(&mut st, offset, buf.len() as u64);
         match Self::from_lines(&st, buf, offset) {
             Some((ready, tickets)) => {
                 bump(&self.n.read_hits, 1);
                 let cost = self.hit_cost(buf.len());
-                ctx.hold_until_at(ready.max(Instant::now()) + cost);
+                ctx.hold_until_at(ready.max(st.clock()) + cost);
                 for t in tickets {
                     ctx.add_ticket(Arc::new(After(t, cost)));
                 }
             }
             None => {
                 bump(&self.n.read_misses, 1);
-                let mut c = self.below();
+                let mut c = self.below(&st);
                 self.next.read_at(&mut c, buf, offset)?;
                 pass(&mut c, ctx);
             }
@@ -278,18 +278,18 @@ impl BlockDev for CacheLayer {
     }
 
     fn write_at(&self, ctx: &mut IoCtx, buf: &[u8], offset: u64, fua: bool) -> BlockResult {
-        let mut st = self.lock();
+        let mut st = self.lock_at(ctx);
         Self::patch_lines(&mut st, buf, offset);
         if self.p.write == WritePolicy::Through {
             bump(&self.n.write_through, 1);
-            let mut c = self.below();
+            let mut c = self.below(&st);
             self.next.write_at(&mut c, buf, offset, fua)?;
             pass(&mut c, ctx);
             return Ok(());
         }
         bump(&self.n.write_back, 1);
         let key = Self::insert_dirty(&mut st, offset, buf);
-        ctx.hold_until_at(Instant::now() + self.hit_cost(buf.len()));
+        ctx.hold_until_at(st.clock() + self.hit_cost(buf.len()));
         if fua {
             let end = offset + buf.len() as u64;
             hold(ctx, self.destage_range(&mut st, Some((offset, end)), true)?);
@@ -302,7 +302,7 @@ impl BlockDev for CacheLayer {
     }
 
     fn flush(&self, ctx: &mut IoCtx) -> BlockResult {
-        let mut st = self.lock();
+        let mut st = self.lock_at(ctx);
         bump(&self.n.flushes, 1);
         self.destage_range(&mut st, None, false)?;
         let (last, tickets) = Self::all_destaged(&mut st);
@@ -314,7 +314,7 @@ impl BlockDev for CacheLayer {
     }
 
     fn trim(&self, ctx: &mut IoCtx, offset: u64, len: u64, fua: bool) -> BlockResult {
-        let mut st = self.lock();
+        let mut st = self.lock_at(ctx);
         self.destage_range(&mut st, Some((offset, offset + len)), false)?;
         st.lines
             .retain(|li, _| li * LINE + LINE <= offset || li * LINE >= offset + len);
@@ -329,7 +329,7 @@ impl BlockDev for CacheLayer {
         may_trim: bool,
         fua: bool,
     ) -> BlockResult {
-        let mut st = self.lock();
+        let mut st = self.lock_at(ctx);
         self.destage_range(&mut st, Some((offset, offset + len)), false)?;
         st.lines
             .retain(|li, _| li * LINE + LINE <= offset || li * LINE >= offset + len);

@@ -23,6 +23,10 @@
 //! proceed side by side. A row is locked while its parity is recomputed
 //! (one lock at a time, so requests never deadlock).
 //!
+//! A stripe cache (raid5_cache.rs) keeps the parity of the last 256 rows
+//! written, as md's does: a read-modify-write of such a row reads only the
+//! old data (`stripe_cache_hits`).
+//!
 //! Degraded (one member failed): a read of a strip on the failed member
 //! reads the same range of the other N-1 members and XORs them; a write
 //! whose row has the failed member's data in play reads every surviving
@@ -33,6 +37,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::raid::{not_supported, totals, xor_into, Members, Phase, RaidCounters, Traffic};
+use super::raid5_cache::StripeCache;
 use super::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, Counter, IoCtx};
 use crate::proto::Errno;
 
@@ -50,6 +55,8 @@ pub struct Raid5 {
     degraded_reads: AtomicU64,
     degraded_writes: AtomicU64,
     rows: Vec<Mutex<()>>,
+    stripes: StripeCache,
+    stripe_cache_hits: AtomicU64,
 }
 
 /// One data strip's part of a request: data index, offset in the strip,
@@ -75,6 +82,8 @@ impl Raid5 {
             degraded_reads: AtomicU64::new(0),
             degraded_writes: AtomicU64::new(0),
             rows: (0..ROW_LOCKS).map(|_| Mutex::new(())).collect(),
+            stripes: StripeCache::new(strip),
+            stripe_cache_hits: AtomicU64::new(0),
         })
     }
 
@@ -169,6 +178,9 @@ impl Raid5 {
         let mut reads = Phase::after(ctx);
         let _row = self.lock(row);
         let new = |p: &Piece| &buf[p.at..p.at + p.n];
+        if failed.is_some() {
+            self.stripes.clear();
+        }
         if failed == Some(pm) {
             // No parity to keep: write the data.
             self.degraded_writes.fetch_add(1, Ordering::Relaxed);
@@ -186,7 +198,12 @@ impl Raid5 {
                 .iter()
                 .any(|p| p.d == d && p.within == u0 && p.n == ulen)
         };
-        let rmw_reads = pieces.len() + 1;
+        let cached = if failed.is_none() {
+            self.stripes.get(row, u0, u1)
+        } else {
+            None
+        };
+        let rmw_reads = pieces.len() + usize::from(cached.is_none());
         let rcw_reads = (0..data_n).filter(|&d| !covers(d)).count();
         let failed_d = failed.map(|f| (f + self.n() - pm - 1) % self.n());
         let touched = |d: usize| pieces.iter().any(|p| p.d == d);
@@ -198,8 +215,18 @@ impl Raid5 {
         };
         let parity = if use_rmw {
             self.rmw.fetch_add(1, Ordering::Relaxed);
-            let mut parity = vec![0u8; ulen];
-            self.members.read(pm, &mut reads, &mut parity, base + u0)?;
+            let parity = match cached {
+                Some(p) => {
+                    self.stripe_cache_hits.fetch_add(1, Ordering::Relaxed);
+                    p
+                }
+                None => {
+                    let mut p = vec![0u8; ulen];
+                    self.members.read(pm, &mut reads, &mut p, base + u0)?;
+                    p
+                }
+            };
+            let mut parity = parity;
             for p in pieces {
                 let mut old = vec![0u8; p.n];
                 let m = self.data_member(row, p.d);
@@ -257,6 +284,9 @@ impl Raid5 {
             }
         }
         self.members.write(pm, &mut w, &parity, base + u0, fua)?;
+        if failed.is_none() {
+            self.stripes.put(row, u0, &parity);
+        }
         Ok(w)
     }
 }
@@ -270,6 +300,7 @@ impl RaidCounters for Raid5 {
         v.push(("full_stripe_writes".into(), load(&self.full_stripe_writes)));
         v.push(("degraded_reads".into(), load(&self.degraded_reads)));
         v.push(("degraded_writes".into(), load(&self.degraded_writes)));
+        v.push(("stripe_cache_hits".into(), load(&self.stripe_cache_hits)));
         v.extend(self.members.counters());
         v
     }

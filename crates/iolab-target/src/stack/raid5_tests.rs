@@ -170,3 +170,16 @@ fn reads_and_writes_hold_until_the_slowest_member() {
     );
     assert_eq!(count(&r, "reconstruct_writes"), 1);
 }
+
+#[test]
+fn the_stripe_cache_saves_the_parity_read_of_the_next_small_write() {
+    let r = array(6);
+    r.write_at(&mut IoCtx::new(), &[1u8; 4096], 0, false)
+        .unwrap();
+    r.write_at(&mut IoCtx::new(), &[2u8; 4096], STRIP, false)
+        .unwrap();
+    // The second write of row 0 reads only its old data.
+    assert_eq!((total(&r, "reads"), total(&r, "writes")), (3, 4));
+    assert_eq!(count(&r, "stripe_cache_hits"), 1);
+    assert_parity(&r);
+}

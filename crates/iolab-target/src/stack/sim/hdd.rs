@@ -189,7 +189,7 @@ impl HddModel {
     /// streaming past it).
     fn positioning(&self, t: f64, p: &Pending) -> f64 {
         let r = &p.r;
-        if r.op == SimOp::Read && (self.buffer_hit(t, r) || self.continues(t, r).is_some()) {
+        if r.op == SimOp::Read && (self.continues(t, r) || self.buffer_hit(r)) {
             return 0.0;
         }
         let ov = self.overhead_left(t, p);
@@ -211,79 +211,94 @@ impl HddModel {
         s.end.saturating_add(more).min(s.cap)
     }
 
-    fn buffer_hit(&self, t: f64, r: &SimReq) -> bool {
+    /// A hit in an older segment or in dirty cached data.
+    fn buffer_hit(&self, r: &SimReq) -> bool {
         let (s, e) = (r.offset, r.offset + r.len);
         let in_segs = self.segs.iter().any(|&(a, b)| a <= s && e <= b);
-        let in_stream = self
-            .stream
-            .is_some_and(|st| st.start <= s && e <= self.prefetched(&st, t));
         let in_dirty = self
             .dirty
             .range(..=s)
             .next_back()
             .is_some_and(|(_, &end)| e <= end);
-        in_segs || in_stream || in_dirty
+        in_segs || in_dirty
     }
 
-    /// When the media reaches the end of `r` if it continues the stream.
-    fn continues(&self, t: f64, r: &SimReq) -> Option<f64> {
-        let st = self.stream?;
+    /// Whether `r` starts in what the look-ahead has read by `t`, and the
+    /// look-ahead can give all of it (read already, or still reading).
+    fn continues(&self, t: f64, r: &SimReq) -> bool {
+        let Some(st) = self.stream else {
+            return false;
+        };
         let upto = self.prefetched(&st, t);
         let e = r.offset + r.len;
-        let stopped = upto >= st.cap && e > st.cap;
-        (st.start <= r.offset && r.offset <= upto && !stopped)
-            .then(|| st.t + self.m.media_ns(st.end, e.saturating_sub(st.end)))
+        st.start <= r.offset && r.offset <= upto && (e <= upto || upto < st.cap)
     }
 
     fn serve_read(&mut self, t: f64, ov: f64, r: &SimReq) -> f64 {
         let e = r.offset + r.len;
-        if self.buffer_hit(t, r) {
+        let seg = self.segment_bytes();
+        if self.continues(t, r) {
+            let mut st = self.stream.expect("continues() saw it");
+            let upto = self.prefetched(&st, t);
+            let end = if e <= upto {
+                self.c.buffer_hits += 1;
+                t + ov + self.m.iface_ns(r.len)
+            } else {
+                // The media reaches e at this pace; the host waits for it.
+                self.c.media_reads += 1;
+                let media_end = st.t + self.m.media_ns(st.end, e - st.end);
+                st.end = e;
+                st.t = media_end;
+                (t + ov).max(media_end)
+            };
+            // The host is consuming: while the look-ahead still runs, it
+            // reads one more segment past what was asked (once it stopped
+            // at its cap, the next read beyond is a new access).
+            if upto < st.cap || st.end == e {
+                st.cap = st.cap.max(e + seg);
+            }
+            st.start = st.start.max(e.saturating_sub(seg));
+            self.stream = Some(st);
+            self.head_track = self.m.track_of(st.end);
+            self.head_off = st.end;
+            self.mech_free = end;
+            return end;
+        }
+        if self.buffer_hit(r) {
             self.c.buffer_hits += 1;
             let end = t + ov + self.m.iface_ns(r.len);
             self.mech_free = end;
             return end;
         }
         self.c.media_reads += 1;
-        let end = match self.continues(t, r) {
-            Some(media_end) => (t + ov).max(media_end),
-            None => {
-                let start = t + ov + self.access_ns(t + ov, r.offset, false);
-                self.stop_stream(t);
-                self.move_head(r.offset);
-                self.stream = Some(Stream {
-                    start: r.offset,
-                    end: r.offset,
-                    t: start,
-                    cap: r.offset,
-                });
-                start + self.m.media_ns(r.offset, r.len)
-            }
-        };
-        let cap = e + self.segment_bytes();
-        if let Some(st) = self.stream.as_mut() {
-            *st = Stream {
-                start: st.start.max(e.saturating_sub(self.m.p.cache_bytes)),
-                end: e,
-                t: end,
-                cap,
-            };
-        }
+        let start = t + ov + self.access_ns(t + ov, r.offset, false);
+        let end = start + self.m.media_ns(r.offset, r.len);
+        self.stop_stream(t);
+        self.move_head(r.offset);
+        self.stream = Some(Stream {
+            start: r.offset,
+            end: e,
+            t: end,
+            cap: e + seg,
+        });
         self.head_track = self.m.track_of(e);
         self.head_off = e;
         self.mech_free = end;
         end
     }
 
-    /// Keep what the look-ahead read as a segment; the head moves on.
+    /// Keep what the look-ahead read as a segment (its last segment's
+    /// worth); the head moves on.
     fn stop_stream(&mut self, t: f64) {
         if let Some(st) = self.stream.take() {
             let upto = self.prefetched(&st, t);
-            if upto > st.start {
+            let start = st.start.max(upto.saturating_sub(self.segment_bytes()));
+            if upto > start {
                 if self.segs.len() + 1 >= self.m.p.segments as usize {
                     self.segs.pop_front();
                 }
                 if self.m.p.segments > 1 {
-                    self.segs.push_back((st.start, upto));
+                    self.segs.push_back((start, upto));
                 }
             }
         }
@@ -454,6 +469,7 @@ impl SimModel for HddModel {
             ("media_write_bytes", c.media_write_bytes),
             ("destages", c.destages),
             ("flushes", c.flushes),
+            ("dirty_bytes", self.dirty_bytes),
         ]
     }
 }

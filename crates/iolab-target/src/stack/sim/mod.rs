@@ -22,11 +22,12 @@ pub mod ssd_ftl;
 #[cfg(test)]
 mod ssd_tests;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::ticket::{Completion, Due};
-use super::{BlockDev, BlockResult, Caps, IoCtx};
+use super::{BlockDev, BlockResult, Caps, Counter, IoCtx};
 pub use hdd_mech::Ns;
 
 /// What the model is asked to do.
@@ -100,11 +101,24 @@ pub fn run_qd1(m: &mut dyn SimModel, start: Ns, gap: Ns, reqs: &[SimReq]) -> Vec
 struct Shared<M> {
     model: Mutex<M>,
     epoch: Instant,
+    /// Requests whose completion is decided, and the sum of their model
+    /// service times (completion − arrival): what the client should see,
+    /// less the round trip.
+    decided: AtomicU64,
+    service_ns: AtomicU64,
+    /// Wall time spent computing in the model (submits and polls).
+    cpu_ns: AtomicU64,
 }
 
 impl<M> Shared<M> {
     fn lock(&self) -> MutexGuard<'_, M> {
         self.model.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Count the time since `t0` as model computation.
+    fn spent(&self, t0: Instant) {
+        self.cpu_ns
+            .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
     }
 
     fn ns(&self, t: Instant) -> Ns {
@@ -114,6 +128,14 @@ impl<M> Shared<M> {
     fn instant(&self, ns: Ns) -> Instant {
         self.epoch + Duration::from_nanos(ns)
     }
+
+    /// A request arrived at `arrival` completes at `done`.
+    fn decided(&self, arrival: Ns, done: Ns) -> Instant {
+        self.decided.fetch_add(1, Ordering::Relaxed);
+        self.service_ns
+            .fetch_add(done.saturating_sub(arrival), Ordering::Relaxed);
+        self.instant(done)
+    }
 }
 
 /// A completion sim-hdd decides when the disk frees.
@@ -121,18 +143,23 @@ impl<M> Shared<M> {
 struct SimTicket<M: SimModel> {
     shared: Arc<Shared<M>>,
     id: u64,
+    arrival: Ns,
 }
 
 impl<M: SimModel> Completion for SimTicket<M> {
     fn poll(&self, now: Instant) -> Due {
         let s = &self.shared;
         let now_ns = s.ns(now);
+        let t0 = Instant::now();
         let mut m = s.lock();
         m.advance(now_ns);
-        match m.take_done(self.id) {
-            Some(t) => Due::At(s.instant(t)),
+        let due = match m.take_done(self.id) {
+            Some(t) => Due::At(s.decided(self.arrival, t)),
             None => Due::Recheck(s.instant(m.next_event(now_ns))),
-        }
+        };
+        drop(m);
+        s.spent(t0);
+        due
     }
 }
 
@@ -161,13 +188,11 @@ impl<M: SimModel> SimDev<M> {
             shared: Arc::new(Shared {
                 model: Mutex::new(model),
                 epoch: Instant::now(),
+                decided: AtomicU64::new(0),
+                service_ns: AtomicU64::new(0),
+                cpu_ns: AtomicU64::new(0),
             }),
         }
-    }
-
-    /// The model's counters now.
-    pub fn counters(&self) -> Vec<(&'static str, u64)> {
-        self.shared.lock().counters()
     }
 
     /// Time `r` on the model and hold the reply until it completes.
@@ -175,18 +200,21 @@ impl<M: SimModel> SimDev<M> {
         let s = &self.shared;
         let now = Instant::now();
         let arrival = ctx.hold_until().map_or(now, |h| h.max(now));
+        let arrival = s.ns(arrival);
         let mut m = s.lock();
-        let id = m.submit(s.ns(now), s.ns(arrival), r);
-        match m.take_done(id) {
+        let id = m.submit(s.ns(now), arrival, r);
+        let done = m.take_done(id);
+        drop(m);
+        s.spent(now);
+        match done {
             Some(t) => {
-                drop(m);
-                ctx.hold_until_at(s.instant(t));
+                ctx.hold_until_at(s.decided(arrival, t));
             }
             None => {
-                drop(m);
                 ctx.add_ticket(Arc::new(SimTicket {
                     shared: s.clone(),
                     id,
+                    arrival,
                 }));
             }
         }
@@ -215,6 +243,38 @@ impl<M: SimModel> BlockDev for SimDev<M> {
             self.summary,
             self.data.describe()
         )
+    }
+
+    /// The model's own counters, and the model service time it decided
+    /// (`model_service_ns` over `model_decided` requests).
+    fn counters(&self) -> Vec<Counter> {
+        let s = &self.shared;
+        let mut v: Vec<Counter> = s
+            .lock()
+            .counters()
+            .into_iter()
+            .map(|(name, value)| match name {
+                "wa_milli" | "dirty_bytes" => Counter::gauge(name, value),
+                _ => Counter::total(name, value),
+            })
+            .collect();
+        v.push(Counter::total(
+            "model_decided",
+            s.decided.load(Ordering::Relaxed),
+        ));
+        v.push(Counter::total(
+            "model_service_ns",
+            s.service_ns.load(Ordering::Relaxed),
+        ));
+        v.push(Counter::total(
+            "model_cpu_ns",
+            s.cpu_ns.load(Ordering::Relaxed),
+        ));
+        v
+    }
+
+    fn children(&self) -> Vec<Arc<dyn BlockDev>> {
+        vec![self.data.clone()]
     }
 
     fn read_at(&self, ctx: &mut IoCtx, buf: &mut [u8], offset: u64) -> BlockResult {

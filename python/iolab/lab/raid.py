@@ -127,6 +127,11 @@ def run_lab(s: LabSettings, progress: Progress = lambda _: None) -> dict[str, An
     """Run the labs; the report as a dict (see the module doc)."""
     tests = all_tests()
     measured = _measure_real(tests, s, progress) if s.real else _measure_simulated(tests, s, progress)
+    return build_report(measured, s)
+
+
+def build_report(measured: dict[str, dict[str, Any]], s: LabSettings) -> dict[str, Any]:
+    """The report from the measured tests (``{test key: {"iops", "mib_per_s", ...}}``)."""
     tables: list[dict[str, Any]] = []
     for lab, title in TITLES.items():
         rows = []
@@ -145,7 +150,9 @@ def run_lab(s: LabSettings, progress: Progress = lambda _: None) -> dict[str, An
                 }
             )
         tables.append({"lab": lab, "title": title, "rows": rows})
-    where = s.uri or s.device or f"simulated RAID 5: {MEMBERS} x {s.member.replace('{wcache}', 'on|off')}, strip {STRIP}"
+    where = (
+        s.uri or s.device or f"simulated RAID 5: {MEMBERS} x {s.member.replace('{wcache}', 'on|off')}, strip {STRIP}"
+    )
     return {
         "schema": SCHEMA,
         "target": where,

@@ -9,8 +9,8 @@ import json
 from typing import Any
 
 from iolab.report.analysis_text import Table, format_text_table
-from iolab.report.html import _BOOT, _CSS, _charts, html_table, plotly_js
 from iolab.report.charts import Chart
+from iolab.report.html import _BOOT, _CSS, _charts, html_table, plotly_js
 from iolab.report.markdown import md_table
 
 UNIT_NOTE = "The workbook's MB/s are MiB/s (6627 IOPS x 64 KiB = 414 MiB/s); iolab prints MiB/s."

@@ -108,8 +108,20 @@ ROWS: tuple[Row, ...] = (
     Row("1D", "1 MB", MBS, 379.89, _seq(LAB1, "1m")),
     Row("2A", "Adaptive Read Ahead", MBS, 306.89, _seq(ADAPTIVE, "64k")),
     Row("2A", "No Read Ahead", MBS, 127.23, _seq(LAB1, "64k")),
-    Row("2B", "Write Through", "Disk Cache Disabled", 7.09, _seq(ArrayConfig("none", "through", False), "64k", rw="write")),
-    Row("2B", "Write Through", "Disk Cache Enabled", 30.17, _seq(ArrayConfig("none", "through", True), "64k", rw="write")),
+    Row(
+        "2B",
+        "Write Through",
+        "Disk Cache Disabled",
+        7.09,
+        _seq(ArrayConfig("none", "through", False), "64k", rw="write"),
+    ),
+    Row(
+        "2B",
+        "Write Through",
+        "Disk Cache Enabled",
+        30.17,
+        _seq(ArrayConfig("none", "through", True), "64k", rw="write"),
+    ),
     Row("2B", "Write Back", "Disk Cache Disabled", 245.56, _seq(ArrayConfig("none", "back", False), "64k", rw="write")),
     Row("2B", "Write Back", "Disk Cache Enabled", 239.50, _seq(ArrayConfig("none", "back", True), "64k", rw="write")),
 )

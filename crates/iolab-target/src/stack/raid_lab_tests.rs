@@ -130,15 +130,25 @@ fn rows() -> Vec<LabRow> {
 #[test]
 fn seed_003_reference_results_from_the_model() {
     let mut bad = Vec::new();
+    let mut got = std::collections::HashMap::new();
     for (lab, label, reference, strict, (r, w, dc), j) in rows() {
-        let got = run_virtual(&array(r, w, dc), j, 3).mib_per_s();
-        let ratio = got / reference;
+        let v = run_virtual(&array(r, w, dc), j, 3).mib_per_s();
+        let ratio = v / reference;
         println!(
-            "{lab} {label:40} model {got:8.2} MiB/s  workbook {reference:8.2}  ratio {ratio:.2}"
+            "{lab} {label:40} model {v:8.2} MiB/s  workbook {reference:8.2}  ratio {ratio:.2}"
         );
         if strict && !(0.75..=1.25).contains(&ratio) {
-            bad.push(format!("{lab} {label}: {got:.1} vs {reference}"));
+            bad.push(format!("{lab} {label}: {v:.1} vs {reference}"));
         }
+        got.insert(format!("{lab} {label}"), v);
     }
     assert!(bad.is_empty(), "outside 25 % of the workbook: {bad:?}");
+    // The workbook's qualitative outcomes.
+    let g = |k: &str| got[k];
+    assert!(g("1B 64 KB Sequential Read") >= 8.0 * g("1B 64 KB Random Read"));
+    assert!(g("1C 1") < g("1C 2") && g("1C 2") < g("1C 4"));
+    assert!(g("1D 8 KB") < g("1D 64 KB") && g("1D 64 KB") < g("1D 1 MB"));
+    assert!(g("2A Adaptive Read Ahead") >= 2.0 * g("2A No Read Ahead"));
+    let wt = g("2B Write Through, Disk Cache Disabled");
+    assert!(wt <= g("2B Write Back, Disk Cache Disabled") / 10.0);
 }

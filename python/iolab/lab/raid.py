@@ -36,6 +36,11 @@ DEFAULT_MEMBER = "sim-hdd(wcache={wcache},seed={i})"
 #: Sequential writes wrap within this region (the data is kept in memory).
 WRITE_REGION_BYTES = 1 << 30
 FULL_RUNTIME_S = 10.0  # as the workbook: "wait for 10 seconds"
+#: The model's runs (virtual time) and the client's round trip they assume
+#: (iolab's client over a Unix socket on an idle machine).
+MODEL_RUNTIME_NS = 1_000_000_000
+MODEL_RTT_NS = 30_000
+_BS_BYTES = {"8k": 8 << 10, "16k": 16 << 10, "64k": 64 << 10, "1m": 1 << 20, "2m": 2 << 20}
 QUICK_RUNTIME_S = 1.5
 
 Progress = Callable[[str], None]
@@ -86,6 +91,14 @@ def _figures(summary: dict[str, Any], test: Test) -> dict[str, float]:
     return {"iops": float(d["iops"]), "bw_bytes_per_s": bw, "mib_per_s": bw / MIB}
 
 
+def model_figures(test: Test, spec: str, size: int) -> dict[str, float]:
+    """The stack's own figures for ``test`` on a virtual clock (no socket, no scheduling noise)."""
+    region = min(size, WRITE_REGION_BYTES) if test.writes else size
+    bs = _BS_BYTES[test.bs]
+    ios, nbytes, ns = _native.lab_model(spec, test.rw, bs, test.iodepth, region, MODEL_RUNTIME_NS, MODEL_RTT_NS)
+    return {"iops": ios / ns * 1e9, "mib_per_s": nbytes / ns * 1e9 / MIB}
+
+
 def _measure_simulated(tests: list[Test], s: LabSettings, progress: Progress) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     arrays: dict[str, ArrayConfig] = {t.array.key: t.array for t in tests}
@@ -102,7 +115,8 @@ def _measure_simulated(tests: list[Test], s: LabSettings, progress: Progress) ->
                     progress(f"{t.key} ({s.seconds:g} s)")
                     region = min(size, WRITE_REGION_BYTES) if t.writes else size
                     res = run(_job(t, s.seconds, ioengine="nbd", uri=uri, size=region))
-                    out[t.key] = {**_figures(res.summary, t), "export": spec}
+                    model = model_figures(t, spec, size)
+                    out[t.key] = {**_figures(res.summary, t), "export": spec, "model": model}
             finally:
                 target.shutdown()
                 target.wait()
@@ -138,12 +152,15 @@ def build_report(measured: dict[str, dict[str, Any]], s: LabSettings) -> dict[st
         for r in (r for r in ROWS if r.lab == lab):
             m = measured.get(r.test.key)
             value = None if m is None else (m["iops"] if r.unit == "IOPS" else m["mib_per_s"])
+            mm = None if m is None else m.get("model")
+            model = None if mm is None else (mm["iops"] if r.unit == "IOPS" else mm["mib_per_s"])
             rows.append(
                 {
                     "label": r.label,
                     "column": r.column,
                     "unit": r.unit,
                     "measured": value,
+                    "model": model,
                     "reference": r.reference,
                     "ratio": None if value is None else value / r.reference,
                     "test": r.test.key,

@@ -22,22 +22,28 @@ def _num(v: Any) -> str:
     return f"{v:,.2f}" if abs(v) < 1000 else f"{v:,.0f}"
 
 
+def _val(v: Any, unit: str) -> str:
+    return "-" if v is None else f"{_num(v)} {unit}"
+
+
 def tables(report: dict[str, Any]) -> list[Table]:
-    """One table per lab: label, column, measured, workbook, measured/workbook."""
+    """One table per lab: label, column, measured, model (simulated array),
+    workbook, measured/workbook."""
     out = []
+    with_model = report["simulated"]
     for t in report["tables"]:
-        rows = [
-            [
-                r["label"],
-                r["column"] if r["column"] not in ("IOPS", "MB/s") else "",
-                f"{_num(r['measured'])} {r['unit']}",
-                f"{_num(r['reference'])} {r['unit']}",
-                "-" if r["ratio"] is None else f"{r['ratio']:.2f}",
-            ]
-            for r in t["rows"]
-        ]
-        header = ["", "", "measured", "workbook", "measured / workbook"]
-        out.append(Table(t["title"], header, rows, label_cols=2, notes=[]))
+        rows = []
+        for r in t["rows"]:
+            cells = [r["label"], r["column"] if r["column"] not in ("IOPS", "MB/s") else ""]
+            cells.append(_val(r["measured"], r["unit"]))
+            if with_model:
+                cells.append(_val(r.get("model"), r["unit"]))
+            cells.append(_val(r["reference"], r["unit"]))
+            cells.append("-" if r["ratio"] is None else f"{r['ratio']:.2f}")
+            rows.append(cells)
+        header = ["", "", "measured", *(["model"] if with_model else []), "workbook", "measured / workbook"]
+        notes = ["model: the simulated stack on a virtual clock (no socket, no scheduling noise)"] if with_model else []
+        out.append(Table(t["title"], header, rows, label_cols=2, notes=notes))
     return out
 
 
@@ -81,6 +87,7 @@ def _chart(t: dict[str, Any]) -> Chart:
     names = [f"{r['label']} {r['column']}".strip() for r in t["rows"]]
     data = [
         {"type": "bar", "name": "measured", "x": names, "y": [r["measured"] for r in t["rows"]]},
+        {"type": "bar", "name": "model", "x": names, "y": [r.get("model") for r in t["rows"]]},
         {"type": "bar", "name": "workbook", "x": names, "y": [r["reference"] for r in t["rows"]]},
     ]
     units = sorted({r["unit"] for r in t["rows"]})

@@ -44,7 +44,6 @@ pub mod raid1;
 pub mod raid10;
 pub mod raid5;
 pub mod raid5_cache;
-#[cfg(test)]
 pub mod raid_lab;
 pub mod sample;
 pub mod sim;

@@ -15,8 +15,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::sample::Sampler;
 use super::ticket::{Due, Tickets};
 use super::{BlockDev, IoCtx};
+use crate::config::parse_compact;
+use crate::error::TargetError;
+use crate::server_config::ServerConfig;
 
 /// A job: fio's rw (read/write, sequential or random), bs and iodepth.
 #[derive(Debug, Clone, Copy)]
@@ -59,8 +63,8 @@ struct Slot {
 
 /// Run `job` against `dev` on a virtual clock.
 pub fn run_virtual(dev: &Arc<dyn BlockDev>, job: VJob, seed: u64) -> VResult {
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let blocks = job.region / job.bs;
+    let rng = Sampler::new(seed);
+    let blocks = (job.region / job.bs).max(1);
     let mut next_block = 0u64;
     let mut buf = vec![0x5au8; job.bs as usize];
     // Start an hour ahead of the wall clock: every virtual instant stays in
@@ -70,7 +74,7 @@ pub fn run_virtual(dev: &Arc<dyn BlockDev>, job: VJob, seed: u64) -> VResult {
     let end = t0 + job.runtime;
     let mut issue = |at: Instant, buf: &mut Vec<u8>| -> Slot {
         let block = if job.random {
-            rng.u64(0..blocks)
+            rng.next_u64() % blocks
         } else {
             let b = next_block % blocks;
             next_block += 1;
@@ -127,6 +131,30 @@ pub fn run_virtual(dev: &Arc<dyn BlockDev>, job: VJob, seed: u64) -> VResult {
     }
     res.elapsed = now - t0;
     res
+}
+
+/// Build the export of the compact `spec` (`NAME=BACKEND,…+LAYER,…`) and
+/// run `job` on it on a virtual clock: the model's own figures (`iolab lab
+/// raid` prints them beside the measured ones).
+pub fn model(spec: &str, job: VJob, seed: u64) -> Result<VResult, TargetError> {
+    let server = ServerConfig::new(
+        "127.0.0.1:0"
+            .parse()
+            .map_err(|m: String| TargetError::config("listen", m))?,
+    );
+    let t = parse_compact(&[spec], server)?;
+    let dev = t
+        .exports
+        .get(0)
+        .map(|e| e.dev().clone())
+        .ok_or_else(|| TargetError::config("export", "the spec made no export"))?;
+    if job.bs == 0 || job.iodepth == 0 || job.bs > dev.caps().size_bytes {
+        return Err(TargetError::config(
+            "job",
+            "bs and iodepth must be > 0 and bs within the export",
+        ));
+    }
+    Ok(run_virtual(&dev, job, seed))
 }
 
 #[cfg(test)]

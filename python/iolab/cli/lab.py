@@ -11,7 +11,6 @@ from typing import Annotated, NoReturn, Optional
 import typer
 
 from iolab.cli.errors import EXIT_JOB
-from iolab.cli.options import AllowOverwrite
 from iolab.lab.raid import LabSettings, run_lab
 from iolab.lab.render import RENDERERS
 
@@ -39,10 +38,14 @@ def raid(
         Optional[float], typer.Option("--runtime", help="Seconds per test (overrides --quick).", min=0.2)
     ] = None,
     device: Annotated[
-        Optional[str], typer.Option("--device", help="Run against this block device or file instead.")
+        Optional[str],
+        typer.Option(
+            "--device", help="Run lab 1's read tests against this block device or file instead (never writes)."
+        ),
     ] = None,
-    uri: Annotated[Optional[str], typer.Option("--uri", help="Run against this NBD URI instead.")] = None,
-    allow_overwrite: AllowOverwrite = False,
+    uri: Annotated[
+        Optional[str], typer.Option("--uri", help="Run lab 1's read tests against this NBD URI instead (never writes).")
+    ] = None,
 ) -> None:
     """Seed 003's labs 1B, 1C, 1D, 2A, 2B against a simulated 6-drive RAID 5
     (or real storage), each table beside the workbook's reference values."""
@@ -50,7 +53,7 @@ def raid(
         _usage("--device and --uri: give one of the two")
     if output is not None and not output.parent.is_dir():
         _usage(f"--output: directory {output.parent} does not exist")
-    s = LabSettings(quick=quick, runtime_s=runtime, device=device, uri=uri, allow_overwrite=allow_overwrite)
+    s = LabSettings(quick=quick, runtime_s=runtime, device=device, uri=uri)
 
     def progress(line: str) -> None:
         print(f"iolab lab raid: {line}", file=sys.stderr, flush=True)

@@ -6,7 +6,7 @@ a RAID 5 of six simulated drives under a controller cache, runs the tests
 with iolab's nbd client (real requests over a real socket, timed by the
 client), and shuts the target down. With ``device`` or ``uri`` the same
 jobs run against real storage instead; the array's settings are then the
-controller's own, so only the tests of lab 1's configuration run there.
+controller's own, so only lab 1's read tests run there (nothing is written).
 
 The result is a plain dict (schema ``iolab.lab.raid/1``) that the
 renderers in :mod:`iolab.lab.render` print.
@@ -53,7 +53,6 @@ class LabSettings:
     member: str = DEFAULT_MEMBER
     device: Optional[str] = None
     uri: Optional[str] = None
-    allow_overwrite: bool = False
 
     @property
     def seconds(self) -> float:
@@ -129,10 +128,12 @@ def _measure_real(tests: list[Test], s: LabSettings, progress: Progress) -> dict
         {"ioengine": "nbd", "uri": s.uri} if s.uri else {"filename": s.device, "direct": True, "ioengine": "io_uring"}
     )
     for t in tests:
-        if t.array != LAB1 or (t.writes and not s.allow_overwrite):
+        # The controller's settings are its own: only lab 1's (read) tests
+        # apply, and iolab never writes to storage it did not create here.
+        if t.array != LAB1 or t.writes:
             continue
         progress(f"{t.key} ({s.seconds:g} s)")
-        res = run(_job(t, s.seconds, **where), allow_overwrite=s.allow_overwrite)
+        res = run(_job(t, s.seconds, **where))
         out[t.key] = {**_figures(res.summary, t), "target": s.uri or s.device}
     return out
 

@@ -8,18 +8,24 @@ import subprocess
 import time
 import urllib.request
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
 from tests.peers import require_peer
 
 
-def wait_for(path: Path, proc: subprocess.Popen[str], timeout_s: float = 20.0) -> None:
+def wait_until(what: str, cond: Callable[[], bool], proc: subprocess.Popen[str], timeout_s: float = 20.0) -> None:
+    """Wait for ``cond`` (checked every 10 ms) while ``proc`` runs; fail naming ``what`` at the deadline."""
     deadline = time.monotonic() + timeout_s
-    while not path.exists():
+    while not cond():
         assert proc.poll() is None, proc.communicate()[1]
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.05)
+        assert time.monotonic() < deadline, f"{what}: not within {timeout_s} s"
+        time.sleep(0.01)
+
+
+def wait_for(path: Path, proc: subprocess.Popen[str], timeout_s: float = 20.0) -> None:
+    wait_until(f"{path} to appear", path.exists, proc, timeout_s)
 
 
 def start(iolab_cmd: list[str], tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], Path]:
@@ -102,7 +108,7 @@ def test_sigterm_finishes_in_flight_writes(iolab_cmd: list[str], tmp_path: Path)
         iolab_cmd,
         tmp_path,
         "--export",
-        f"d=file,path={img},size=4m+delay,write=300ms",
+        f"d=file,path={img},size=4m+delay,write=2s",
     )
     writer = subprocess.Popen(
         [qemu_io, "-f", "raw", "-c", "write -P 0x5a 0 64k", f"nbd+unix:///d?socket={sock}"],
@@ -110,7 +116,10 @@ def test_sigterm_finishes_in_flight_writes(iolab_cmd: list[str], tmp_path: Path)
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(0.15)  # the write is in the delay layer now
+    # The delay counts from when the file has the data: once it is there,
+    # the reply is held for 2 s — the write is in flight.
+    pattern = b"\x5a" * (64 << 10)
+    wait_until("the write to reach the file", lambda: img.read_bytes()[: 64 << 10] == pattern, proc)
     t0 = time.monotonic()
     stop(proc)
     assert time.monotonic() - t0 < 10
@@ -125,6 +134,11 @@ def test_sigterm_finishes_in_flight_writes(iolab_cmd: list[str], tmp_path: Path)
         (["--export", "m=memory,size=1m,colour=red"], "colour"),
         (["--export", "m=memory,size=1m", "--pacing", "cache=2"], "pacing.buffers"),
         (["--tcp", "8.8.8.8:10809", "--export", "m=memory,size=1m"], "loopback"),
+        (["--tcp", "0.0.0.0:10809", "--export", "m=memory,size=1m"], "pass --listen-any"),
+        (["--export", "memory,size=1m"], "the export name is missing: write NAME=memory,size=1m"),
+        (["--export", "m=memory,size=1m+delay,raed=1ms"], "(delay).raed: unknown key (known here: flush, read,"),
+        (["--export", "m=memory,size=1m", "--max-request", "128m"], "--max-request: '128m' is more than"),
+        ([], "--export: no exports"),
     ],
 )
 def test_bad_config_is_one_line_exit_2(iolab_cmd: list[str], tmp_path: Path, args: list[str], key: str) -> None:
@@ -160,3 +174,34 @@ def test_flushed_writes_survive_kill_9(iolab_cmd: list[str], tmp_path: Path) -> 
     data = img.read_bytes()
     assert data[: 1 << 20] == b"\xa5" * (1 << 20)
     assert data[2 << 20 : (2 << 20) + (64 << 10)] == b"\x3c" * (64 << 10)
+
+
+def _nbdinfo_max_payload(nbdinfo: str, uri: str) -> int:
+    out = subprocess.run([nbdinfo, "--json", uri], capture_output=True, text=True, timeout=30, check=True).stdout
+    return int(json.loads(out)["exports"][0]["block_size_maximum"])
+
+
+def test_48_mib_requests_work_against_the_default_64_mib_maximum(iolab_cmd: list[str], tmp_path: Path) -> None:
+    nbdinfo = require_peer("nbdinfo")
+    proc, sock = start(iolab_cmd, tmp_path, "--export", "big=memory,size=96m")
+    uri = f"nbd+unix:///big?socket={sock}"
+    try:
+        assert _nbdinfo_max_payload(nbdinfo, uri) == 64 << 20
+        job = ["run", "--ioengine=nbd", f"--uri={uri}", "--bs=48m", "--size=96m", "--name=x",
+               "--output-format=fio-json"]  # fmt: skip
+        for rw in ("write", "read"):
+            r = subprocess.run([*iolab_cmd, *job, f"--rw={rw}"], capture_output=True, text=True, timeout=120)
+            assert r.returncode == 0, r.stderr
+            j = json.loads(r.stdout)["jobs"][0][rw]
+            assert (j["total_ios"], j["io_bytes"]) == (2, 96 << 20)
+    finally:
+        stop(proc)
+
+
+def test_max_request_is_what_nbdinfo_sees(iolab_cmd: list[str], tmp_path: Path) -> None:
+    nbdinfo = require_peer("nbdinfo")
+    proc, sock = start(iolab_cmd, tmp_path, "--export", "m=memory,size=8m", "--max-request", "1m")
+    try:
+        assert _nbdinfo_max_payload(nbdinfo, f"nbd+unix:///m?socket={sock}") == 1 << 20
+    finally:
+        stop(proc)

@@ -1,6 +1,8 @@
 //! Serve a target until stdin closes (or for a number of seconds), then
-//! print the server-side stats as JSON — for manual runs and benchmark
-//! scripts until `iolab target` wires signals in the CLI.
+//! print the server-side stats of the whole run as JSON: for benchmark
+//! scripts that want the server's figures on stdout when it ends, with no
+//! Python in the process. `iolab target` is the command for everything
+//! else (signals, `--stats-http` windows, the CLI flags).
 //!
 //! ```text
 //! cargo run --release -p iolab-target --example serve -- CONFIG.toml [SECONDS]

@@ -106,7 +106,7 @@ impl BufCache {
     }
 
     /// Give buffers back under one lock (the cache keeps at most
-    /// [`MAX_CACHED`]; the rest are freed).
+    /// `MAX_CACHED`; the rest are freed).
     pub fn put_all(&self, bufs: impl IntoIterator<Item = AlignedBuf>) {
         let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
         for buf in bufs {

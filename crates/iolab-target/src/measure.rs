@@ -32,6 +32,12 @@ pub struct OpStats {
     pub bytes: u64,
     /// Latency of every answered request, ns.
     pub lat_ns: LatHist,
+    /// For each reply a delay layer held: how long after its hold time it
+    /// was written, ns — the hold a request got is the delay it asked for
+    /// plus this. Empty when nothing was held (and in snapshots written
+    /// before it existed).
+    #[serde(default)]
+    pub hold_late_ns: LatHist,
 }
 
 impl OpStats {
@@ -40,6 +46,7 @@ impl OpStats {
         self.errors += o.errors;
         self.bytes += o.bytes;
         self.lat_ns.merge(&o.lat_ns);
+        self.hold_late_ns.merge(&o.hold_late_ns);
     }
 }
 
@@ -92,6 +99,7 @@ struct ShardOp {
     errors: u64,
     bytes: u64,
     lat_ns: Option<LatHist>,
+    hold_late_ns: Option<LatHist>,
 }
 
 type Shard = [ShardOp; 5];
@@ -104,6 +112,8 @@ pub struct Sample {
     pub bytes: u64,
     pub ok: bool,
     pub lat_ns: u64,
+    /// For a held reply, how late after its hold time it was written.
+    pub hold_late_ns: Option<u64>,
 }
 
 /// Striped per-op counters; see the module docs.
@@ -132,6 +142,7 @@ impl Recorder {
             bytes,
             ok,
             lat_ns,
+            hold_late_ns: None,
         }]);
     }
 
@@ -150,6 +161,9 @@ impl Recorder {
                 s.errors += 1;
             }
             s.lat_ns.get_or_insert_with(LatHist::new).record(x.lat_ns);
+            if let Some(late) = x.hold_late_ns {
+                s.hold_late_ns.get_or_insert_with(LatHist::new).record(late);
+            }
         }
     }
 
@@ -165,10 +179,15 @@ impl Recorder {
                 o.ios += s.ios;
                 o.errors += s.errors;
                 o.bytes += s.bytes;
-                if let Some(h) = &mut s.lat_ns {
-                    o.lat_ns.merge(h);
-                    if reset {
-                        h.reset();
+                for (from, to) in [
+                    (&mut s.lat_ns, &mut o.lat_ns),
+                    (&mut s.hold_late_ns, &mut o.hold_late_ns),
+                ] {
+                    if let Some(h) = from {
+                        to.merge(h);
+                        if reset {
+                            h.reset();
+                        }
                     }
                 }
                 if reset {
@@ -221,6 +240,7 @@ mod tests {
             bytes: 4096,
             ok,
             lat_ns,
+            hold_late_ns: (op == Op::Write).then_some(lat_ns / 100),
         };
         r.record_all([
             s(Op::Read, true, 1_000),
@@ -235,6 +255,8 @@ mod tests {
         assert_eq!((got.write.ios, got.write.bytes), (1, 4096));
         assert_eq!(got.read.lat_ns.count(), 2);
         assert_eq!(got.write.lat_ns.count(), 1);
+        assert_eq!(got.read.hold_late_ns.count(), 0);
+        assert_eq!(got.write.hold_late_ns.max(), 30, "only held replies count");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Fuzz harnesses for the NBD protocol of iolab-target, shared by the
 //! cargo-fuzz targets (`fuzz_targets/*.rs`, nightly) and the stable replay
-//! of the corpus (`tests/fuzz_corpus.rs`, which includes this file with
+//! of the corpus (`tests/integration/fuzz_corpus.rs`, which includes this file with
 //! `#[path]`, so it must build with std and iolab-target alone).
 //!
 //! - [`session`]: the whole client byte stream through the pure protocol

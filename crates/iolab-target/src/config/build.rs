@@ -142,12 +142,13 @@ fn names<T>(kinds: &[T], name: fn(&T) -> &'static str) -> String {
 /// builder read no key missing from its table (tables and docs stay true).
 fn checked<T>(
     what: &str,
-    keys: &[&str],
+    keys: &[&'static str],
     p: &mut Params,
     build: impl FnOnce(&mut Params) -> Result<T, TargetError>,
 ) -> Result<T, TargetError> {
     p.refuse_unknown(keys)?;
     let asked_before = p.asked().len();
+    p.allow(keys);
     let r = build(p);
     let stray: Vec<&str> = p.asked()[asked_before..]
         .iter()

@@ -1,50 +1,18 @@
 //! A target's configuration: a TOML file, or compact specs from the command
-//! line, turned into exports ready to serve ([`TargetSpec`]).
+//! line, turned into exports ready to serve ([`TargetSpec`]); the command
+//! line's flags over it are in [`overrides`].
 //!
-//! ```toml
-//! pacing = { buffers = 96, cache = 6, unit = "128k", export_limit = 32 }  # optional
+//! The formats — the compact `NAME=BACKEND[,KEY=VALUE…][+LAYER[,KEY=VALUE…]…]`
+//! grammar, the TOML tables (`[server]`, `pacing`, `[[device]]`,
+//! `[[export]]` with `layers`), every key, unit and default — are documented
+//! once, in docs/target.md ("Configuration"); a test (`config_tests.rs`)
+//! checks that page against the key tables here ([`SERVER_KEYS`],
+//! [`EXPORT_KEYS`], [`DEVICE_KEYS`], [`LAYER_KEYS`], [`TOP_LEVEL_KEYS`],
+//! [`pacing::PACING_KEYS`], and each backend's and layer's in
+//! [`build::BACKENDS`] and [`build::LAYERS`]) and builds its example.
 //!
-//! [server]                      # every key optional (defaults: ServerConfig::new)
-//! listen = "unix:/tmp/iolab.sock"   # or "127.0.0.1:10809" (the default)
-//! max_connections = 64
-//!
-//! [[device]]                    # a shared backend (and layers), optionally split
-//! name = "ssd"
-//! backend = "file"
-//! path = "/var/tmp/ssd.img"
-//! size = "3g"
-//! split = 3                     # exports pick a part: device = "ssd", part = 0..2
-//!
-//! [[export]]
-//! name = "slow"
-//! device = "ssd"
-//! part = 1
-//! layers = [{ type = "delay", read = "1ms", write = "1ms" }]
-//!
-//! [[export]]                    # a private backend, its keys inline
-//! name = "null"
-//! backend = "null"
-//! size = "10g"
-//! count = 16                    # null0 … null15, one backend each
-//! ```
-//!
-//! Export keys: `name` (required), `description`, `read_only`, then either
-//! `device` (+ `part` when the device is split) or `backend` with that
-//! backend's keys and optionally `count = N` (N exports `name0`… with a
-//! backend each) or `split = N` (N exports `name0`… sharing one backend,
-//! cut in equal parts); `layers`, applied in order, innermost first, to
-//! each export. Device keys: `name`, `backend` and its keys, `split`,
-//! `layers`. Backend and layer keys are documented at the top of each
-//! stack/*.rs file and in docs/target.md.
-//!
-//! The compact form, one export per string (for `iolab target --export`):
-//! `NAME=BACKEND[,KEY=VALUE…][+LAYER[,KEY=VALUE…]…]`, e.g.
-//! `disk0=memory,size=1g+delay,read=1ms` or `null=null,size=10g,count=16`;
-//! export keys (count, split, read_only, description) go with the
-//! backend's; a list value is written `a:b`. Values containing `,` `+` or
-//! `=` need the TOML form.
-//!
-//! Every error names the key it is about, as a path:
+//! Every key is read by a typed getter of [`params::Params`]; a key no piece
+//! reads is refused, and every error names the key it is about, as a path:
 //! `export[1] (slow).layers[0] (delay).read: '1' has no unit; …`.
 
 pub mod build;
@@ -68,7 +36,10 @@ use crate::stack::BlockDev;
 use crate::stats::NamedRecorder;
 use build::LayerStats;
 use params::{Params, Value};
-pub use read::{parse_compact_spec, RawConfig};
+pub use read::{
+    parse_compact_spec, RawConfig, DEVICE_KEYS, EXPORT_KEYS, LAYER_KEYS, SERVER_KEYS,
+    TOP_LEVEL_KEYS,
+};
 
 /// The default listening address: loopback, NBD's IANA port.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:10809";
@@ -185,6 +156,8 @@ impl RawConfig {
 }
 
 fn server_config(mut p: Params) -> Result<ServerConfig, TargetError> {
+    p.refuse_unknown(SERVER_KEYS)?;
+    p.allow(SERVER_KEYS);
     let listen = p.string("listen")?.unwrap_or_else(|| DEFAULT_LISTEN.into());
     let listen: ListenAddr = listen.parse().map_err(|m: String| p.err("listen", m))?;
     let mut c = ServerConfig::new(listen);
@@ -227,10 +200,12 @@ fn apply_layers(
     for (j, lp) in layers.iter().enumerate() {
         let mut p = lp.clone();
         p.set_path(format!("{}[{j}]", lp.path()));
+        p.allow(LAYER_KEYS);
         let kind = p.string("type")?;
         let kind = p.required("type", kind)?;
         p.set_path(format!("{}[{j}] ({kind})", lp.path()));
         if let (Some(i), "stats") = (repeat, kind.as_str()) {
+            p.allow(&["name"]);
             if let Some(n) = p.string("name")? {
                 p.insert("name", Value::Text(format!("{n}{i}")));
             }
@@ -246,6 +221,7 @@ fn device(i: usize, piece: Piece, stats: &mut LayerStats) -> Result<Device, Targ
         mut params,
         mut layers,
     } = piece;
+    params.allow(DEVICE_KEYS);
     let name = params.string("name")?;
     let name = params.required("name", name)?;
     let path = format!("device[{i}] ({name})");
@@ -290,6 +266,7 @@ fn export(
         mut params,
         mut layers,
     } = piece;
+    params.allow(EXPORT_KEYS);
     let name = params.string("name")?;
     let name = params.required("name", name)?;
     let path = format!("export[{i}] ({name})");
@@ -401,5 +378,5 @@ fn private_bases(p: &mut Params, name: &str, kind: &str) -> Result<Vec<NamedDev>
 }
 
 #[cfg(test)]
-#[path = "tests.rs"]
+#[path = "config_tests.rs"]
 mod tests;

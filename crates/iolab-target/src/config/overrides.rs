@@ -70,7 +70,7 @@ pub fn build(
     if let Some(l) = &o.listen {
         s.listen = l
             .parse()
-            .map_err(|m: String| TargetError::config("--listen", m))?;
+            .map_err(|m: String| TargetError::config("--unix/--tcp", m))?;
     }
     s.allow_remote |= o.allow_remote;
     if let Some(n) = o.max_connections {
@@ -148,7 +148,7 @@ mod tests {
             max_request: Some("128m".into()),
             ..Overrides::default()
         };
-        let m = e(None, &["d=null,size=1m"], big);
+        let m = e(None, &["d=null,size=1m"], big.clone());
         assert_eq!(
             m,
             "--max-request: '128m' is more than the target's limit of 64 MiB"

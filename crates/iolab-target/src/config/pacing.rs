@@ -21,8 +21,13 @@ use crate::server_config::ServerConfig;
 /// Default size of one pacing buffer, bytes.
 pub const DEFAULT_UNIT_BYTES: u64 = 128 << 10;
 
+/// The keys of `pacing`.
+pub const PACING_KEYS: &[&str] = &["buffers", "cache", "unit", "export_limit"];
+
 /// Read the `pacing` keys.
 pub fn pacing_params(mut p: Params) -> Result<PacingParams, TargetError> {
+    p.refuse_unknown(PACING_KEYS)?;
+    p.allow(PACING_KEYS);
     let buffers = p.uint("buffers")?;
     let buffers = p.required("buffers", buffers)?;
     let cache = p.uint("cache")?.unwrap_or(0);

@@ -45,6 +45,8 @@ pub struct Params {
     path: String,
     entries: Vec<(String, Value)>,
     asked: Vec<&'static str>,
+    /// The key table(s) of this piece (empty: not declared yet).
+    allowed: Vec<&'static str>,
 }
 
 impl Params {
@@ -54,6 +56,7 @@ impl Params {
             path: path.into(),
             entries,
             asked: Vec::new(),
+            allowed: Vec::new(),
         }
     }
 
@@ -77,8 +80,20 @@ impl Params {
         TargetError::config(format!("{}.{key}", self.path), msg)
     }
 
+    /// Declare keys of this piece's table: from then on, reading a key in
+    /// no declared table is a bug caught in debug builds (the tables are
+    /// what docs/target.md is checked against).
+    pub fn allow(&mut self, keys: &[&'static str]) {
+        self.allowed.extend_from_slice(keys);
+    }
+
     /// Remove and return `key`'s raw value.
     pub fn take(&mut self, key: &'static str) -> Option<Value> {
+        debug_assert!(
+            self.allowed.is_empty() || self.allowed.contains(&key),
+            "{}: key '{key}' is read but missing from its key table",
+            self.path
+        );
         self.asked.push(key);
         let i = self.entries.iter().position(|(k, _)| k == key)?;
         Some(self.entries.remove(i).1)

@@ -6,6 +6,41 @@ use super::params::{Params, Value};
 use super::Piece;
 use crate::error::TargetError;
 
+/// The top-level keys of a TOML config.
+pub const TOP_LEVEL_KEYS: &[&str] = &["server", "pacing", "device", "export"];
+
+/// The keys of `[server]`.
+pub const SERVER_KEYS: &[&str] = &[
+    "listen",
+    "allow_remote",
+    "max_connections",
+    "workers",
+    "max_inflight",
+    "max_inflight_bytes",
+    "max_request_bytes",
+    "handshake_timeout",
+    "shutdown_grace",
+];
+
+/// The keys of an `[[export]]` (besides its backend's, when it has one).
+pub const EXPORT_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "read_only",
+    "device",
+    "part",
+    "backend",
+    "count",
+    "split",
+    "layers",
+];
+
+/// The keys of a `[[device]]` (besides its backend's).
+pub const DEVICE_KEYS: &[&str] = &["name", "backend", "split", "layers"];
+
+/// The key every layer has (besides its own, in [`super::build::LAYERS`]).
+pub const LAYER_KEYS: &[&str] = &["type"];
+
 /// A config before anything is built.
 #[derive(Debug, Default)]
 pub struct RawConfig {
@@ -52,7 +87,10 @@ impl RawConfig {
                 _ => {
                     return Err(cfg_err(
                         &key,
-                        "unknown top-level key (known: server, pacing, device, export)",
+                        format!(
+                            "unknown top-level key (known: {})",
+                            TOP_LEVEL_KEYS.join(", ")
+                        ),
                     ))
                 }
             }

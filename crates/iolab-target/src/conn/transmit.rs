@@ -10,9 +10,9 @@
 //! ([`crate::proto::request::check_request`]); takes an in-flight slot (at
 //! most `max_inflight` requests and `max_inflight_bytes` of data per
 //! connection: a client that pipelines without reading replies is slowed
-//! down, not given unbounded memory); gets a data buffer — the point where
-//! IO pacing will make a request wait for a buffer before its payload is
-//! read — and hands the request on.
+//! down, not given unbounded memory); gets a data buffer — under IO pacing
+//! from the shared pool, waiting for one there before its payload is read
+//! (see [`crate::pacing`]) — and hands the request on.
 //!
 //! Replies to requests run inline are not written one by one: the reader
 //! collects them and writes them together ([`Replier::send_all`]) as soon

@@ -12,7 +12,9 @@
 //! Just before the write — so that a client never sees a reply the target
 //! has not counted yet, and a stats window bracketed by the client is
 //! exact — every reply's latency (started → now, one clock read for the
-//! set) is recorded in the export's recorder under one lock; after it,
+//! set), and for a held reply how late after its hold time it goes out
+//! (`hold_late_ns`: the truth of a delay layer's hold), is recorded in the
+//! export's recorder under one lock; after it,
 //! the buffers go back to the cache, pacing buffers are released, and the
 //! in-flight count drops, each once per set.
 
@@ -64,6 +66,9 @@ impl Replier {
                 bytes: d.bytes,
                 ok: d.result.is_ok(),
                 lat_ns: now.saturating_duration_since(d.started).as_nanos() as u64,
+                hold_late_ns: d
+                    .hold_until
+                    .map(|t| now.saturating_duration_since(t).as_nanos() as u64),
             })
         });
         self.rec.record_all(samples);

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::sample::Sampler;
-use super::{fmt_duration, BlockDev, BlockResult, IoCtx, Layer};
+use super::{fmt_duration, BlockDev, BlockResult, Forward, IoCtx, Layer, Op, Req};
 
 /// Delay settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,16 +77,6 @@ impl DelayLayer {
             _ => base,
         }
     }
-
-    fn hold(ctx: &mut IoCtx, d: Duration) {
-        if !d.is_zero() {
-            ctx.hold_for(d);
-        }
-    }
-
-    fn write_delay(&self) -> Duration {
-        self.pick(self.p.write, self.p.write_tail, &self.write_tails)
-    }
 }
 
 impl Layer for DelayLayer {
@@ -110,43 +100,18 @@ impl Layer for DelayLayer {
         format!("delay({})", parts.join(","))
     }
 
-    fn read_at(&self, ctx: &mut IoCtx, buf: &mut [u8], offset: u64) -> BlockResult {
-        let r = self.next.read_at(ctx, buf, offset);
-        Self::hold(
-            ctx,
-            self.pick(self.p.read, self.p.read_tail, &self.read_tails),
-        );
-        r
-    }
-
-    fn write_at(&self, ctx: &mut IoCtx, buf: &[u8], offset: u64, fua: bool) -> BlockResult {
-        let r = self.next.write_at(ctx, buf, offset, fua);
-        Self::hold(ctx, self.write_delay());
-        r
-    }
-
-    fn flush(&self, ctx: &mut IoCtx) -> BlockResult {
-        let r = self.next.flush(ctx);
-        Self::hold(ctx, self.p.flush);
-        r
-    }
-
-    fn trim(&self, ctx: &mut IoCtx, offset: u64, len_bytes: u64, fua: bool) -> BlockResult {
-        let r = self.next.trim(ctx, offset, len_bytes, fua);
-        Self::hold(ctx, self.write_delay());
-        r
-    }
-
-    fn zero(
-        &self,
-        ctx: &mut IoCtx,
-        offset: u64,
-        len_bytes: u64,
-        may_trim: bool,
-        fua: bool,
-    ) -> BlockResult {
-        let r = self.next.zero(ctx, offset, len_bytes, may_trim, fua);
-        Self::hold(ctx, self.write_delay());
+    fn around(&self, ctx: &mut IoCtx, req: Req, forward: Forward<'_>) -> BlockResult {
+        let r = forward(ctx);
+        let d = match req.op {
+            Op::Read => self.pick(self.p.read, self.p.read_tail, &self.read_tails),
+            Op::Flush => self.p.flush,
+            Op::Write | Op::Trim | Op::Zero => {
+                self.pick(self.p.write, self.p.write_tail, &self.write_tails)
+            }
+        };
+        if !d.is_zero() {
+            ctx.hold_for(d);
+        }
         r
     }
 }

@@ -17,7 +17,7 @@
 use std::sync::Arc;
 
 use super::sample::Trigger;
-use super::{BlockDev, BlockError, BlockResult, IoCtx, Layer, Op};
+use super::{BlockDev, BlockError, BlockResult, Forward, IoCtx, Layer, Op, Req};
 use crate::proto::Errno;
 
 /// Error injection settings.
@@ -113,36 +113,9 @@ impl Layer for InjectLayer {
         )
     }
 
-    fn read_at(&self, ctx: &mut IoCtx, buf: &mut [u8], offset: u64) -> BlockResult {
-        self.check(Op::Read, offset, buf.len() as u64)?;
-        self.next.read_at(ctx, buf, offset)
-    }
-
-    fn write_at(&self, ctx: &mut IoCtx, buf: &[u8], offset: u64, fua: bool) -> BlockResult {
-        self.check(Op::Write, offset, buf.len() as u64)?;
-        self.next.write_at(ctx, buf, offset, fua)
-    }
-
-    fn flush(&self, ctx: &mut IoCtx) -> BlockResult {
-        self.check(Op::Flush, 0, 0)?;
-        self.next.flush(ctx)
-    }
-
-    fn trim(&self, ctx: &mut IoCtx, offset: u64, len_bytes: u64, fua: bool) -> BlockResult {
-        self.check(Op::Trim, offset, len_bytes)?;
-        self.next.trim(ctx, offset, len_bytes, fua)
-    }
-
-    fn zero(
-        &self,
-        ctx: &mut IoCtx,
-        offset: u64,
-        len_bytes: u64,
-        may_trim: bool,
-        fua: bool,
-    ) -> BlockResult {
-        self.check(Op::Zero, offset, len_bytes)?;
-        self.next.zero(ctx, offset, len_bytes, may_trim, fua)
+    fn around(&self, ctx: &mut IoCtx, req: Req, forward: Forward<'_>) -> BlockResult {
+        self.check(req.op, req.offset, req.len_bytes)?;
+        forward(ctx)
     }
 }
 

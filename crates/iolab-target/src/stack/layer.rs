@@ -3,7 +3,10 @@
 //! A [`Layer`] wraps one device beneath it ([`Layer::next`]) and, like an
 //! nbdkit filter calling `next`, forwards every operation and its caps
 //! there unless it overrides that method: a layer writes only what it
-//! changes. Every `Layer` is a [`BlockDev`] (blanket impl below), whose
+//! changes. A layer that acts alike on every operation (a delay, error
+//! injection, counting) writes one method, [`Layer::around`], which the
+//! default operations call with the request ([`Req`]) and the forwarding
+//! call. Every `Layer` is a [`BlockDev`] (blanket impl below), whose
 //! `describe` is the layer's [`Layer::label`] followed by `<-` and what it
 //! wraps. A piece over several members (raid) implements [`BlockDev`]
 //! itself and lists its members in [`BlockDev::children`].
@@ -23,7 +26,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{BlockDev, BlockResult, Caps, IoCtx};
+use super::{BlockDev, BlockResult, Caps, IoCtx, Op};
 
 /// A named figure a device publishes into the target's stats. Names carry
 /// their unit where there is one (`read_bytes`, `cache_hits`).
@@ -57,6 +60,18 @@ impl Counter {
     }
 }
 
+/// One request as [`Layer::around`] sees it (a flush has no range: 0, 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Req {
+    pub op: Op,
+    pub offset: u64,
+    pub len_bytes: u64,
+}
+
+/// The call [`Layer::around`] gets that passes a request on to the device
+/// beneath (once). A `dyn` call: a few ns, noise next to a request's system calls.
+pub type Forward<'a> = &'a mut dyn FnMut(&mut IoCtx) -> BlockResult;
+
 /// A block device over one device beneath, forwarding what it does not
 /// override. Implement `next` and `label`, then only what the layer changes.
 pub trait Layer: Send + Sync + fmt::Debug {
@@ -74,22 +89,52 @@ pub trait Layer: Send + Sync + fmt::Debug {
         Vec::new()
     }
 
+    /// Every default operation runs as `around(ctx, req, forward)`, where
+    /// `forward` passes the request on to the device beneath: act before
+    /// and after it, or instead of it. Default: forward.
+    fn around(&self, ctx: &mut IoCtx, _req: Req, forward: Forward<'_>) -> BlockResult {
+        forward(ctx)
+    }
+
     fn read_at(&self, ctx: &mut IoCtx, buf: &mut [u8], offset: u64) -> BlockResult {
-        self.next().read_at(ctx, buf, offset)
+        let req = Req {
+            op: Op::Read,
+            offset,
+            len_bytes: buf.len() as u64,
+        };
+        self.around(ctx, req, &mut |c| self.next().read_at(c, buf, offset))
     }
 
     fn write_at(&self, ctx: &mut IoCtx, buf: &[u8], offset: u64, fua: bool) -> BlockResult {
-        self.next().write_at(ctx, buf, offset, fua)
+        let req = Req {
+            op: Op::Write,
+            offset,
+            len_bytes: buf.len() as u64,
+        };
+        self.around(ctx, req, &mut |c| self.next().write_at(c, buf, offset, fua))
     }
 
     fn flush(&self, ctx: &mut IoCtx) -> BlockResult {
-        self.next().flush(ctx)
+        let req = Req {
+            op: Op::Flush,
+            offset: 0,
+            len_bytes: 0,
+        };
+        self.around(ctx, req, &mut |c| self.next().flush(c))
     }
 
     fn trim(&self, ctx: &mut IoCtx, offset: u64, len_bytes: u64, fua: bool) -> BlockResult {
-        self.next().trim(ctx, offset, len_bytes, fua)
+        let req = Req {
+            op: Op::Trim,
+            offset,
+            len_bytes,
+        };
+        self.around(ctx, req, &mut |c| {
+            self.next().trim(c, offset, len_bytes, fua)
+        })
     }
 
+    /// Zero `len_bytes` at `offset` (`may_trim`: may deallocate; `fua`).
     fn zero(
         &self,
         ctx: &mut IoCtx,
@@ -98,7 +143,14 @@ pub trait Layer: Send + Sync + fmt::Debug {
         may_trim: bool,
         fua: bool,
     ) -> BlockResult {
-        self.next().zero(ctx, offset, len_bytes, may_trim, fua)
+        let req = Req {
+            op: Op::Zero,
+            offset,
+            len_bytes,
+        };
+        self.around(ctx, req, &mut |c| {
+            self.next().zero(c, offset, len_bytes, may_trim, fua)
+        })
     }
 }
 

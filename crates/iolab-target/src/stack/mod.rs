@@ -15,7 +15,8 @@
 //!
 //! Writing a piece: a layer implements [`Layer`] (`next`, `label`, and only
 //! the operations it changes — the rest forward to the device beneath, as
-//! nbdkit filters call `next`); a backend, or a piece over several members,
+//! nbdkit filters call `next`; a layer acting alike on every operation, as
+//! delay, inject and stats do, writes [`Layer::around`] alone); a backend, or a piece over several members,
 //! implements [`BlockDev`] and starts its caps from [`Caps::new`]. Any piece
 //! may publish named [`Counter`]s ([`BlockDev::counters`]); the target's
 //! stats walk each export's stack ([`BlockDev::children`], [`walk`]) and
@@ -57,7 +58,7 @@ use std::time::{Duration, Instant};
 
 use crate::proto::Errno;
 
-pub use layer::{walk, Counter, Layer};
+pub use layer::{walk, Counter, Forward, Layer, Req};
 
 /// Per-request context handed down the stack.
 #[derive(Debug, Clone, Default)]

@@ -14,7 +14,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{BlockDev, BlockResult, IoCtx, Layer, Op};
+use super::{BlockDev, BlockResult, Forward, IoCtx, Layer, Req};
 use crate::measure::Recorder;
 
 /// A counting layer.
@@ -30,13 +30,6 @@ impl StatsLayer {
     pub fn new(next: Arc<dyn BlockDev>, name: String, rec: Arc<Recorder>) -> StatsLayer {
         StatsLayer { next, name, rec }
     }
-
-    fn done(&self, ctx: &IoCtx, op: Op, bytes: u64, t0: Instant, r: &BlockResult) {
-        let end = Instant::now();
-        let end = ctx.hold_until().map_or(end, |h| h.max(end));
-        self.rec
-            .record(op, bytes, r.is_ok(), (end - t0).as_nanos() as u64);
-    }
 }
 
 impl Layer for StatsLayer {
@@ -48,45 +41,13 @@ impl Layer for StatsLayer {
         format!("stats({})", self.name)
     }
 
-    fn read_at(&self, ctx: &mut IoCtx, buf: &mut [u8], offset: u64) -> BlockResult {
+    fn around(&self, ctx: &mut IoCtx, req: Req, forward: Forward<'_>) -> BlockResult {
         let t0 = Instant::now();
-        let r = self.next.read_at(ctx, buf, offset);
-        self.done(ctx, Op::Read, buf.len() as u64, t0, &r);
-        r
-    }
-
-    fn write_at(&self, ctx: &mut IoCtx, buf: &[u8], offset: u64, fua: bool) -> BlockResult {
-        let t0 = Instant::now();
-        let r = self.next.write_at(ctx, buf, offset, fua);
-        self.done(ctx, Op::Write, buf.len() as u64, t0, &r);
-        r
-    }
-
-    fn flush(&self, ctx: &mut IoCtx) -> BlockResult {
-        let t0 = Instant::now();
-        let r = self.next.flush(ctx);
-        self.done(ctx, Op::Flush, 0, t0, &r);
-        r
-    }
-
-    fn trim(&self, ctx: &mut IoCtx, offset: u64, len_bytes: u64, fua: bool) -> BlockResult {
-        let t0 = Instant::now();
-        let r = self.next.trim(ctx, offset, len_bytes, fua);
-        self.done(ctx, Op::Trim, len_bytes, t0, &r);
-        r
-    }
-
-    fn zero(
-        &self,
-        ctx: &mut IoCtx,
-        offset: u64,
-        len_bytes: u64,
-        may_trim: bool,
-        fua: bool,
-    ) -> BlockResult {
-        let t0 = Instant::now();
-        let r = self.next.zero(ctx, offset, len_bytes, may_trim, fua);
-        self.done(ctx, Op::Zero, len_bytes, t0, &r);
+        let r = forward(ctx);
+        let end = Instant::now();
+        let end = ctx.hold_until().map_or(end, |h| h.max(end));
+        let lat_ns = (end - t0).as_nanos() as u64;
+        self.rec.record(req.op, req.len_bytes, r.is_ok(), lat_ns);
         r
     }
 }

@@ -4,39 +4,28 @@ use std::sync::Arc;
 
 use iolab_target::stack::inject::{InjectLayer, InjectParams};
 use iolab_target::stack::memory::MemoryDev;
-use iolab_target::stack::{BlockDev, BlockResult, Caps, IoCtx, Op};
+use iolab_target::stack::{BlockDev, Caps, Layer, Op};
 
 use crate::client::*;
 use crate::util::*;
 
-/// A memory device that demands 512-byte alignment.
+/// A memory device that demands 512-byte alignment: a layer that changes
+/// the caps and nothing else.
 #[derive(Debug)]
-struct Aligned512(MemoryDev);
+struct Aligned512(Arc<dyn BlockDev>);
 
-impl BlockDev for Aligned512 {
+impl Layer for Aligned512 {
+    fn next(&self) -> &Arc<dyn BlockDev> {
+        &self.0
+    }
+    fn label(&self) -> String {
+        "aligned512".into()
+    }
     fn caps(&self) -> Caps {
         Caps {
             min_block_bytes: 512,
             ..self.0.caps()
         }
-    }
-    fn describe(&self) -> String {
-        "aligned512".into()
-    }
-    fn read_at(&self, c: &mut IoCtx, b: &mut [u8], o: u64) -> BlockResult {
-        self.0.read_at(c, b, o)
-    }
-    fn write_at(&self, c: &mut IoCtx, b: &[u8], o: u64, f: bool) -> BlockResult {
-        self.0.write_at(c, b, o, f)
-    }
-    fn flush(&self, c: &mut IoCtx) -> BlockResult {
-        self.0.flush(c)
-    }
-    fn trim(&self, c: &mut IoCtx, o: u64, l: u64, f: bool) -> BlockResult {
-        self.0.trim(c, o, l, f)
-    }
-    fn zero(&self, c: &mut IoCtx, o: u64, l: u64, t: bool, f: bool) -> BlockResult {
-        self.0.zero(c, o, l, t, f)
     }
 }
 
@@ -52,7 +41,10 @@ fn target() -> Target {
         vec![
             memory("m", 1 << 20),
             memory("ro", 1 << 20).with_read_only(true),
-            export("a512", Aligned512(MemoryDev::new(1 << 20).unwrap())),
+            export(
+                "a512",
+                Aligned512(Arc::new(MemoryDev::new(1 << 20).unwrap())),
+            ),
             export("bad", failing),
         ],
         |c| c.max_request_bytes = 1 << 20,

@@ -20,8 +20,21 @@ fn median(mut v: Vec<u64>) -> u64 {
     v[v.len() / 2]
 }
 
+/// What a 1 ms delay layer does, measured where the noise is not: the
+/// server records, for every reply it held, how long after its hold time
+/// it was written (`hold_late_ns`), so the hold applied is 1 ms plus that,
+/// whatever the machine's load.
+///
+/// The client sees more than the hold: on a 2-core machine, debug build,
+/// under load, a client blocked for 1 ms took 30–55 µs longer to wake than
+/// one blocked for the ~20 µs a 2 µs delay takes through the same timer
+/// thread (client p50 minus server p50: 59–87 µs at 1 ms, 28–33 µs at 2 µs,
+/// 26–32 µs with no delay), while the server held 1 ms + 1.5–2 µs at p50.
+/// That wake-up (a CPU leaving an idle state, or taken back from another
+/// process) is the machine's, not the delay layer's, so client-side figures
+/// are bounded only from below here.
 #[test]
-fn a_1ms_delay_adds_1ms_at_p50_within_5_percent() {
+fn a_1ms_delay_holds_1ms_within_1_percent_at_p50() {
     let mem = || Arc::new(MemoryDev::new(1 << 20).unwrap());
     let slow = DelayLayer::new(
         mem(),
@@ -38,29 +51,36 @@ fn a_1ms_delay_adds_1ms_at_p50_within_5_percent() {
         Client::open(&t.sock, "plain"),
         Client::open(&t.sock, "slow"),
     );
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for i in 0..400u64 {
-        // Alternate, so both see the same machine noise.
-        for (c, v) in [(&mut plain, &mut a), (&mut slow, &mut b)] {
-            let t0 = Instant::now();
-            c.read((i % 256) * 4096, 4096).unwrap();
-            v.push(t0.elapsed().as_nanos() as u64);
-        }
+    let mut client_ns = Vec::new();
+    for i in 0..300u64 {
+        plain.read((i % 256) * 4096, 4096).unwrap();
+        let t0 = Instant::now();
+        slow.read((i % 256) * 4096, 4096).unwrap();
+        client_ns.push(t0.elapsed().as_nanos() as u64);
     }
-    let added_ns = median(b) as f64 - median(a) as f64;
-    eprintln!("a 1 ms delay added {added_ns} ns at p50 (client side)");
-    assert!(
-        (950_000.0..=1_050_000.0).contains(&added_ns),
-        "client-side p50 added {added_ns} ns"
-    );
-    // The server measures the same on its side.
     let s = t.handle().stats().snapshot().unwrap();
-    let server_added = s.export("slow").unwrap().read.lat_ns.percentile(50.0) as f64
-        - s.export("plain").unwrap().read.lat_ns.percentile(50.0) as f64;
-    assert!(
-        (950_000.0..=1_050_000.0).contains(&server_added),
-        "server-side p50 added {server_added} ns"
+    let (held, not_held) = (
+        &s.export("slow").unwrap().read,
+        &s.export("plain").unwrap().read,
     );
+    assert_eq!(
+        (held.hold_late_ns.count(), not_held.hold_late_ns.count()),
+        (300, 0)
+    );
+    let late_p50 = held.hold_late_ns.percentile(50.0);
+    eprintln!(
+        "1 ms hold: late by {late_p50} ns at p50, {} ns at p90; client p50 {} ns",
+        held.hold_late_ns.percentile(90.0),
+        median(client_ns.clone())
+    );
+    assert!(
+        late_p50 <= 10_000,
+        "the hold ran {late_p50} ns (over 1%) long at p50"
+    );
+    // A hold never ends early, on either side (the histogram keeps 3
+    // significant digits: its minimum may read up to 0.1% low).
+    assert!(held.lat_ns.min() >= 999_000, "{}", held.lat_ns.min());
+    assert!(client_ns.iter().all(|&ns| ns >= 1_000_000));
 }
 
 #[test]

@@ -13,9 +13,16 @@
 //! - pacing: IO pacing bound, progress, per-export limits.
 //! - lifecycle: shutdown, connection limit, server-side counters, file durability.
 //! - interop: real peers from Debian packages (skipped when missing, unless CI=true).
+//! - fuzz_corpus: the committed cargo-fuzz corpus replayed through the fuzz harnesses.
+//!
+//! Layout of the crate's tests: this one integration binary (a module per
+//! area); unit tests in the `mod tests` of the file they test, or, where
+//! they would take the file past 400 lines, in `<file>_tests.rs` beside it
+//! (`#[path]`; `config/config_tests.rs` for `config/mod.rs`).
 
 mod client;
 mod errors;
+mod fuzz_corpus;
 mod handshake;
 mod http;
 mod interop;

@@ -5,7 +5,7 @@
 //! included here by path; fuzzing itself needs nightly (docs/target.md,
 //! "Fuzzing").
 
-#[path = "../fuzz/src/lib.rs"]
+#[path = "../../fuzz/src/lib.rs"]
 mod harness;
 
 use std::path::PathBuf;

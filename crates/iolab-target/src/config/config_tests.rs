@@ -199,3 +199,87 @@ fn compact_specs_name_unknown_keys_and_a_missing_export_name() {
     );
     assert!(e("m=memory,size=1m+delay").contains("every delay is 0"));
 }
+
+/// The text docs/target.md gives `kind`: the table rows whose first cell
+/// names it (`| `kind` | …`, `| `raid0`, `raid5` | …`) and any section
+/// whose heading names it (`### `kind``), to the next heading of the same
+/// or a higher level.
+fn doc_text_about(doc: &str, kind: &str) -> String {
+    let quoted = format!("`{kind}`");
+    let first_cell_names_it = |line: &str| {
+        let cells: Vec<&str> = line.splitn(3, '|').collect();
+        line.starts_with('|') && cells.len() == 3 && cells[1].contains(&quoted)
+    };
+    let mut out = String::new();
+    let mut in_section: Option<usize> = None;
+    for line in doc.lines() {
+        let level = line.chars().take_while(|&c| c == '#').count();
+        if level > 0 && line[level..].starts_with(' ') {
+            in_section = match in_section {
+                Some(l) if level > l => Some(l),
+                _ => line.contains(&quoted).then_some(level),
+            };
+        }
+        if in_section.is_some() || first_cell_names_it(line) {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// docs/target.md names every key the parser accepts, read from the
+/// parser's own tables — a backend, layer or key added later fails here
+/// until it is documented — and its complete TOML example builds.
+#[test]
+fn docs_name_every_key_and_the_example_builds() {
+    use super::build::{BACKENDS, LAYERS};
+    use super::pacing::PACING_KEYS;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/target.md");
+    let doc = std::fs::read_to_string(path).unwrap();
+    let start = doc
+        .find("\n## Configuration\n")
+        .expect("a Configuration section");
+    let end = doc[start + 1..]
+        .find("\n## ")
+        .map_or(doc.len(), |e| start + 1 + e);
+    let config = &doc[start..end];
+    let tables = [
+        ("top-level", TOP_LEVEL_KEYS),
+        ("[server]", SERVER_KEYS),
+        ("pacing", PACING_KEYS),
+        ("[[device]]", DEVICE_KEYS),
+        ("[[export]]", EXPORT_KEYS),
+        ("layer", LAYER_KEYS),
+    ];
+    for (what, keys) in tables {
+        for k in keys {
+            assert!(
+                config.contains(&format!("`{k}`")),
+                "docs/target.md, ## Configuration, does not name the {what} key `{k}`"
+            );
+        }
+    }
+    let pieces = BACKENDS.iter().map(|b| (b.name, b.keys));
+    for (kind, keys) in pieces.chain(LAYERS.iter().map(|l| (l.name, l.keys))) {
+        let text = doc_text_about(&doc, kind);
+        for k in keys {
+            assert!(
+                text.contains(&format!("`{k}`")),
+                "docs/target.md does not name key `{k}` of `{kind}` (in a table row \
+                 whose first cell names `{kind}`, or a section whose heading does)"
+            );
+        }
+    }
+    let toml_at = config.find("```toml\n").expect("a TOML example") + 8;
+    let example = &config[toml_at..toml_at + config[toml_at..].find("```").unwrap()];
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("ssd.img");
+    let example = example.replace("/var/tmp/ssd.img", img.to_str().unwrap());
+    let spec = parse_toml(&example).unwrap_or_else(|e| panic!("the docs' example: {e}"));
+    let want = [
+        "fast", "slow", "null0", "null1", "null2", "null3", "ram0", "ram1",
+    ];
+    assert_eq!(names(&spec), want);
+    assert_eq!(spec.server.pacing.map(|p| p.buffers), Some(96));
+}

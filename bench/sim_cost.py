@@ -16,6 +16,10 @@ the same job against a memory export and a simulated one, alternately,
   their difference: what serving a simulated disk costs in all (holding
   replies on the timer included).
 
+It first prints the models' compute per request on the virtual clock
+(``cargo run --release -p iolab-target --example sim_cost``: no sockets,
+no locks, least of 7 runs), the figure a loaded machine does not inflate.
+
     bench/sim_cost.py                 # 3 rounds, 3 s per job
     bench/sim_cost.py --rounds 1 --runtime 2 --markdown
 """
@@ -52,8 +56,10 @@ def job(sock: Path, export: str, opts: list[str], runtime_s: float) -> int:
     """Run one client job; the I/Os it completed."""
     cmd = [sys.executable, "-m", "iolab.cli.main", "run", "--ioengine=nbd",
            f"--uri=nbd+unix:///{export}?socket={sock}", *opts, "--time_based",
-           f"--runtime={runtime_s}s", "--name=x", "--output-format=fio-json"]  # fmt: skip
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=runtime_s + 60, check=True)
+           f"--runtime={int(runtime_s * 1000)}ms", "--name=x", "--output-format=fio-json"]  # fmt: skip
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=runtime_s + 60)
+    if out.returncode != 0:
+        raise SystemExit(f"iolab run failed ({out.returncode}): {out.stderr.strip()} {out.stdout[-500:]}")
     j = json.loads(out.stdout)["jobs"][0]
     return int(j["read"]["total_ios"] + j["write"]["total_ios"])
 
@@ -67,7 +73,9 @@ def sim_counters(t: _native.Target) -> dict[str, int]:
 
 
 def measure(spec: str, opts: list[str], rounds: int, runtime_s: float) -> dict[str, float]:
-    model, mem, sim = [], [], []
+    model: list[float] = []
+    mem: list[float] = []
+    sim: list[float] = []
     with tempfile.TemporaryDirectory() as d:
         sock = Path(d) / "t.sock"
         t = _native.Target(exports=[spec, "mem=memory,size=64g"], listen=f"unix:{sock}")
@@ -95,6 +103,11 @@ def main() -> None:
     ap.add_argument("--runtime", type=float, default=3.0, help="seconds per job")
     ap.add_argument("--markdown", action="store_true", help="a table for docs/performance.md")
     a = ap.parse_args()
+    root = Path(__file__).resolve().parent.parent
+    example = ["cargo", "run", "-q", "--release", "-p", "iolab-target", "--example", "sim_cost"]
+    virt = subprocess.run(example, cwd=root, capture_output=True, text=True, check=True).stdout
+    print("Virtual clock (model compute only):")
+    print(virt)
     rows: list[tuple[str, dict[str, Any]]] = []
     for name, spec, opts in SCENARIOS:
         rows.append((name, measure(spec, opts, a.rounds, a.runtime)))

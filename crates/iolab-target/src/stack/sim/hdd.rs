@@ -25,10 +25,14 @@
 //! - TRIM: `overhead`, no media work (a drive of 2008 had no TRIM; it is
 //!   accepted so that filesystems can mount).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::cell::Cell;
+use std::collections::{BTreeMap, VecDeque};
 
 use super::hdd_mech::{HddParams, Mech, Ns};
-use super::{SimModel, SimOp, SimReq};
+
+#[path = "hdd_buffer.rs"]
+mod buffer;
+use super::{Decided, SimModel, SimOp, SimReq};
 
 /// Largest destage operation: bounds how long a read waits behind one.
 const DESTAGE_MAX_BYTES: u64 = 256 << 10;
@@ -55,6 +59,13 @@ struct Pending {
     id: u64,
     arrival: Ns,
     r: SimReq,
+    /// Where its first byte is (track, angle): computed once, as SPTF
+    /// looks at every queued command at every decision.
+    track: u64,
+    angle: f64,
+    /// Whether the buffer held it, as of `buf_added` `.0` and
+    /// `buf_removed` `.1` (see `buffer_hit_cached`).
+    hit: Cell<(u64, u64, bool)>,
 }
 
 /// The look-ahead the head is doing: it read up to `end` at time `t` and
@@ -65,6 +76,9 @@ struct Stream {
     end: u64,
     t: f64,
     cap: u64,
+    /// The media rate there (bytes per ns), fixed for the stream: it
+    /// changes by < 0.1 % over a segment.
+    rate: f64,
 }
 
 /// The disk's state on the virtual clock.
@@ -81,7 +95,14 @@ pub struct HddModel {
     segs: VecDeque<(u64, u64)>,
     dirty: BTreeMap<u64, u64>,
     dirty_bytes: u64,
-    done: HashMap<u64, Ns>,
+    /// Count the buffer's changes: ranges added (the last ones kept in
+    /// `recent`) and removals.
+    buf_added: u64,
+    buf_removed: u64,
+    recent: VecDeque<(u64, u64)>,
+    /// Reused by `decide` (no allocation per decision).
+    scratch: Vec<usize>,
+    done: Decided,
     next_id: u64,
     pub c: HddCounters,
 }
@@ -99,7 +120,11 @@ impl HddModel {
             segs: VecDeque::new(),
             dirty: BTreeMap::new(),
             dirty_bytes: 0,
-            done: HashMap::new(),
+            buf_added: 0,
+            buf_removed: 0,
+            recent: VecDeque::new(),
+            scratch: Vec::new(),
+            done: Decided::default(),
             next_id: 0,
             c: HddCounters::default(),
         }
@@ -142,9 +167,15 @@ impl HddModel {
     /// The mechanism is free at `t`: take its next command.
     fn decide(&mut self, t: f64) {
         let n = self.m.p.ncq_depth as usize;
-        let arrived: Vec<usize> = (0..self.queue.len().min(n))
-            .filter(|&i| self.queue[i].arrival as f64 <= t)
-            .collect();
+        let mut arrived = std::mem::take(&mut self.scratch);
+        arrived.clear();
+        arrived.extend((0..self.queue.len().min(n)).filter(|&i| self.queue[i].arrival as f64 <= t));
+        self.decide_among(t, &arrived);
+        self.scratch = arrived;
+    }
+
+    /// [`Self::decide`] among the queue indices `arrived`.
+    fn decide_among(&mut self, t: f64, arrived: &[usize]) {
         let flush_waits = arrived.iter().any(|&i| self.queue[i].r.op == SimOp::Flush);
         let only_flushes = arrived.iter().all(|&i| self.queue[i].r.op == SimOp::Flush);
         if !self.dirty.is_empty() && (flush_waits || only_flushes || !self.waiting.is_empty()) {
@@ -189,11 +220,18 @@ impl HddModel {
     /// streaming past it).
     fn positioning(&self, t: f64, p: &Pending) -> f64 {
         let r = &p.r;
-        if r.op == SimOp::Read && (self.continues(t, r) || self.buffer_hit(r)) {
+        if r.op == SimOp::Read && (self.continues(t, r) || self.buffer_hit_cached(p)) {
             return 0.0;
         }
         let ov = self.overhead_left(t, p);
-        ov + self.access_ns(t + ov, r.offset, r.op != SimOp::Read)
+        let t = t + ov;
+        if r.offset == self.head_off {
+            return ov + self.m.rot_wait_ns(t, p.angle);
+        }
+        let seek = self
+            .m
+            .seek_ns(self.head_track, p.track, r.op != SimOp::Read);
+        ov + seek + self.m.rot_wait_ns(t + seek, p.angle)
     }
 
     /// Seek + rotation to `o` from the head at `t`; a request that starts
@@ -203,105 +241,6 @@ impl HddModel {
             return self.m.rot_wait_ns(t, self.m.angle_of(o));
         }
         self.m.position_ns(self.head_track, t, o, write)
-    }
-
-    /// Where the look-ahead has read up to at `t`.
-    fn prefetched(&self, s: &Stream, t: f64) -> u64 {
-        let more = ((t - s.t).max(0.0) * self.m.rate_at(s.end)) as u64;
-        s.end.saturating_add(more).min(s.cap)
-    }
-
-    /// A hit in an older segment or in dirty cached data.
-    fn buffer_hit(&self, r: &SimReq) -> bool {
-        let (s, e) = (r.offset, r.offset + r.len);
-        let in_segs = self.segs.iter().any(|&(a, b)| a <= s && e <= b);
-        let in_dirty = self
-            .dirty
-            .range(..=s)
-            .next_back()
-            .is_some_and(|(_, &end)| e <= end);
-        in_segs || in_dirty
-    }
-
-    /// Whether `r` starts in what the look-ahead has read by `t`, and the
-    /// look-ahead can give all of it (read already, or still reading).
-    fn continues(&self, t: f64, r: &SimReq) -> bool {
-        let Some(st) = self.stream else {
-            return false;
-        };
-        let upto = self.prefetched(&st, t);
-        let e = r.offset + r.len;
-        st.start <= r.offset && r.offset <= upto && (e <= upto || upto < st.cap)
-    }
-
-    fn serve_read(&mut self, t: f64, ov: f64, r: &SimReq) -> f64 {
-        let e = r.offset + r.len;
-        let seg = self.segment_bytes();
-        if self.continues(t, r) {
-            let mut st = self.stream.expect("continues() saw it");
-            let upto = self.prefetched(&st, t);
-            let end = if e <= upto {
-                self.c.buffer_hits += 1;
-                t + ov + self.m.iface_ns(r.len)
-            } else {
-                // The media reaches e at this pace; the host waits for it.
-                self.c.media_reads += 1;
-                let media_end = st.t + self.m.media_ns(st.end, e - st.end);
-                st.end = e;
-                st.t = media_end;
-                (t + ov).max(media_end)
-            };
-            // The host is consuming: while the look-ahead still runs, it
-            // reads one more segment past what was asked (once it stopped
-            // at its cap, the next read beyond is a new access).
-            if upto < st.cap || st.end == e {
-                st.cap = st.cap.max(e + seg);
-            }
-            st.start = st.start.max(e.saturating_sub(seg));
-            self.stream = Some(st);
-            self.head_track = self.m.track_of(st.end);
-            self.head_off = st.end;
-            self.mech_free = end;
-            return end;
-        }
-        if self.buffer_hit(r) {
-            self.c.buffer_hits += 1;
-            let end = t + ov + self.m.iface_ns(r.len);
-            self.mech_free = end;
-            return end;
-        }
-        self.c.media_reads += 1;
-        let start = t + ov + self.access_ns(t + ov, r.offset, false);
-        let end = start + self.m.media_ns(r.offset, r.len);
-        self.stop_stream(t);
-        self.move_head(r.offset);
-        self.stream = Some(Stream {
-            start: r.offset,
-            end: e,
-            t: end,
-            cap: e + seg,
-        });
-        self.head_track = self.m.track_of(e);
-        self.head_off = e;
-        self.mech_free = end;
-        end
-    }
-
-    /// Keep what the look-ahead read as a segment (its last segment's
-    /// worth); the head moves on.
-    fn stop_stream(&mut self, t: f64) {
-        if let Some(st) = self.stream.take() {
-            let upto = self.prefetched(&st, t);
-            let start = st.start.max(upto.saturating_sub(self.segment_bytes()));
-            if upto > start {
-                if self.segs.len() + 1 >= self.m.p.segments as usize {
-                    self.segs.pop_front();
-                }
-                if self.m.p.segments > 1 {
-                    self.segs.push_back((start, upto));
-                }
-            }
-        }
     }
 
     fn move_head(&mut self, o: u64) {
@@ -318,6 +257,7 @@ impl HddModel {
         let end = start + self.m.media_ns(o, len);
         self.stop_stream(t);
         self.segs.retain(|&(a, b)| b <= o || a >= o + len);
+        self.buf_removed += 1;
         self.move_head(o);
         self.head_track = self.m.track_of(o + len);
         self.head_off = o + len;
@@ -325,76 +265,6 @@ impl HddModel {
         self.c.media_writes += 1;
         self.c.media_write_bytes += len;
         end
-    }
-
-    /// Write one dirty extent (or its first 256 KiB) to the media.
-    fn destage(&mut self, t: f64) {
-        let h = self.head_off;
-        let near = self
-            .dirty
-            .range(h..)
-            .take(DESTAGE_CANDIDATES)
-            .chain(self.dirty.range(..h).rev().take(DESTAGE_CANDIDATES))
-            .map(|(&s, &e)| (s, e));
-        let (s, e) = near
-            .map(|(s, e)| (self.access_ns(t, s, true), s, e))
-            .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
-            .map(|(_, s, e)| (s, e))
-            .expect("destage runs with dirty data");
-        let len = (e - s).min(DESTAGE_MAX_BYTES);
-        self.dirty.remove(&s);
-        if s + len < e {
-            self.dirty.insert(s + len, e);
-        }
-        self.dirty_bytes -= len;
-        self.c.destages += 1;
-        let end = self.media_write(t, 0.0, s, len);
-        self.accept_waiting(end);
-    }
-
-    /// Take cached writes that now fit, at `t`.
-    fn accept_waiting(&mut self, t: f64) {
-        while let Some(p) = self.waiting.front() {
-            if self.dirty_bytes + p.r.len > self.m.p.cache_bytes {
-                return;
-            }
-            let p = self.waiting.pop_front().expect("peeked");
-            self.cache_write(t.max(p.arrival as f64), &p);
-        }
-    }
-
-    fn cache_write(&mut self, t: f64, p: &Pending) {
-        let end = t + self.m.p.overhead_ns as f64 + self.m.iface_ns(p.r.len);
-        // An idle mechanism starts destaging this data once it is here.
-        self.mech_free = self.mech_free.max(t);
-        self.add_dirty(p.r.offset, p.r.offset + p.r.len);
-        self.segs
-            .retain(|&(a, b)| b <= p.r.offset || a >= p.r.offset + p.r.len);
-        self.finish(p.id, end);
-    }
-
-    /// Mark `[s, e)` dirty, merging with touching extents.
-    fn add_dirty(&mut self, mut s: u64, mut e: u64) {
-        let touching: Vec<(u64, u64)> = self
-            .dirty
-            .range(..=e)
-            .rev()
-            .take_while(|&(_, &end)| end >= s)
-            .map(|(&a, &b)| (a, b))
-            .collect();
-        for (a, b) in touching {
-            self.dirty.remove(&a);
-            self.dirty_bytes -= b - a;
-            s = s.min(a);
-            e = e.max(b);
-        }
-        self.dirty.insert(s, e);
-        self.dirty_bytes += e - s;
-    }
-
-    /// Bytes in the write cache not yet on the media.
-    pub fn dirty_bytes(&self) -> u64 {
-        self.dirty_bytes
     }
 }
 
@@ -407,7 +277,14 @@ impl SimModel for HddModel {
         self.next_id += 1;
         self.c.requests += 1;
         self.c.bytes += r.len;
-        let p = Pending { id, arrival, r };
+        let p = Pending {
+            id,
+            arrival,
+            r,
+            track: self.m.track_of(r.offset),
+            angle: self.m.angle_of(r.offset),
+            hit: Cell::new((u64::MAX, 0, false)),
+        };
         let ov = self.m.p.overhead_ns as f64;
         match r.op {
             SimOp::Write if self.m.p.wcache && !r.fua => {
@@ -434,11 +311,15 @@ impl SimModel for HddModel {
     }
 
     fn take_done(&mut self, id: u64) -> Option<Ns> {
-        self.done.remove(&id)
+        self.done.take(id)
+    }
+
+    fn drain_done(&mut self, f: &mut dyn FnMut(u64, Ns)) {
+        self.done.drain(f);
     }
 
     fn forget(&mut self, id: u64) {
-        self.done.remove(&id);
+        self.done.take(id);
     }
 
     fn next_event(&self, now: Ns) -> Ns {

@@ -236,8 +236,12 @@ impl Mech {
 
     /// Wait from time `t` until angle `theta` is under the head.
     pub fn rot_wait_ns(&self, t: f64, theta: f64) -> f64 {
-        let now = ((t + self.phase_ns) / self.rev_ns).fract();
-        let mut w = (theta - now).rem_euclid(1.0);
+        // Integer truncation rather than fract/rem_euclid/floor, which are
+        // libm calls on SPTF's hot path (turns are never negative).
+        let turns = (t + self.phase_ns) / self.rev_ns;
+        let now = turns - (turns as u64) as f64;
+        let d = theta - now;
+        let mut w = if d < 0.0 { d + 1.0 } else { d };
         // A sector exactly under the head (a stream picked up where it
         // stopped) must not cost a revolution to rounding.
         if w > 1.0 - 1e-9 {

@@ -1,90 +1,9 @@
 //! sim-hdd on the virtual clock: its figures against the model's own
 //! equations (no wall time, so no noise from a loaded machine).
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use super::hdd::HddModel;
 use super::hdd_mech::{HddParams, Mech, Ns};
-use super::{run_qd1, SimModel, SimOp, SimReq};
-
-/// SplitMix64: test offsets that do not depend on a crate's RNG.
-pub(crate) struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A `align`-aligned offset for `len` bytes in `size`.
-    pub fn offset(&mut self, size: u64, len: u64, align: u64) -> u64 {
-        (self.next() % ((size - len) / align)) * align
-    }
-}
-
-/// A closed loop on the virtual clock: `qd` requests outstanding, each
-/// replaced when it completes. Returns (latencies in ns, end time).
-pub(crate) fn closed_loop(
-    m: &mut dyn SimModel,
-    qd: usize,
-    n: usize,
-    gen: impl FnMut() -> SimReq,
-) -> (Vec<Ns>, Ns) {
-    closed_loop_at(m, 0, qd, n, gen)
-}
-
-/// [`closed_loop`] starting at `t0`; returns the end time.
-pub(crate) fn closed_loop_at(
-    m: &mut dyn SimModel,
-    t0: Ns,
-    qd: usize,
-    n: usize,
-    mut gen: impl FnMut() -> SimReq,
-) -> (Vec<Ns>, Ns) {
-    let mut t: Ns = t0;
-    let mut pending: Vec<(u64, Ns)> = Vec::new();
-    let mut known = BinaryHeap::new();
-    let mut lats = Vec::with_capacity(n);
-    let mut issued = 0;
-    while issued < qd.min(n) {
-        pending.push((m.submit(t, t, gen()), t));
-        issued += 1;
-    }
-    while lats.len() < n {
-        pending.retain(|&(id, a)| match m.take_done(id) {
-            Some(d) => {
-                known.push(Reverse((d, a)));
-                false
-            }
-            None => true,
-        });
-        let next_ev = if pending.is_empty() {
-            Ns::MAX
-        } else {
-            m.next_event(t)
-        };
-        match known.peek() {
-            Some(&Reverse((c, a))) if c <= next_ev => {
-                known.pop();
-                t = t.max(c);
-                lats.push(c - a);
-                if issued < n {
-                    pending.push((m.submit(t, t, gen()), t));
-                    issued += 1;
-                }
-            }
-            _ => {
-                t = next_ev;
-                m.advance(t);
-            }
-        }
-    }
-    (lats, t)
-}
+use super::{closed_loop, run_qd1, Rng, SimModel, SimOp, SimReq};
 
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
@@ -103,7 +22,7 @@ fn seek_curve_passes_its_three_points() {
     // Mean over random pairs of tracks: the curve's avg point.
     let mut r = Rng(7);
     let s: Vec<f64> = (0..200_000)
-        .map(|_| m.seek_ns(r.next() % n, r.next() % n, false))
+        .map(|_| m.seek_ns(r.next_u64() % n, r.next_u64() % n, false))
         .collect();
     assert!((mean(&s) / 8.5e6 - 1.0).abs() < 0.01, "{}", mean(&s));
     assert!(m.seek_ns(0, n / 3, true) > m.seek_ns(0, n / 3, false));
@@ -179,7 +98,7 @@ fn same_seed_and_arrivals_give_the_same_completions() {
         let mut m = HddModel::new(p.clone());
         let mut r = Rng(5);
         let (lats, end) = closed_loop(&mut m, 8, 2000, || {
-            let op = if r.next().is_multiple_of(3) {
+            let op = if r.next_u64().is_multiple_of(3) {
                 SimOp::Write
             } else {
                 SimOp::Read

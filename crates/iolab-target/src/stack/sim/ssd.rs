@@ -35,7 +35,7 @@ use std::collections::BinaryHeap;
 
 use super::hdd_mech::Ns;
 use super::ssd_ftl::{Ftl, GC_RESERVE};
-use super::{SimModel, SimOp, SimReq};
+use super::{Decided, SimModel, SimOp, SimReq};
 
 /// sim-ssd's settings (see the module header).
 #[derive(Debug, Clone, PartialEq)]
@@ -142,7 +142,7 @@ pub struct SsdModel {
     channel_free: Vec<f64>,
     /// When each buffered page is programmed (frees its buffer slot).
     buffered: BinaryHeap<Reverse<Ns>>,
-    done: std::collections::HashMap<u64, Ns>,
+    done: Decided,
     next_id: u64,
     requests: u64,
     bytes: u64,
@@ -161,7 +161,7 @@ impl SsdModel {
             plane_free: vec![0.0; planes],
             channel_free: vec![0.0; p.channels as usize],
             buffered: BinaryHeap::new(),
-            done: Default::default(),
+            done: Decided::default(),
             next_id: 0,
             requests: 0,
             bytes: 0,
@@ -286,11 +286,15 @@ impl SimModel for SsdModel {
     fn advance(&mut self, _now: Ns) {}
 
     fn take_done(&mut self, id: u64) -> Option<Ns> {
-        self.done.remove(&id)
+        self.done.take(id)
+    }
+
+    fn drain_done(&mut self, f: &mut dyn FnMut(u64, Ns)) {
+        self.done.drain(f);
     }
 
     fn forget(&mut self, id: u64) {
-        self.done.remove(&id);
+        self.done.take(id);
     }
 
     fn next_event(&self, now: Ns) -> Ns {

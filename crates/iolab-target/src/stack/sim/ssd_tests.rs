@@ -1,10 +1,9 @@
 //! sim-ssd on the virtual clock: write amplification against the greedy-GC
 //! formula, and the SNIA PTS shape (steady state well below fresh).
 
-use super::hdd_tests::{closed_loop_at, Rng};
 use super::ssd::{SsdModel, SsdParams};
 use super::ssd_ftl::{Ftl, GC_RESERVE};
-use super::{SimModel, SimOp, SimReq};
+use super::{closed_loop_at, Rng, SimModel, SimOp, SimReq};
 
 /// Uniform random writes, greedy GC, fluid limit: a block is reclaimed
 /// holding a share u of valid pages, where u = exp(−α(1 − u)) and α is
@@ -25,11 +24,11 @@ fn steady_wa(user_pages: u64, op: f64, ppb: u32) -> (f64, f64) {
         f.write(lpn);
     }
     for _ in 0..4 * user_pages {
-        f.write(r.next() % user_pages);
+        f.write(r.next_u64() % user_pages);
     }
     let (h0, n0) = (f.host_pages, f.nand_pages);
     for _ in 0..4 * user_pages {
-        f.write(r.next() % user_pages);
+        f.write(r.next_u64() % user_pages);
     }
     let wa = (f.nand_pages - n0) as f64 / (f.host_pages - h0) as f64;
     let alpha = f64::from((bpp - GC_RESERVE) * ppb) / user_pages as f64;
@@ -62,7 +61,7 @@ fn trim_lowers_write_amplification() {
         }
         let (h0, n0) = (f.host_pages, f.nand_pages);
         for _ in 0..4 * user {
-            f.write(r.next() % (user / 2));
+            f.write(r.next_u64() % (user / 2));
         }
         (f.nand_pages - n0) as f64 / (f.host_pages - h0) as f64
     };
@@ -88,7 +87,7 @@ fn steady_state_falls_below_fresh_out_of_box() {
     let mut m = SsdModel::new(p.clone());
     let pages = p.user_pages();
     let mut r = Rng(9);
-    let mut gen = || SimReq::new(SimOp::Write, (r.next() % pages) * 4096, 4096);
+    let mut gen = || SimReq::new(SimOp::Write, (r.next_u64() % pages) * 4096, 4096);
     let n = (pages / 2) as usize;
     let (_, fob_ns) = closed_loop_at(&mut m, 0, 32, n, &mut gen);
     let fob = n as f64 / fob_ns as f64;

@@ -1,0 +1,218 @@
+//! sim-hdd's buffer: the look-ahead (read) segments and the write cache,
+//! as methods of [`HddModel`] (see hdd.rs for the rules they follow).
+use super::{HddModel, Pending, Stream, DESTAGE_CANDIDATES, DESTAGE_MAX_BYTES};
+use crate::stack::sim::SimReq;
+
+impl HddModel {
+    /// Where the look-ahead has read up to at `t`.
+    pub(super) fn prefetched(&self, s: &Stream, t: f64) -> u64 {
+        let more = ((t - s.t).max(0.0) * s.rate) as u64;
+        s.end.saturating_add(more).min(s.cap)
+    }
+
+    /// [`Self::buffer_hit`], remembered until the buffer changes: SPTF asks
+    /// about every queued command at every decision.
+    pub(super) fn buffer_hit_cached(&self, p: &Pending) -> bool {
+        // Additions can only make a miss a hit, removals a hit a miss: a
+        // cached hit stands until something is removed, a cached miss
+        // needs only the ranges added since.
+        let (added, removed, hit) = p.hit.get();
+        let since = self.buf_added.wrapping_sub(added);
+        let (s, e) = (p.r.offset, p.r.offset + p.r.len);
+        let hit = if added == u64::MAX {
+            self.buffer_hit(&p.r)
+        } else if hit {
+            removed == self.buf_removed || self.buffer_hit(&p.r)
+        } else if since <= self.recent.len() as u64 {
+            let k = since as usize;
+            self.recent
+                .iter()
+                .rev()
+                .take(k)
+                .any(|&(a, b)| a <= s && e <= b)
+        } else {
+            self.buffer_hit(&p.r)
+        };
+        p.hit.set((self.buf_added, self.buf_removed, hit));
+        hit
+    }
+
+    /// A hit in an older segment or in dirty cached data.
+    pub(super) fn buffer_hit(&self, r: &SimReq) -> bool {
+        let (s, e) = (r.offset, r.offset + r.len);
+        let in_segs = self.segs.iter().any(|&(a, b)| a <= s && e <= b);
+        let in_dirty = self
+            .dirty
+            .range(..=s)
+            .next_back()
+            .is_some_and(|(_, &end)| e <= end);
+        in_segs || in_dirty
+    }
+
+    /// Whether `r` starts in what the look-ahead has read by `t`, and the
+    /// look-ahead can give all of it (read already, or still reading).
+    pub(super) fn continues(&self, t: f64, r: &SimReq) -> bool {
+        let Some(st) = self.stream else {
+            return false;
+        };
+        let upto = self.prefetched(&st, t);
+        let e = r.offset + r.len;
+        st.start <= r.offset && r.offset <= upto && (e <= upto || upto < st.cap)
+    }
+
+    pub(super) fn serve_read(&mut self, t: f64, ov: f64, r: &SimReq) -> f64 {
+        let e = r.offset + r.len;
+        let seg = self.segment_bytes();
+        if self.continues(t, r) {
+            let mut st = self.stream.expect("continues() saw it");
+            let upto = self.prefetched(&st, t);
+            let end = if e <= upto {
+                self.c.buffer_hits += 1;
+                t + ov + self.m.iface_ns(r.len)
+            } else {
+                // The media reaches e at this pace; the host waits for it.
+                self.c.media_reads += 1;
+                let media_end = st.t + (e - st.end) as f64 / st.rate;
+                st.end = e;
+                st.t = media_end;
+                (t + ov).max(media_end)
+            };
+            // The host is consuming: while the look-ahead still runs, it
+            // reads one more segment past what was asked (once it stopped
+            // at its cap, the next read beyond is a new access).
+            if upto < st.cap || st.end == e {
+                st.cap = st.cap.max(e + seg);
+            }
+            st.start = st.start.max(e.saturating_sub(seg));
+            self.stream = Some(st);
+            self.head_track = self.m.track_of(st.end);
+            self.head_off = st.end;
+            self.mech_free = end;
+            return end;
+        }
+        if self.buffer_hit(r) {
+            self.c.buffer_hits += 1;
+            let end = t + ov + self.m.iface_ns(r.len);
+            self.mech_free = end;
+            return end;
+        }
+        self.c.media_reads += 1;
+        let start = t + ov + self.access_ns(t + ov, r.offset, false);
+        let end = start + self.m.media_ns(r.offset, r.len);
+        self.stop_stream(t);
+        self.move_head(r.offset);
+        self.stream = Some(Stream {
+            start: r.offset,
+            end: e,
+            t: end,
+            cap: e + seg,
+            rate: self.m.rate_at(e),
+        });
+        self.head_track = self.m.track_of(e);
+        self.head_off = e;
+        self.mech_free = end;
+        end
+    }
+
+    /// Keep what the look-ahead read as a segment (its last segment's
+    /// worth); the head moves on.
+    pub(super) fn stop_stream(&mut self, t: f64) {
+        if let Some(st) = self.stream.take() {
+            let upto = self.prefetched(&st, t);
+            let start = st.start.max(upto.saturating_sub(self.segment_bytes()));
+            if upto > start {
+                if self.segs.len() + 1 >= self.m.p.segments as usize {
+                    self.segs.pop_front();
+                    self.buf_removed += 1;
+                }
+                if self.m.p.segments > 1 {
+                    self.segs.push_back((start, upto));
+                    self.note_added(start, upto);
+                }
+            }
+        }
+    }
+
+    /// Write one dirty extent (or its first 256 KiB) to the media.
+    pub(super) fn destage(&mut self, t: f64) {
+        let h = self.head_off;
+        let near = self
+            .dirty
+            .range(h..)
+            .take(DESTAGE_CANDIDATES)
+            .chain(self.dirty.range(..h).rev().take(DESTAGE_CANDIDATES))
+            .map(|(&s, &e)| (s, e));
+        let (s, e) = near
+            .map(|(s, e)| (self.access_ns(t, s, true), s, e))
+            .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
+            .map(|(_, s, e)| (s, e))
+            .expect("destage runs with dirty data");
+        let len = (e - s).min(DESTAGE_MAX_BYTES);
+        self.dirty.remove(&s);
+        self.buf_removed += 1;
+        if s + len < e {
+            self.dirty.insert(s + len, e);
+        }
+        self.dirty_bytes -= len;
+        self.c.destages += 1;
+        let end = self.media_write(t, 0.0, s, len);
+        self.accept_waiting(end);
+    }
+
+    /// Take cached writes that now fit, at `t`.
+    pub(super) fn accept_waiting(&mut self, t: f64) {
+        while let Some(p) = self.waiting.front() {
+            if self.dirty_bytes + p.r.len > self.m.p.cache_bytes {
+                return;
+            }
+            let p = self.waiting.pop_front().expect("peeked");
+            self.cache_write(t.max(p.arrival as f64), &p);
+        }
+    }
+
+    pub(super) fn cache_write(&mut self, t: f64, p: &Pending) {
+        let end = t + self.m.p.overhead_ns as f64 + self.m.iface_ns(p.r.len);
+        // An idle mechanism starts destaging this data once it is here.
+        self.mech_free = self.mech_free.max(t);
+        self.add_dirty(p.r.offset, p.r.offset + p.r.len);
+        self.segs
+            .retain(|&(a, b)| b <= p.r.offset || a >= p.r.offset + p.r.len);
+        self.buf_removed += 1;
+        self.finish(p.id, end);
+    }
+
+    /// Mark `[s, e)` dirty, merging with touching extents.
+    pub(super) fn add_dirty(&mut self, mut s: u64, mut e: u64) {
+        let touching: Vec<(u64, u64)> = self
+            .dirty
+            .range(..=e)
+            .rev()
+            .take_while(|&(_, &end)| end >= s)
+            .map(|(&a, &b)| (a, b))
+            .collect();
+        for (a, b) in touching {
+            self.dirty.remove(&a);
+            self.dirty_bytes -= b - a;
+            s = s.min(a);
+            e = e.max(b);
+        }
+        self.dirty.insert(s, e);
+        self.note_added(s, e);
+        self.dirty_bytes += e - s;
+    }
+
+    /// The buffer now also holds `[s, e)`.
+    fn note_added(&mut self, s: u64, e: u64) {
+        const RECENT: usize = 64;
+        self.buf_added += 1;
+        if self.recent.len() == RECENT {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((s, e));
+    }
+
+    /// Bytes in the write cache not yet on the media.
+    pub fn dirty_bytes(&self) -> u64 {
+        self.dirty_bytes
+    }
+}

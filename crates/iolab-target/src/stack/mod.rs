@@ -46,6 +46,7 @@ pub mod raid10;
 pub mod raid5;
 pub mod raid5_cache;
 pub mod raid_lab;
+pub mod raid_phase;
 pub mod sample;
 pub mod sim;
 pub mod split;

@@ -23,9 +23,9 @@
 //! proceed side by side. A row is locked while its parity is recomputed
 //! (one lock at a time, so requests never deadlock).
 //!
-//! A stripe cache (raid5_cache.rs) keeps the parity of the last 256 rows
-//! written, as md's does: a read-modify-write of such a row reads only the
-//! old data (`stripe_cache_hits`).
+//! A stripe cache (raid5_cache.rs) keeps the parity and the data of the
+//! last 16 rows written, as md's does: a range found there is not read
+//! (`stripe_cache_hits`) and counts as no read in the rmw/rcw choice.
 //!
 //! Degraded (one member failed): a read of a strip on the failed member
 //! reads the same range of the other N-1 members and XORs them; a write
@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::raid::{not_supported, totals, xor_into, Members, Phase, RaidCounters, Traffic};
-use super::raid5_cache::StripeCache;
+use super::raid5_cache::{StripeCache, PARITY};
 use super::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, Counter, IoCtx};
 use crate::proto::Errno;
 
@@ -198,13 +198,26 @@ impl Raid5 {
                 .iter()
                 .any(|p| p.d == d && p.within == u0 && p.n == ulen)
         };
-        let cached = if failed.is_none() {
-            self.stripes.get(row, u0, u1)
-        } else {
-            None
+        // What the stripe cache holds (healthy arrays only).
+        let known = |col: usize, a: u64, b: u64| {
+            failed
+                .is_none()
+                .then(|| self.stripes.get(row, col, a, b))
+                .flatten()
         };
-        let rmw_reads = pieces.len() + usize::from(cached.is_none());
-        let rcw_reads = (0..data_n).filter(|&d| !covers(d)).count();
+        let cached = known(PARITY, u0, u1);
+        let old_data: Vec<Option<Vec<u8>>> = pieces
+            .iter()
+            .map(|p| known(p.d, p.within, p.within + p.n as u64))
+            .collect();
+        let rest: Vec<Option<Vec<u8>>> = (0..data_n)
+            .map(|d| if covers(d) { None } else { known(d, u0, u1) })
+            .collect();
+        let rmw_reads =
+            old_data.iter().filter(|o| o.is_none()).count() + usize::from(cached.is_none());
+        let rcw_reads = (0..data_n)
+            .filter(|&d| !covers(d) && rest[d].is_none())
+            .count();
         let failed_d = failed.map(|f| (f + self.n() - pm - 1) % self.n());
         let touched = |d: usize| pieces.iter().any(|p| p.d == d);
         let use_rmw = match failed_d {
@@ -227,11 +240,19 @@ impl Raid5 {
                 }
             };
             let mut parity = parity;
-            for p in pieces {
-                let mut old = vec![0u8; p.n];
-                let m = self.data_member(row, p.d);
-                self.members
-                    .read(m, &mut reads, &mut old, base + p.within)?;
+            for (p, known_old) in pieces.iter().zip(old_data) {
+                let old = match known_old {
+                    Some(o) => {
+                        self.stripe_cache_hits.fetch_add(1, Ordering::Relaxed);
+                        o
+                    }
+                    None => {
+                        let mut o = vec![0u8; p.n];
+                        let m = self.data_member(row, p.d);
+                        self.members.read(m, &mut reads, &mut o, base + p.within)?;
+                        o
+                    }
+                };
                 let at = (p.within - u0) as usize;
                 xor_into(&mut parity[at..at + p.n], &old);
                 xor_into(&mut parity[at..at + p.n], new(p));
@@ -249,6 +270,9 @@ impl Raid5 {
                 let m = self.data_member(row, d);
                 if self.members.is_failed(m) {
                     lost = Some(d);
+                } else if let Some(known) = &rest[d] {
+                    self.stripe_cache_hits.fetch_add(1, Ordering::Relaxed);
+                    col.copy_from_slice(known);
                 } else if !covers(d) || failed.is_some() {
                     self.members.read(m, &mut reads, col, base + u0)?;
                 }
@@ -285,7 +309,10 @@ impl Raid5 {
         }
         self.members.write(pm, &mut w, &parity, base + u0, fua)?;
         if failed.is_none() {
-            self.stripes.put(row, u0, &parity);
+            self.stripes.put(row, PARITY, u0, &parity);
+            for p in pieces {
+                self.stripes.put(row, p.d, p.within, new(p));
+            }
         }
         Ok(w)
     }

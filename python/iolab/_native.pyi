@@ -56,6 +56,19 @@ def hist_stats(hist: str, percentiles: list[float]) -> dict[str, Any]:
     ``percentiles`` ``{percent: value_ns}`` (the core's ``LatSummary``). Raises ValueError for a
     percentile outside 0..100, IolabError for a string that is not a histogram."""
 
+def lab_model(
+    spec: str,
+    rw: str,
+    bs: int,
+    iodepth: int,
+    region: int,
+    runtime_ns: int,
+    rtt_ns: int,
+    seed: int = 1,
+) -> tuple[int, int, int]:
+    """Run a job on the export of a compact spec on a virtual clock;
+    ``(ios, bytes, elapsed_ns)``. Raises ValueError for a bad spec or rw."""
+
 class Run:
     """One run: prepare (in the constructor) → start → poll → stop → wait."""
 

@@ -13,6 +13,7 @@
 //!   `hist_buckets`, `hist_stats`) on the core's HDR histogram.
 //! - [`units`]: fio's size/time syntax, iolab's durations, schema ids and
 //!   NBD framing sizes for Python.
+//! - [`lab`]: `lab_model`, the simulated stack's figures on a virtual clock.
 //! - [`gil`]: the one helper that releases the GIL and notices Ctrl-C.
 //!
 //! Module functions: `prepare_job`, `option_table`, `options_markdown`,
@@ -22,6 +23,7 @@
 mod errors;
 mod gil;
 mod hist;
+mod lab;
 mod run;
 mod target;
 mod units;
@@ -114,6 +116,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hist::hist_from_counts, m)?)?;
     m.add_function(wrap_pyfunction!(hist::hist_buckets, m)?)?;
     m.add_function(wrap_pyfunction!(hist::hist_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(lab::lab_model, m)?)?;
     m.add_class::<PyRun>()?;
     m.add_class::<target::PyTarget>()?;
     Ok(())

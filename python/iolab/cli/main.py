@@ -17,6 +17,7 @@ import typer
 from iolab import _native
 from iolab.cli import catalog as catalog_commands
 from iolab.cli import fleet as fleet_commands
+from iolab.cli import lab as lab_commands
 from iolab.cli import render
 from iolab.cli import report as report_commands
 from iolab.cli import sweep as sweep_commands
@@ -279,6 +280,7 @@ def docs(
 sweep_commands.register(app)
 catalog_commands.register(app)
 target_commands.register(app)
+lab_commands.register(app)
 report_commands.register(app)
 fleet_commands.register(app)
 

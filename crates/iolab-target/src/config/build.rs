@@ -74,6 +74,26 @@ pub const BACKENDS: &[BackendKind] = &[
         keys: super::sim::SSD_KEYS,
         build: super::sim::ssd,
     },
+    BackendKind {
+        name: "raid0",
+        keys: super::raid::RAID_KEYS,
+        build: |p| super::raid::raid("raid0", p),
+    },
+    BackendKind {
+        name: "raid1",
+        keys: super::raid::RAID_KEYS,
+        build: |p| super::raid::raid("raid1", p),
+    },
+    BackendKind {
+        name: "raid10",
+        keys: super::raid::RAID_KEYS,
+        build: |p| super::raid::raid("raid10", p),
+    },
+    BackendKind {
+        name: "raid5",
+        keys: super::raid::RAID_KEYS,
+        build: |p| super::raid::raid("raid5", p),
+    },
 ];
 
 /// Every layer. A new one is registered here, with all its keys.
@@ -105,6 +125,11 @@ pub const LAYERS: &[LayerKind] = &[
         name: "stats",
         keys: &["name"],
         build: stats,
+    },
+    LayerKind {
+        name: "cache",
+        keys: super::raid::CACHE_KEYS,
+        build: |dev, p, _, _| super::raid::cache(dev, p),
     },
 ];
 

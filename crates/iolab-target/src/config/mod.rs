@@ -19,6 +19,7 @@ pub mod build;
 pub mod overrides;
 pub mod pacing;
 pub mod params;
+pub mod raid;
 mod read;
 mod sim;
 

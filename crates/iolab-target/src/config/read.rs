@@ -179,7 +179,7 @@ pub fn parse_compact_spec(index: usize, spec: &str) -> Result<Piece, TargetError
             "the export name is missing: write NAME={spec} (e.g. disk={spec})"
         )));
     }
-    let mut groups = rest.split('+');
+    let mut groups = split_top(rest, '+').into_iter();
     let (backend, mut entries) = group(groups.next().unwrap_or_default()).map_err(&bad)?;
     entries.insert(0, ("backend".into(), Value::Text(backend)));
     entries.insert(0, ("name".into(), Value::Text(name.trim().to_string())));
@@ -199,7 +199,7 @@ pub fn parse_compact_spec(index: usize, spec: &str) -> Result<Piece, TargetError
 
 /// `TYPE,K=V,K=V` → (TYPE, entries).
 fn group(g: &str) -> Result<(String, Vec<(String, Value)>), String> {
-    let mut items = g.split(',').map(str::trim);
+    let mut items = split_top(g, ',').into_iter().map(str::trim);
     let kind = items.next().unwrap_or_default().to_string();
     if kind.is_empty() || kind.contains('=') {
         return Err(format!("'{g}' must start with a backend or layer name"));
@@ -213,4 +213,23 @@ fn group(g: &str) -> Result<(String, Vec<(String, Value)>), String> {
         })
         .collect::<Result<_, _>>()?;
     Ok((kind, kv))
+}
+
+/// Split `s` at `sep` outside parentheses (a RAID member spec such as
+/// `member=sim-hdd(wcache=off,size=64g)` keeps its commas).
+fn split_top(s: &str, sep: char) -> Vec<&str> {
+    let (mut out, mut depth, mut start) = (Vec::new(), 0i32, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            c if c == sep && depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
 }

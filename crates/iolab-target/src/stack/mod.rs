@@ -31,6 +31,7 @@
 //! until then, so a delayed request occupies no thread and never delays
 //! another one.
 
+pub mod cache;
 pub mod corrupt;
 pub mod delay;
 pub mod file;
@@ -38,6 +39,14 @@ pub mod inject;
 pub mod layer;
 pub mod memory;
 pub mod null;
+pub mod raid;
+pub mod raid0;
+pub mod raid1;
+pub mod raid10;
+pub mod raid5;
+pub mod raid5_cache;
+pub mod raid_lab;
+pub mod raid_phase;
 pub mod sample;
 pub mod sim;
 pub mod split;
@@ -77,6 +86,15 @@ impl IoCtx {
             .hold_until
             .map_or_else(Instant::now, |t| t.max(Instant::now()));
         self.hold_until = Some(base + d);
+    }
+
+    /// A context for a request that may not start before `start` (a
+    /// dependent step, e.g. RAID 5's writes after its reads).
+    pub fn starting_at(start: Option<Instant>) -> IoCtx {
+        IoCtx {
+            hold_until: start,
+            ..IoCtx::default()
+        }
     }
 
     /// Hold the reply until at least `t` (a device that computes its own
@@ -192,6 +210,12 @@ pub trait BlockDev: Send + Sync + fmt::Debug {
         may_trim: bool,
         fua: bool,
     ) -> BlockResult;
+
+    /// The write size this device does best whole and aligned (a RAID's
+    /// full stripe), for a cache above it to destage in; `None`: no such size.
+    fn full_stripe_bytes(&self) -> Option<u64> {
+        None
+    }
 
     /// This piece's short name, as the export spec names it (`delay`,
     /// `memory`, `raid5`): by default `describe` up to its first `(`,

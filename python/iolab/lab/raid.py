@@ -1,0 +1,183 @@
+"""``iolab lab raid``: seed 003's labs against a simulated 6-drive RAID 5.
+
+For every array configuration the labs need (read policy, write policy,
+disk cache), iolab starts its own target on a private Unix socket serving
+a RAID 5 of six simulated drives under a controller cache, runs the tests
+with iolab's nbd client (real requests over a real socket, timed by the
+client), and shuts the target down. With ``device`` or ``uri`` the same
+jobs run against real storage instead; the array's settings are then the
+controller's own, so only lab 1's read tests run there (nothing is written).
+
+The result is a plain dict (schema ``iolab.lab.raid/1``) that the
+renderers in :mod:`iolab.lab.render` print.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from iolab import _native
+from iolab.lab.answers import answers
+from iolab.lab.workbook import LAB1, ROWS, TITLES, ArrayConfig, Test, all_tests
+from iolab.run.api import Job, run
+
+SCHEMA = "iolab.lab.raid/1"
+MIB = 1 << 20
+#: Members, strip and drive of the simulated array (the workbook's: six
+#: SATA drives, RAID 5, the controller's default 64 KiB strip).
+MEMBERS = 6
+STRIP = "64k"
+#: ``{wcache}`` is the workbook's Disk Cache Policy; ``{i}`` (the member's
+#: index, filled in by the target) gives each drive its own platter phase.
+DEFAULT_MEMBER = "sim-hdd(wcache={wcache},seed={i})"
+#: Sequential writes wrap within this region (the data is kept in memory).
+WRITE_REGION_BYTES = 1 << 30
+FULL_RUNTIME_S = 10.0  # as the workbook: "wait for 10 seconds"
+#: The model's runs (virtual time) and the client's round trip they assume
+#: (iolab's client over a Unix socket on an idle machine).
+MODEL_RUNTIME_NS = 1_000_000_000
+MODEL_RTT_NS = 30_000
+_BS_BYTES = {"8k": 8 << 10, "16k": 16 << 10, "64k": 64 << 10, "1m": 1 << 20, "2m": 2 << 20}
+QUICK_RUNTIME_S = 1.5
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class LabSettings:
+    quick: bool = False
+    runtime_s: Optional[float] = None
+    member: str = DEFAULT_MEMBER
+    device: Optional[str] = None
+    uri: Optional[str] = None
+
+    @property
+    def seconds(self) -> float:
+        if self.runtime_s is not None:
+            return self.runtime_s
+        return QUICK_RUNTIME_S if self.quick else FULL_RUNTIME_S
+
+    @property
+    def real(self) -> bool:
+        return self.device is not None or self.uri is not None
+
+
+def export_spec(name: str, array: ArrayConfig, member: str) -> str:
+    """The compact target spec of the simulated array in configuration ``array``."""
+    m = member.replace("{wcache}", "on" if array.disk_cache else "off")
+    cache = f"cache,write={array.write_policy},read={array.read_policy}"
+    return f"{name}=raid5,members={MEMBERS},strip={STRIP},member={m}+{cache}"
+
+
+def _job(test: Test, seconds: float, **where: Any) -> Any:
+    return Job(
+        f"lab-{test.rw}-{test.bs}-qd{test.iodepth}",
+        rw=test.rw,
+        bs=test.bs,
+        iodepth=test.iodepth,
+        time_based=True,
+        runtime=f"{round(seconds * 1000)}ms",
+        **where,
+    )
+
+
+def _figures(summary: dict[str, Any], test: Test) -> dict[str, float]:
+    d = summary["jobs"][0]["merged"]["write" if test.writes else "read"]
+    bw = float(d["bw_bytes_per_s"])
+    return {"iops": float(d["iops"]), "bw_bytes_per_s": bw, "mib_per_s": bw / MIB}
+
+
+def model_figures(test: Test, spec: str, size: int) -> dict[str, float]:
+    """The stack's own figures for ``test`` on a virtual clock (no socket, no scheduling noise)."""
+    region = min(size, WRITE_REGION_BYTES) if test.writes else size
+    bs = _BS_BYTES[test.bs]
+    ios, nbytes, ns = _native.lab_model(spec, test.rw, bs, test.iodepth, region, MODEL_RUNTIME_NS, MODEL_RTT_NS)
+    return {"iops": ios / ns * 1e9, "mib_per_s": nbytes / ns * 1e9 / MIB}
+
+
+def _measure_simulated(tests: list[Test], s: LabSettings, progress: Progress) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    arrays: dict[str, ArrayConfig] = {t.array.key: t.array for t in tests}
+    with tempfile.TemporaryDirectory(prefix="iolab-lab-") as tmp:
+        for key, array in arrays.items():
+            sock = Path(tmp) / f"{key}.sock"
+            spec = export_spec("r5", array, s.member)
+            target = _native.Target(None, [spec], listen=f"unix:{sock}")
+            target.start()
+            try:
+                size = target.exports()[0][1]
+                uri = f"nbd+unix:///r5?socket={sock}"
+                for t in (t for t in tests if t.array.key == key):
+                    progress(f"{t.key} ({s.seconds:g} s)")
+                    region = min(size, WRITE_REGION_BYTES) if t.writes else size
+                    res = run(_job(t, s.seconds, ioengine="nbd", uri=uri, size=region))
+                    model = model_figures(t, spec, size)
+                    out[t.key] = {**_figures(res.summary, t), "export": spec, "model": model}
+            finally:
+                target.shutdown()
+                target.wait()
+    return out
+
+
+def _measure_real(tests: list[Test], s: LabSettings, progress: Progress) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    where: dict[str, Any] = (
+        {"ioengine": "nbd", "uri": s.uri} if s.uri else {"filename": s.device, "direct": True, "ioengine": "io_uring"}
+    )
+    for t in tests:
+        # The controller's settings are its own: only lab 1's (read) tests
+        # apply, and iolab never writes to storage it did not create here.
+        if t.array != LAB1 or t.writes:
+            continue
+        progress(f"{t.key} ({s.seconds:g} s)")
+        res = run(_job(t, s.seconds, **where))
+        out[t.key] = {**_figures(res.summary, t), "target": s.uri or s.device}
+    return out
+
+
+def run_lab(s: LabSettings, progress: Progress = lambda _: None) -> dict[str, Any]:
+    """Run the labs; the report as a dict (see the module doc)."""
+    tests = all_tests()
+    measured = _measure_real(tests, s, progress) if s.real else _measure_simulated(tests, s, progress)
+    return build_report(measured, s)
+
+
+def build_report(measured: dict[str, dict[str, Any]], s: LabSettings) -> dict[str, Any]:
+    """The report from the measured tests (``{test key: {"iops", "mib_per_s", ...}}``)."""
+    tables: list[dict[str, Any]] = []
+    for lab, title in TITLES.items():
+        rows = []
+        for r in (r for r in ROWS if r.lab == lab):
+            m = measured.get(r.test.key)
+            value = None if m is None else (m["iops"] if r.unit == "IOPS" else m["mib_per_s"])
+            mm = None if m is None else m.get("model")
+            model = None if mm is None else (mm["iops"] if r.unit == "IOPS" else mm["mib_per_s"])
+            rows.append(
+                {
+                    "label": r.label,
+                    "column": r.column,
+                    "unit": r.unit,
+                    "measured": value,
+                    "model": model,
+                    "reference": r.reference,
+                    "ratio": None if value is None else value / r.reference,
+                    "test": r.test.key,
+                }
+            )
+        tables.append({"lab": lab, "title": title, "rows": rows})
+    where = (
+        s.uri or s.device or f"simulated RAID 5: {MEMBERS} x {s.member.replace('{wcache}', 'on|off')}, strip {STRIP}"
+    )
+    return {
+        "schema": SCHEMA,
+        "target": where,
+        "simulated": not s.real,
+        "quick": s.quick,
+        "runtime_s": s.seconds,
+        "tables": tables,
+        "answers": answers(measured),
+        "tests": measured,
+    }

@@ -1,0 +1,127 @@
+"""The RAID lab report as text, Markdown, JSON or one self-contained HTML
+page: every workbook table with the measured value beside the workbook's,
+then the lab questions answered from the measurements."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from iolab.report.analysis_text import Table, format_text_table
+from iolab.report.charts import Chart
+from iolab.report.html import _BOOT, _CSS, _charts, html_table, plotly_js
+from iolab.report.markdown import md_table
+
+UNIT_NOTE = "The workbook's MB/s are MiB/s (6627 IOPS x 64 KiB = 414 MiB/s); iolab prints MiB/s."
+
+
+def _num(v: Any) -> str:
+    if v is None:
+        return "-"
+    return f"{v:,.2f}" if abs(v) < 1000 else f"{v:,.0f}"
+
+
+def _val(v: Any, unit: str) -> str:
+    return "-" if v is None else f"{_num(v)} {unit}"
+
+
+def tables(report: dict[str, Any]) -> list[Table]:
+    """One table per lab: label, column, measured, model (simulated array),
+    workbook, measured/workbook."""
+    out = []
+    with_model = report["simulated"]
+    for t in report["tables"]:
+        rows = []
+        for r in t["rows"]:
+            cells = [r["label"], r["column"] if r["column"] not in ("IOPS", "MB/s") else ""]
+            cells.append(_val(r["measured"], r["unit"]))
+            if with_model:
+                cells.append(_val(r.get("model"), r["unit"]))
+            cells.append(_val(r["reference"], r["unit"]))
+            cells.append("-" if r["ratio"] is None else f"{r['ratio']:.2f}")
+            rows.append(cells)
+        header = ["", "", "measured", *(["model"] if with_model else []), "workbook", "measured / workbook"]
+        notes = ["model: the simulated stack on a virtual clock (no socket, no scheduling noise)"] if with_model else []
+        out.append(Table(t["title"], header, rows, label_cols=2, notes=notes))
+    return out
+
+
+def _head(report: dict[str, Any]) -> list[str]:
+    mode = "quick, " if report["quick"] else ""
+    return [
+        f"Seed 003 RAID labs against {report['target']}",
+        f"({mode}{report['runtime_s']:g} s per test, measured by iolab's client). {UNIT_NOTE}",
+    ]
+
+
+def _answers(report: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(f"Lab {a['lab']}: {a['question']}", a["answer"]) for a in report["answers"]]
+
+
+def render_text(report: dict[str, Any]) -> str:
+    lines = _head(report)
+    for t in tables(report):
+        lines += ["", format_text_table(t)]
+    lines += ["", "Questions"]
+    for q, a in _answers(report):
+        lines += [f"  {q}", f"    {a}"]
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    lines = ["# " + _head(report)[0], "", _head(report)[1]]
+    for t in tables(report):
+        lines += ["", md_table(t)]
+    lines += ["", "## Questions", ""]
+    for q, a in _answers(report):
+        lines += [f"- **{q}** {a}"]
+    return "\n".join(lines) + "\n"
+
+
+def render_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=2, allow_nan=False) + "\n"
+
+
+def _chart(t: dict[str, Any]) -> Chart:
+    names = [f"{r['label']} {r['column']}".strip() for r in t["rows"]]
+    data = [
+        {"type": "bar", "name": "measured", "x": names, "y": [r["measured"] for r in t["rows"]]},
+        {"type": "bar", "name": "model", "x": names, "y": [r.get("model") for r in t["rows"]]},
+        {"type": "bar", "name": "workbook", "x": names, "y": [r["reference"] for r in t["rows"]]},
+    ]
+    units = sorted({r["unit"] for r in t["rows"]})
+    layout = {"title": {"text": t["title"]}, "barmode": "group", "yaxis": {"title": {"text": " or ".join(units)}}}
+    return Chart(t["title"], data, layout)
+
+
+def render_html(report: dict[str, Any]) -> str:
+    charts = [_chart(t) for t in report["tables"]]
+    divs, specs = _charts(charts)
+    e = html.escape
+    qa = "".join(f"<li><b>{e(q)}</b> {e(a)}</li>" for q, a in _answers(report))
+    head = _head(report)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>iolab lab raid</title>
+<style>{_CSS}</style>
+<script>{plotly_js()}</script>
+</head>
+<body data-charts-expected="{len(charts)}" data-js-errors="">
+<h1>{e(head[0])}</h1>
+<p class="meta">{e(head[1])}</p>
+{divs}
+<h2>Tables</h2>
+{"".join(html_table(t) for t in tables(report))}
+<h2>Questions</h2>
+<ul class="findings">{qa}</ul>
+<script type="application/json" id="iolab-charts">{specs}</script>
+<script>{_BOOT}</script>
+</body>
+</html>
+"""
+
+
+RENDERERS = {"text": render_text, "md": render_markdown, "json": render_json, "html": render_html}

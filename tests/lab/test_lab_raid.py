@@ -1,0 +1,97 @@
+"""``iolab lab raid``: the report's shape (every workbook row, its label as
+the workbook writes it, measured and reference values in the workbook's
+unit), the answers drawn from the data, the renderers, the CLI's errors,
+and one quick run through NBD against the simulated array.
+
+The workbook's figures themselves are checked against the model on a
+virtual clock (crates/iolab-target/src/stack/raid_lab_tests.rs), where the
+machine's scheduling noise cannot enter; the run here checks the outcomes
+that stay large whatever the machine's load adds to each request.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+from iolab.lab.raid import LabSettings, build_report
+from iolab.lab.render import RENDERERS
+from iolab.lab.workbook import QUESTION_TESTS, ROWS, all_tests
+
+from tests.conftest import Ran
+
+
+def fake_measured(scale: float = 1.0) -> dict[str, dict[str, Any]]:
+    """Every test measured at the workbook's value (questions: made-up physics)."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in ROWS:
+        m = out.setdefault(r.test.key, {"iops": 0.0, "mib_per_s": 0.0})
+        if r.unit == "IOPS":
+            m["iops"] = r.reference * scale
+        else:
+            m["mib_per_s"] = r.reference * scale
+    sizes = {"rand8k": (500, 8), "rand16k": (490, 16), "seq1m": (380, 1024), "seq2m": (190, 2048)}
+    for k, t in QUESTION_TESTS.items():
+        iops, kib = sizes[k]
+        out[t.key] = {"iops": float(iops), "mib_per_s": iops * kib / 1024}
+    return out
+
+
+def test_every_workbook_row_is_in_the_json_with_its_label_and_unit() -> None:
+    report = build_report(fake_measured(), LabSettings(quick=True))
+    doc = json.loads(RENDERERS["json"](report))
+    rows = [(t["lab"], r["label"], r["column"]) for t in doc["tables"] for r in t["rows"]]
+    assert rows == [(r.lab, r.label, r.column) for r in ROWS]
+    cells = {(t["lab"], r["label"], r["column"]): r for t in doc["tables"] for r in t["rows"]}
+    seq = cells[("1B", "64 KB Sequential Read", "MB/s")]
+    assert seq["unit"] == "MiB/s" and seq["reference"] == 414.22 and seq["ratio"] == 1.0
+    assert cells[("1B", "64 KB Sequential Read", "IOPS")]["unit"] == "IOPS"
+    wt = cells[("2B", "Write Through", "Disk Cache Disabled")]
+    assert (wt["measured"], wt["reference"]) == (7.09, 7.09)
+    assert cells[("2A", "Adaptive Read Ahead", "MB/s")]["reference"] == 306.89
+
+
+def test_answers_come_from_the_data() -> None:
+    answers = {a["question"][:30]: a["answer"] for a in build_report(fake_measured(), LabSettings())["answers"]}
+    q1 = next(a for q, a in answers.items() if q.startswith("If we change 8 KB"))
+    assert q1.startswith("8 KiB -> 16 KiB random read: IOPS -2%, MB/s +96%: MB/s changes more")
+    assert "positioning, not transfer" in q1
+    q2 = next(a for q, a in answers.items() if q.startswith("If we change 1 MB"))
+    assert "IOPS -50%, MB/s +0%" in q2 and "media rate" in q2
+    ra = next(a for q, a in answers.items() if q.startswith("Which Read Policy"))
+    assert "306.9 MiB/s" in ra and "(2.4x)" in ra
+
+
+def test_renderers_show_measured_and_workbook_side_by_side() -> None:
+    report = build_report(fake_measured(0.5), LabSettings())
+    text = RENDERERS["text"](report)
+    assert "64 KB Sequential Read" in text and "207.11 MiB/s" in text and "414.22 MiB/s" in text
+    assert "0.50" in text and "MiB/s" in text.splitlines()[1]
+    md = RENDERERS["md"](report)
+    assert "| Write Through | Disk Cache Disabled | 3.54 MiB/s | - | 7.09 MiB/s | 0.50 |" in md
+    html = RENDERERS["html"](report)
+    assert html.startswith("<!DOCTYPE html>") and 'data-charts-expected="5"' in html
+
+
+def test_device_and_uri_together_are_refused(cli: Callable[..., Ran]) -> None:
+    r: Ran = cli("lab", "raid", "--device", "/dev/null", "--uri", "nbd://x")
+    assert r.exit_code == 2, r.stderr
+    assert "give one of the two" in r.stderr
+
+
+def test_a_quick_run_through_nbd_shows_the_workbooks_outcomes(cli: Callable[..., Ran]) -> None:
+    r: Ran = cli("lab", "raid", "--format", "json", "--runtime", "0.6")
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["simulated"] and len(doc["tests"]) == len(all_tests())
+    cell = {(t["lab"], x["label"], x["column"]): x["measured"] for t in doc["tables"] for x in t["rows"]}
+    assert all(v is not None and v > 0 for v in cell.values()), cell
+    seq, rnd = cell[("1B", "64 KB Sequential Read", "MB/s")], cell[("1B", "64 KB Random Read", "MB/s")]
+    assert seq >= 4 * rnd, cell
+    assert cell[("1D", "8 KB", "MB/s")] < cell[("1D", "1 MB", "MB/s")], cell
+    wt = cell[("2B", "Write Through", "Disk Cache Disabled")]
+    assert wt <= cell[("2B", "Write Back", "Disk Cache Disabled")] / 10, cell
+    assert len(doc["answers"]) == 6
+    # The model's own figures (virtual clock) stand beside the measured ones.
+    model = {(t["lab"], x["label"], x["column"]): x["model"] for t in doc["tables"] for x in t["rows"]}
+    assert model[("2A", "Adaptive Read Ahead", "MB/s")] >= 2 * model[("2A", "No Read Ahead", "MB/s")], model

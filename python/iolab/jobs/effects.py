@@ -136,7 +136,7 @@ def plan_extras(jobs: Sequence[JobSpec], interval_ns: Optional[int] = None) -> E
     hist_ms = sorted({e.ms("log_hist_msec") for e in plan.extras if e.text("write_hist_log")})
     if 0 in hist_ms:
         raise ParseError("write_hist_log", None, "needs log_hist_msec (fio writes an empty file without it)")
-    if not windows and hist_ms:
+    if not windows and hist_ms and interval_ns is None:
         windows[hist_ms[0] * NS_PER_MS] = "log_hist_msec"
     if len(windows) > 1:
         detail = ", ".join(f"{ns // NS_PER_MS} ms ({job})" for ns, job in windows.items())

@@ -9,7 +9,7 @@ use crate::units::parse_float;
 
 /// Which directions an `rw=` value does; the mix share comes from `rwmixread`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum RwDirs {
+pub(crate) enum RwDirs {
     Read,
     Write,
     Mixed,

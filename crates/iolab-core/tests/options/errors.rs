@@ -27,7 +27,7 @@ fn unknown_options_get_a_hint() {
         err(&["uri=nbd://x"]),
         "uri= is only used by ioengine=nbd (this job uses ioengine=psync); add ioengine=nbd"
     );
-    assert!(err(&["frobnicate=1"]).contains("--help-options"));
+    assert!(err(&["frobnicate=1"]).contains("see `iolab options`"));
     assert!(matches!(
         spec(&["nrfiles=2"]).prepare(),
         Err(JobError::UnknownOption { .. })

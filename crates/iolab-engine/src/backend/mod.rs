@@ -44,8 +44,8 @@ pub struct Request {
     pub file: u32,
     pub offset: u64,
     pub len: u32,
-    /// Buffer of at least `len` bytes, owned by the worker, valid until the
-    /// request completes. Null for Fsync/Fdatasync.
+    /// Buffer of at least `len` bytes, owned by the worker (see the
+    /// contract of [`Backend::queue`]). Null for Fsync/Fdatasync.
     pub buf: *mut u8,
 }
 
@@ -90,7 +90,17 @@ pub trait Backend: Sized {
     const SYNC: bool;
 
     fn open(files: &[OpenFile], cfg: &BackendConfig) -> Result<Self, crate::EngineError>;
-    fn queue(&mut self, req: &Request) -> std::io::Result<Queued>;
+    /// Stages one request (or completes it, for synchronous backends).
+    ///
+    /// # Safety
+    /// The one contract of every backend, stated here once: unless `req.op`
+    /// is `Fsync`/`Fdatasync` (where `buf` may be null), `req.buf` points to
+    /// at least `req.len` bytes, valid for reads and writes, that the caller
+    /// neither touches nor frees until this request's completion has come
+    /// back (from `queue` as [`Queued::Done`], or from `reap`); the kernel or
+    /// the backend may read or write them until then. `req.file` indexes the
+    /// files the backend was opened with, which stay open as long as it.
+    unsafe fn queue(&mut self, req: &Request) -> std::io::Result<Queued>;
     /// Submit staged requests; returns how many were submitted.
     fn commit(&mut self) -> std::io::Result<u32>;
     /// Wait for at least `min` completions (0 = don't wait) and append up to

@@ -61,7 +61,7 @@ impl Backend for PsyncBackend {
     }
 
     #[inline]
-    fn queue(&mut self, req: &Request) -> std::io::Result<Queued> {
+    unsafe fn queue(&mut self, req: &Request) -> std::io::Result<Queued> {
         Ok(Queued::Done(Completion {
             slot: req.slot,
             result: self.call(req),
@@ -95,6 +95,13 @@ mod tests {
     use std::io::Write;
     use std::os::fd::AsRawFd;
 
+    /// Tests queue into buffers that outlive the request's completion.
+    fn q<B: Backend>(b: &mut B, r: &Request) -> std::io::Result<Queued> {
+        // Safety: every caller here keeps the buffer alive and untouched
+        // until the completion is reaped (the queue contract).
+        unsafe { b.queue(r) }
+    }
+
     #[test]
     fn reads_writes_and_reports_errno() {
         let mut f = tempfile::tempfile().unwrap();
@@ -115,20 +122,20 @@ mod tests {
             len: 4096,
             buf: buf.as_mut_ptr(),
         };
-        let Queued::Done(c) = b.queue(&rq).unwrap() else {
+        let Queued::Done(c) = q(&mut b, &rq).unwrap() else {
             panic!("psync must complete in queue")
         };
         assert_eq!((c.slot, c.result), (3, 4096));
         assert!(buf.iter().all(|&x| x == 7));
         // A read at end of file transfers 0 bytes (the worker treats it as an error).
         rq.offset = 8192;
-        let Queued::Done(c) = b.queue(&rq).unwrap() else {
+        let Queued::Done(c) = q(&mut b, &rq).unwrap() else {
             panic!()
         };
         assert_eq!(c.result, 0);
         // A closed descriptor gives -EBADF, not a panic.
         let mut bad = PsyncBackend::open(&[OpenFile { fd: -1 }], &cfg).unwrap();
-        let Queued::Done(c) = bad.queue(&rq).unwrap() else {
+        let Queued::Done(c) = q(&mut bad, &rq).unwrap() else {
             panic!()
         };
         assert_eq!(c.result, -i64::from(libc::EBADF));

@@ -164,6 +164,7 @@ fn backend(uri: &str, connections: u32, depth: u32) -> NbdBackend {
         buffers: Vec::new(),
         nbd: job.nbd,
         sync_writes: false,
+        engine: Default::default(),
     };
     NbdBackend::open(&[], &cfg).unwrap()
 }

@@ -12,7 +12,8 @@ use super::values::{self, RwDirs};
 use super::{DefaultValue, Given, OPTIONS};
 use crate::error::JobError;
 use crate::job::{
-    BsSpec, CpusAllowedPolicy, IoEngine, Pattern, RandomDistribution, RateProcess, SyncMode,
+    BsSpec, CpusAllowedPolicy, EngineOptions, IoEngine, Pattern, RandomDistribution, RateProcess,
+    SyncMode,
 };
 
 /// Options applied so far. `None` = not given (the default is decided in `finish`).
@@ -49,6 +50,7 @@ pub(crate) struct Draft {
     pub ioengine: IoEngine,
     pub uri: Option<String>,
     pub nbd_connections: u32,
+    pub engine: EngineOptions,
     pub rate: [u64; 2],
     pub rate_iops: [u64; 2],
     pub rate_process: RateProcess,
@@ -119,6 +121,7 @@ impl Draft {
             ioengine: IoEngine::Psync,
             uri: None,
             nbd_connections: 1,
+            engine: EngineOptions::default(),
             rate: [0, 0],
             rate_iops: [0, 0],
             rate_process: RateProcess::Linear,

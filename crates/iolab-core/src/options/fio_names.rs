@@ -91,7 +91,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "gtod_cpu",
     "gtod_reduce",
     "hdfsdirectory",
-    "hipri",
     "hipri_percentage",
     "hostname",
     "http_host",

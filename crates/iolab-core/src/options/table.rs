@@ -337,12 +337,26 @@ pub static OPTIONS: &[OptionDef] = &[
         name: "ioengine",
         set: |d, v| put(&mut d.ioengine, v.wrap(values::parse_ioengine(v.text()))),
         aliases: &[],
-        kind: Choice(&["io_uring", "psync", "null", "nbd"]),
+        kind: Choice(&[
+            "io_uring", "libaio", "psync", "sync", "pvsync", "pvsync2", "null", "nbd",
+        ]),
         default: Value("psync"),
         unit: "",
-        help: "How I/O is issued: io_uring (asynchronous, honours iodepth), psync \
-               (pread/pwrite, fio's default on Linux), null (no I/O, measures iolab itself) \
-               or nbd (requests to an NBD server named by uri=, pipelined up to iodepth).",
+        help: "How I/O is issued: io_uring and libaio (asynchronous, honour iodepth and the \
+               iodepth_batch options), psync (pread/pwrite, fio's default on Linux), sync \
+               (lseek then read/write), pvsync (preadv/pwritev), pvsync2 (preadv2/pwritev2, \
+               see hipri), null (no I/O, measures iolab itself) or nbd (requests to an NBD \
+               server named by uri=, pipelined up to iodepth).",
+    },
+    OptionDef {
+        name: "hipri",
+        set: |d, v| put(&mut d.engine.hipri, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("0"),
+        unit: "",
+        help: "pvsync2: issue with RWF_HIPRI (polled completion; the device must support \
+               polling, else reads fail with EOPNOTSUPP).",
     },
     OptionDef {
         name: "uri",

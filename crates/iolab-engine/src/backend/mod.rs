@@ -3,13 +3,18 @@
 //! The shape mirrors fio's engines and io_uring's SQ/CQ split:
 //! [`Backend::queue`] stages one request, [`Backend::commit`] hands staged
 //! requests to the kernel, [`Backend::reap`] collects completions.
-//! Synchronous backends (psync) complete inside `queue` and say so
+//! Synchronous backends (psync, sync, pvsync, pvsync2; see `blocking`)
+//! complete inside `queue` and say so
 //! through [`Queued::Done`]. Workers are generic over `B: Backend`, so the
 //! per-I/O path is statically dispatched.
 
+pub mod blocking;
+pub mod libaio;
 pub mod nbd;
 pub mod null;
 pub mod psync;
+pub mod pvsync;
+pub mod sync;
 pub mod uring;
 
 use std::os::fd::RawFd;
@@ -72,7 +77,7 @@ pub struct OpenFile {
 }
 
 /// Set-up parameters common to all backends.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct BackendConfig {
     pub iodepth: u32,
     /// The worker's buffers (registered with io_uring when possible).
@@ -82,6 +87,8 @@ pub struct BackendConfig {
     /// `sync=` was given: the nbd backend sends writes with FUA (file
     /// backends get O_SYNC/O_DSYNC from the open flags instead).
     pub sync_writes: bool,
+    /// Engine-specific options (`hipri`, …).
+    pub engine: iolab_core::job::EngineOptions,
 }
 
 pub trait Backend: Sized {

@@ -100,6 +100,7 @@ mod tests {
             buffers: Vec::new(),
             nbd: None,
             sync_writes: false,
+            engine: Default::default(),
         };
         let mut b = NullBackend::open(&[], &cfg).unwrap();
         let mut out = Vec::new();

@@ -285,6 +285,7 @@ mod tests {
             buffers: bufs.iter_mut().map(|b| (b.as_mut_ptr(), b.len())).collect(),
             nbd: None,
             sync_writes: false,
+            engine: Default::default(),
         };
         let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
         assert_eq!(b.ring.params().sq_entries(), 4);
@@ -346,6 +347,7 @@ mod tests {
             buffers: Vec::new(),
             nbd: None,
             sync_writes: false,
+            engine: Default::default(),
         };
         // A read-only view of a descriptor: write to an O_RDONLY file gives EBADF.
         let path = format!("/proc/self/fd/{}", f.as_raw_fd());

@@ -96,6 +96,14 @@ pub enum IoEngine {
     Null,
     /// An NBD server over a socket (the engine's own client; see [`NbdTarget`]).
     Nbd,
+    /// Linux native AIO (`io_submit`/`io_getevents`).
+    Libaio,
+    /// `lseek` then `read`/`write`.
+    Sync,
+    /// `preadv`/`pwritev`.
+    Pvsync,
+    /// `preadv2`/`pwritev2` (with `RWF_HIPRI` under `hipri`).
+    Pvsync2,
 }
 
 impl IoEngine {
@@ -105,8 +113,30 @@ impl IoEngine {
             IoEngine::Psync => "psync",
             IoEngine::Null => "null",
             IoEngine::Nbd => "nbd",
+            IoEngine::Libaio => "libaio",
+            IoEngine::Sync => "sync",
+            IoEngine::Pvsync => "pvsync",
+            IoEngine::Pvsync2 => "pvsync2",
         }
     }
+
+    /// True for engines that complete each I/O inside its system call
+    /// (one I/O in flight per worker whatever iodepth says, as in fio).
+    pub fn synchronous(self) -> bool {
+        matches!(
+            self,
+            IoEngine::Psync | IoEngine::Sync | IoEngine::Pvsync | IoEngine::Pvsync2
+        )
+    }
+}
+
+/// Options of single engines (fio's engine-specific options), grouped so a
+/// new one is a field here plus its row in the option table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EngineOptions {
+    /// `hipri`: pvsync2 issues with `RWF_HIPRI` (polled completion).
+    pub hipri: bool,
 }
 
 /// How to reach an NBD server: `nbd://host[:port]/export` (TCP, port 10809
@@ -234,6 +264,9 @@ pub struct PreparedJob {
     /// results written before the nbd engine existed).
     #[serde(default)]
     pub nbd: Option<NbdTarget>,
+    /// Engine-specific options (absent in older results: all defaults).
+    #[serde(default)]
+    pub engine: EngineOptions,
     pub rate_bytes_per_s: [Option<u64>; 2],
     pub rate_iops: [Option<u64>; 2],
     pub rate_process: RateProcess,

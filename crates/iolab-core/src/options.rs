@@ -2,7 +2,7 @@
 //!
 //! [`OPTIONS`] is the single, declarative source for every option iolab
 //! accepts (name, aliases, kind, default, unit, help). Validation,
-//! `iolab run --help-options` and docs/options.md ([`options_markdown`])
+//! `iolab options` and docs/options.md ([`options_markdown`])
 //! are all derived from it, so they cannot drift apart. Defaults written
 //! as values are applied through the same parsers as user input.
 //!
@@ -22,6 +22,7 @@ mod finish;
 mod fio_names;
 pub mod nbd;
 mod table;
+mod val;
 mod values;
 
 use crate::error::JobError;
@@ -93,10 +94,15 @@ pub enum DefaultValue {
     Note(&'static str),
 }
 
+/// How a row applies its value to the draft: parse it (helpers in `val`)
+/// and store it. A new option is one row with its setter, plus its field.
+pub(crate) type Setter = fn(&mut draft::Draft, &val::Val<'_>) -> Result<(), JobError>;
+
 /// One row of the option table.
 #[derive(Debug)]
 pub struct OptionDef {
     pub name: &'static str,
+    pub(crate) set: Setter,
     pub aliases: &'static [&'static str],
     pub kind: OptionKind,
     pub default: DefaultValue,
@@ -135,7 +141,7 @@ pub fn prepare(spec: &JobSpec) -> Result<PreparedJob, JobError> {
 
 /// One option as the user wrote it, resolved to its table row.
 #[derive(Debug, Clone, Copy)]
-struct Given<'a> {
+pub(crate) struct Given<'a> {
     def: &'static OptionDef,
     /// The name as written (may be an alias), for messages.
     written: &'a str,
@@ -181,7 +187,7 @@ fn kb_base_of(given: &[Given<'_>]) -> Result<u64, JobError> {
     }
 }
 
-/// The option reference as a Markdown table (docs/options.md, `--help-options`).
+/// The option reference as a Markdown table (docs/options.md, `iolab options`).
 pub fn options_markdown() -> String {
     let mut out = String::from(
         "| Option | Aliases | Type | Default | Unit | Description |\n\

@@ -68,6 +68,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         end_fsync: d.end_fsync,
         ioengine: d.ioengine,
         nbd,
+        engine: d.engine,
         rate_bytes_per_s,
         rate_iops,
         rate_process: d.rate_process,
@@ -249,10 +250,12 @@ fn check_direct(d: &Draft, rw: RwMix, blockalign: &[u64; 2]) -> Result<(), JobEr
 
 fn queueing(d: &mut Draft) -> Result<Depth, JobError> {
     let mut iodepth = d.iodepth;
-    if d.ioengine == IoEngine::Psync && iodepth > 1 {
+    if d.ioengine.synchronous() && iodepth > 1 {
         d.warnings.push(format!(
-            "ioengine=psync is synchronous: iodepth={iodepth} has no effect and each worker \
-             keeps 1 I/O in flight (as fio does); use ioengine=io_uring for queue depth"
+            "ioengine={} is synchronous: iodepth={iodepth} has no effect and each worker \
+             keeps 1 I/O in flight (as fio does); use ioengine=io_uring or libaio for queue \
+             depth",
+            d.ioengine.name()
         ));
         iodepth = 1;
     }
@@ -330,6 +333,19 @@ fn seed(d: &Draft) -> u64 {
 /// A distribution on sequential I/O is reset to uniform once reported, so
 /// the prepared job says what is done (the generator refuses it otherwise).
 fn note_no_effect(d: &mut Draft, rw: RwMix) {
+    if d.engine.hipri && d.ioengine != IoEngine::Pvsync2 {
+        d.warnings.push(format!(
+            "hipri has no effect with ioengine={} (iolab honours it with pvsync2)",
+            d.ioengine.name()
+        ));
+    }
+    if d.ioengine == IoEngine::Libaio && !d.direct {
+        d.warnings.push(
+            "ioengine=libaio without direct=1: Linux completes buffered AIO inside io_submit, \
+             so the queue depth is not real (fio behaves the same); add direct=1"
+                .into(),
+        );
+    }
     if d.ioengine != IoEngine::Nbd && d.explicit.contains("nbd_connections") {
         d.warnings.push(format!(
             "nbd_connections has no effect with ioengine={}",

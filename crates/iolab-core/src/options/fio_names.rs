@@ -91,7 +91,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "gtod_cpu",
     "gtod_reduce",
     "hdfsdirectory",
-    "hipri",
     "hipri_percentage",
     "hostname",
     "http_host",
@@ -309,7 +308,7 @@ pub(super) fn unknown_option(name: &str) -> JobError {
     } else if let Some(close) = closest(name) {
         format!(": did you mean '{close}'?")
     } else {
-        ": see `iolab run --help-options` for the options iolab knows".to_string()
+        ": see `iolab options` for the options iolab knows".to_string()
     };
     JobError::UnknownOption {
         name: name.to_string(),

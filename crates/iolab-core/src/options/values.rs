@@ -9,7 +9,7 @@ use crate::units::parse_float;
 
 /// Which directions an `rw=` value does; the mix share comes from `rwmixread`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum RwDirs {
+pub(crate) enum RwDirs {
     Read,
     Write,
     Mixed,
@@ -43,21 +43,29 @@ pub(super) fn parse_rw(text: &str) -> Result<(Pattern, RwDirs), String> {
     })
 }
 
-/// Parses `ioengine=`. Only engines iolab implements are accepted; fio's
-/// other synchronous engines are refused rather than mapped to psync,
-/// because they issue different system calls (and so cost different CPU).
+/// Parses `ioengine=`. Only engines iolab implements are accepted; others
+/// are refused rather than mapped to a near one, because they issue
+/// different system calls (and so cost different CPU).
 pub(super) fn parse_ioengine(text: &str) -> Result<IoEngine, String> {
     match text.trim() {
         "io_uring" => Ok(IoEngine::IoUring),
         "psync" => Ok(IoEngine::Psync),
         "null" => Ok(IoEngine::Null),
         "nbd" => Ok(IoEngine::Nbd),
-        e @ ("sync" | "vsync" | "pvsync" | "pvsync2") => Err(format!(
-            "iolab has no '{e}' engine (it would issue other system calls than pread/pwrite); \
-             use ioengine=psync, or io_uring for queue depth"
-        )),
+        "libaio" => Ok(IoEngine::Libaio),
+        "sync" => Ok(IoEngine::Sync),
+        "pvsync" => Ok(IoEngine::Pvsync),
+        "pvsync2" => Ok(IoEngine::Pvsync2),
+        "vsync" => Err(
+            "iolab has no 'vsync' engine (readv/writev merging neighbours); use sync or pvsync"
+                .into(),
+        ),
         "iouring" | "uring" => Err("did you mean io_uring?".into()),
-        _ => Err("not supported by iolab; supported engines: io_uring, psync, null, nbd".into()),
+        _ => Err(
+            "not supported by iolab; supported engines: io_uring, libaio, psync, sync, \
+                  pvsync, pvsync2, null, nbd"
+                .into(),
+        ),
     }
 }
 

@@ -422,3 +422,37 @@ fn kb_base_applies_wherever_written() {
         BsSpec::Fixed(4096)
     );
 }
+
+#[test]
+fn new_engines_are_taken_with_fio_adjustments() {
+    for (engine, sync) in [
+        ("libaio", false),
+        ("sync", true),
+        ("pvsync", true),
+        ("pvsync2", true),
+    ] {
+        let j = prep(&["size=1m", &format!("ioengine={engine}"), "iodepth=8"]);
+        assert_eq!(j.ioengine.name(), engine);
+        assert_eq!(j.ioengine.synchronous(), sync);
+        // Synchronous engines keep one I/O in flight, and say so (as fio does).
+        assert_eq!(j.iodepth, if sync { 1 } else { 8 }, "{engine}");
+        assert_eq!(
+            j.warnings.iter().any(|w| w.contains("is synchronous")),
+            sync
+        );
+    }
+    let buffered = prep(&["size=1m", "ioengine=libaio"]);
+    assert!(buffered
+        .warnings
+        .iter()
+        .any(|w| w.contains("without direct=1")));
+    let direct = prep(&["size=1m", "ioengine=libaio", "direct=1"]);
+    assert!(direct.warnings.is_empty(), "{:?}", direct.warnings);
+    let hipri = prep(&["size=1m", "ioengine=pvsync2", "hipri"]);
+    assert!(hipri.engine.hipri && hipri.warnings.is_empty());
+    let idle = prep(&["size=1m", "ioengine=psync", "hipri"]);
+    assert!(idle
+        .warnings
+        .iter()
+        .any(|w| w.contains("hipri has no effect")));
+}

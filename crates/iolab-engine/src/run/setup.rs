@@ -108,8 +108,8 @@ fn worker_spec(
     )?;
     let rate = RateLimiter::new(job, gen.seed());
     let slot_bytes = job.bs[0].max().max(job.bs[1].max()) as usize;
-    // psync does one I/O at a time: one buffer is all it ever uses.
-    let slots = if job.ioengine == IoEngine::Psync {
+    // Synchronous engines do one I/O at a time: one buffer is all they use.
+    let slots = if job.ioengine.synchronous() {
         1
     } else {
         job.iodepth.max(1) as usize

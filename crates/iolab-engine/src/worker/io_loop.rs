@@ -243,7 +243,10 @@ impl<B: Backend> Worker<B> {
             let t0 = self.clock();
             self.slots[0] = Slot::issued(&u, t0, t0, due);
             loop {
-                let c = match self.backend.queue(&self.request(slot)) {
+                let req = self.request(slot);
+                // Safety: `request` points into slot 0's buffer, which the
+                // worker owns and leaves alone until the call completes it.
+                let c = match unsafe { self.backend.queue(&req) } {
                     Ok(Queued::Done(c)) => c,
                     Ok(Queued::Staged) => unreachable!("a SYNC backend completes in queue"),
                     Err(e) => return Err(self.backend_err("queue", e)),
@@ -277,7 +280,11 @@ impl<B: Backend> Worker<B> {
 
     #[inline]
     fn queue(&mut self, slot: u32) -> Result<(), EngineError> {
-        match self.backend.queue(&self.request(slot)) {
+        let req = self.request(slot);
+        // Safety: the slot's buffer belongs to this request until its
+        // completion is reaped: the slot is not reused or freed before then
+        // (the worker drains the queue before it drops the buffers).
+        match unsafe { self.backend.queue(&req) } {
             Ok(_) => Ok(()),
             Err(e) => Err(self.backend_err("queue", e)),
         }

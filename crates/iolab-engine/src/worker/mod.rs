@@ -230,6 +230,7 @@ impl<B: Backend> Worker<B> {
             buffers: spec.bufs.regions(),
             nbd: spec.job.nbd.clone(),
             sync_writes: spec.job.writes() && spec.job.sync != iolab_core::job::SyncMode::None,
+            engine: spec.job.engine.clone(),
         };
         let backend = B::open(&open, &cfg)?;
         let n = spec.paths.len();

@@ -10,9 +10,12 @@ use iolab_core::job::{CpusAllowedPolicy, IoEngine, PreparedJob};
 
 use super::record::Recorder;
 use super::{Control, Worker, WorkerId, WorkerMsg, WorkerOutcome, WorkerSpec};
+use crate::backend::libaio::LibaioBackend;
 use crate::backend::nbd::NbdBackend;
 use crate::backend::null::NullBackend;
 use crate::backend::psync::PsyncBackend;
+use crate::backend::pvsync::{Pvsync2Backend, PvsyncBackend};
+use crate::backend::sync::SyncBackend;
 use crate::backend::uring::UringBackend;
 use crate::backend::Backend;
 use crate::EngineError;
@@ -127,6 +130,10 @@ pub fn spawn(
             IoEngine::Psync => thread_main::<PsyncBackend>(spec, ctl, tx, ready_tx, go_rx),
             IoEngine::Null => thread_main::<NullBackend>(spec, ctl, tx, ready_tx, go_rx),
             IoEngine::Nbd => thread_main::<NbdBackend>(spec, ctl, tx, ready_tx, go_rx),
+            IoEngine::Libaio => thread_main::<LibaioBackend>(spec, ctl, tx, ready_tx, go_rx),
+            IoEngine::Sync => thread_main::<SyncBackend>(spec, ctl, tx, ready_tx, go_rx),
+            IoEngine::Pvsync => thread_main::<PvsyncBackend>(spec, ctl, tx, ready_tx, go_rx),
+            IoEngine::Pvsync2 => thread_main::<Pvsync2Backend>(spec, ctl, tx, ready_tx, go_rx),
         })
         .map_err(|e| EngineError::Lifecycle(format!("cannot start a worker thread: {e}")))?;
     Ok(WorkerHandle {

@@ -1,4 +1,4 @@
-//! psync and io_uring on real files in a temporary directory (on the same
+//! Every file engine (psync, io_uring, libaio, sync, pvsync, pvsync2) on real files in a temporary directory (on the same
 //! filesystem as the target dir's tmp; O_DIRECT is used where it works).
 
 use std::os::unix::fs::FileExt;
@@ -12,7 +12,14 @@ use iolab_engine::{EngineError, Run};
 
 use crate::common::*;
 
-const ENGINES: [&str; 2] = ["ioengine=psync", "ioengine=io_uring"];
+const ENGINES: [&str; 6] = [
+    "ioengine=psync",
+    "ioengine=io_uring",
+    "ioengine=libaio",
+    "ioengine=sync",
+    "ioengine=pvsync",
+    "ioengine=pvsync2",
+];
 
 /// "direct=1" where the filesystem supports O_DIRECT (tmpfs does not).
 fn direct(dir: &Path) -> &'static str {
@@ -50,11 +57,11 @@ fn size_based_read_moves_exactly_size() {
             "{engine:?}"
         );
         assert_eq!(w.dirs[0].lat_ns.count(), 2048);
-        if engine == "ioengine=psync" {
+        if r.jobs[0].job.ioengine.synchronous() {
             assert_eq!(
                 w.dirs[0].slat_ns.count(),
                 0,
-                "psync has no submission stage"
+                "{engine}: a synchronous engine has no submission stage"
             );
         } else {
             assert_eq!(w.dirs[0].slat_ns.count(), 2048);

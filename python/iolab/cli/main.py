@@ -31,6 +31,7 @@ from iolab.run.local import RunOutput, partial_output, run_jobs
 from iolab.run.progress import TerminalProgress
 from iolab.run.quick import QuickOutput, default_results_path, run_quick, write_quick_report
 from iolab.run.sources import jobs_from_command_line
+from iolab.run.steady import SteadyState
 from iolab.run.wire import WIRE_FILE, target_observer, wire_section
 
 app = typer.Typer(
@@ -197,8 +198,14 @@ def run(
     observers = [target_observer(target_stats, jobs, "--target-stats")] if target_stats else []
     device_observers = diskstats_observers(jobs) if results is not None else []  # → diskstats.json
 
+    interval_ns = plan.interval_ns or parse_interval_ns(interval or "1s")
+    steady = SteadyState.plan(plan.extras, [prepare(j) for j in jobs], interval_ns)
+
     def keep(out: RunOutput, error: Optional[BaseException] = None) -> None:
-        render.run_output(out, formats, output)
+        fio_extra = steady.fio_entries(out.summary) if steady else None
+        render.run_output(out, formats, output, fio_extra)
+        if steady:
+            typer.echo(steady.line(out.summary), err=True)
         if results is not None:
             wire = wire_section(out)
             extra = {WIRE_FILE: wire} if wire is not None else None
@@ -209,7 +216,8 @@ def run(
         out = run_jobs(
             jobs,
             allow_overwrite=allow_overwrite,
-            interval_ns=plan.interval_ns or parse_interval_ns(interval or "1s"),
+            interval_ns=interval_ns,
+            run_factory=steady.factory if steady else _native.Run,
             progress=TerminalProgress(),
             observers=[*observers, *device_observers],
         )

@@ -49,8 +49,9 @@ def output_formats(value: str) -> list[str]:
     return list(dict.fromkeys(OUTPUT_FORMATS[n] for n in names))
 
 
-def formatted(out: RunOutput, output_format: str) -> str:
-    """The run's results in ``output_format`` (text, json, fio-json, json+, terse)."""
+def formatted(out: RunOutput, output_format: str, fio_extra: Optional[dict[str, Any]] = None) -> str:
+    """The run's results in ``output_format`` (text, json, fio-json, json+, terse);
+    ``fio_extra``: keys to add to fio JSON entries, by job name (steadystate)."""
     doc = build_output(out.result_json, out.summary_json)
     wire = wire_section(out)  # iolab run --target-stats
     if wire is not None:
@@ -59,16 +60,20 @@ def formatted(out: RunOutput, output_format: str) -> str:
         return json.dumps(doc, indent=2) + "\n"
     if output_format in ("fio-json", "json+"):
         fio = to_fio_json(doc["result"], doc["summary"], plus=output_format == "json+")
+        for entry in fio["jobs"]:
+            entry.update((fio_extra or {}).get(entry["jobname"], {}))
         return json.dumps(fio, indent=2) + "\n"
     if output_format == "terse":
         return to_terse(to_fio_json(doc["result"], doc["summary"]))
     return format_text(doc)
 
 
-def run_output(out: RunOutput, output_formats: list[str], output: Optional[Path]) -> None:
+def run_output(
+    out: RunOutput, output_formats: list[str], output: Optional[Path], fio_extra: Optional[dict[str, Any]] = None
+) -> None:
     """stdout gets each of ``output_formats`` in turn (as fio prints several);
     with ``output``, the file gets them and stdout the text summary."""
-    text = "".join(formatted(out, f) for f in output_formats)
+    text = "".join(formatted(out, f, fio_extra) for f in output_formats)
     if output is None:
         sys.stdout.write(text)
         return

@@ -18,6 +18,7 @@ from typing import Optional
 
 from iolab.jobs import JobSpec, ParseError
 from iolab.jobs.extras import JobExtras, split_extras
+from iolab.jobs.percent import resolve_percentages
 
 #: fio's bwavgtime/iopsavgtime: the bw and iops log window when log_avg_msec=0.
 FIO_BW_AVG_MS = 500
@@ -114,6 +115,7 @@ def plan_extras(jobs: Sequence[JobSpec], interval_ns: Optional[int] = None) -> E
     windows: dict[int, str] = {}
     for spec in jobs:
         native, e = split_extras(spec)
+        native = resolve_percentages(native)
         wait_for = e.text("wait_for")
         if wait_for:
             if wait_for not in names_so_far:

@@ -44,7 +44,13 @@ _MEASURED_ANYWAY = "iolab measures submission, completion and total latency of e
 
 #: Every option :func:`split_extras` takes. Order = documentation order.
 EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
-    ExtraDef("thread", "bool", "1", "iolab always runs workers as threads of one process; accepted as fio's."),
+    ExtraDef(
+        "thread",
+        "bool",
+        "1",
+        "iolab always runs workers as threads of one process; accepted as fio's.",
+        aliases=("threads",),
+    ),
     ExtraDef("gtod_reduce", "bool", "0", _MEASURED_ANYWAY),
     ExtraDef("disable_lat", "bool", "0", _MEASURED_ANYWAY),
     ExtraDef("disable_clat", "bool", "0", _MEASURED_ANYWAY),

@@ -188,7 +188,7 @@ def run(
         typer.echo(command_line(jobs))
         return
     formats = render.output_formats("terse" if minimal else output_format)
-    plan = plan_extras(jobs, None if interval is None else parse_interval_ns(interval))
+    plan = plan_extras(jobs, None if interval is None else parse_interval_ns(interval), check_files=not dry_run)
     for note in plan.notes:
         typer.echo(f"note: {note}", err=True)
     jobs = plan.jobs

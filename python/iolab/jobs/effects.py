@@ -75,6 +75,8 @@ def _notes(e: JobExtras, spec: JobSpec) -> list[str]:
     for name in ("gtod_reduce", "disable_lat", "disable_clat", "disable_slat"):
         if e.get(name) is True:
             notes.append(f"{name}=1: iolab measures slat, clat and lat of every I/O anyway")
+    if e.get("disable_bw_measurement") is True:
+        notes.append("disable_bw_measurement=1: iolab measures bandwidth and IOPS per interval anyway")
     if "random_generator" in e.values:
         notes.append(f"random_generator={e.get('random_generator')}: iolab draws offsets with its own generator")
     if "clocksource" in e.values:
@@ -107,9 +109,11 @@ def _log_window_ns(e: JobExtras) -> Optional[int]:
     return None
 
 
-def plan_extras(jobs: Sequence[JobSpec], interval_ns: Optional[int] = None) -> ExtrasPlan:
+def plan_extras(jobs: Sequence[JobSpec], interval_ns: Optional[int] = None, *, check_files: bool = True) -> ExtrasPlan:
     """See the module doc. ``interval_ns``: the interval the user asked for
-    (``--interval``), which logs and steady state must agree with."""
+    (``--interval``), which logs and steady state must agree with.
+    ``check_files=False`` (``--parse-only``): ``allow_file_create=0`` does
+    not look for the files (fio's parse-only does not either)."""
     plan = ExtrasPlan([], [])
     names_so_far: set[str] = set()
     windows: dict[int, str] = {}
@@ -121,7 +125,7 @@ def plan_extras(jobs: Sequence[JobSpec], interval_ns: Optional[int] = None) -> E
             if wait_for not in names_so_far:
                 raise ParseError(f"job {spec.name}", None, f"wait_for={wait_for}: no earlier job has that name")
             native = native.with_options(("stonewall", None))
-        if e.values.get("allow_file_create") is False:
+        if e.values.get("allow_file_create") is False and check_files:
             _check_files_exist(native)
         window = _log_window_ns(e)
         if window is not None:

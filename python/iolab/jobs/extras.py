@@ -55,6 +55,13 @@ EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
     ExtraDef("disable_lat", "bool", "0", _MEASURED_ANYWAY),
     ExtraDef("disable_clat", "bool", "0", _MEASURED_ANYWAY),
     ExtraDef("disable_slat", "bool", "0", _MEASURED_ANYWAY),
+    ExtraDef(
+        "disable_bw_measurement",
+        "bool",
+        "0",
+        "iolab measures bandwidth and IOPS per interval whatever it is set to.",
+        aliases=("disable_bw",),
+    ),
     ExtraDef("clat_percentiles", "bool", "1", "iolab reports percentiles of slat, clat and lat always."),
     ExtraDef("lat_percentiles", "bool", "0", "iolab reports percentiles of slat, clat and lat always."),
     ExtraDef("slat_percentiles", "bool", "0", "iolab reports percentiles of slat, clat and lat always."),

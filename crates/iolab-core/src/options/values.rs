@@ -142,14 +142,21 @@ fn parse_zones(args: &str) -> Result<Vec<Zone>, String> {
     if args.is_empty() {
         return Err("zoned needs zones, e.g. zoned:60/10:30/20:10/70".into());
     }
-    let mut zones = Vec::new();
-    for item in args.split(':') {
+    let mut zones: Vec<Zone> = Vec::new();
+    let items: Vec<&str> = args.split(':').collect();
+    for (i, item) in items.iter().enumerate() {
         let Some((access, size)) = item.split_once('/') else {
             return Err(format!("zone '{item}' is not access%/size% (e.g. 60/10)"));
         };
+        // fio: a last zone written without a size ("20/") covers the rest.
+        let size_pct = if size.trim().is_empty() && i + 1 == items.len() {
+            100.0 - zones.iter().map(|z| z.size_pct).sum::<f64>()
+        } else {
+            parse_float(size)?
+        };
         let zone = Zone {
             access_pct: parse_float(access)?,
-            size_pct: parse_float(size)?,
+            size_pct,
         };
         if zone.size_pct <= 0.0 {
             return Err(format!("zone '{item}' has no size"));

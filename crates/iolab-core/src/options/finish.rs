@@ -39,6 +39,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     check_time_and_cpus(&d)?;
     let (rate_bytes_per_s, rate_iops) = rates(&d)?;
     let randseed = seed(&d);
+    super::data::check(&mut d, rw)?;
     note_no_effect(&mut d, rw);
     d.warnings.dedup();
     Ok(PreparedJob {
@@ -69,6 +70,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         ioengine: d.ioengine,
         nbd,
         engine: d.engine,
+        data: d.data,
         rate_bytes_per_s,
         rate_iops,
         rate_process: d.rate_process,

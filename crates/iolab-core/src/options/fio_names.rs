@@ -20,9 +20,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "blocksize_unaligned",
     "bs_is_seq_rand",
     "bs_unaligned",
-    "buffer_compress_chunk",
-    "buffer_compress_percentage",
-    "buffer_pattern",
     "busy_poll",
     "busy_wait_polling",
     "bwavgtime",
@@ -52,7 +49,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "cuda_io",
     "dedupe_global",
     "dedupe_mode",
-    "dedupe_percentage",
     "dedupe_working_set_percentage",
     "direct_write_to_pmem",
     "disable_bw",
@@ -61,7 +57,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "disable_lat",
     "disable_slat",
     "disk_util",
-    "do_verify",
     "donorname",
     "error_dump",
     "exec_postrun",
@@ -190,7 +185,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "read_iolog",
     "read_iolog_chunked",
     "readfua",
-    "refill_buffers",
     "registerfiles",
     "replay_align",
     "replay_no_stall",
@@ -199,7 +193,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "replay_skip",
     "replay_time_scale",
     "rw_sequencer",
-    "scramble_buffers",
     "serialize_overlap",
     "serverip",
     "sg_write_mode",
@@ -240,17 +233,9 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "unlink_each_loop",
     "userspace_reap",
     "verb",
-    "verify",
     "verify_async",
     "verify_async_cpus",
-    "verify_backlog",
     "verify_backlog_batch",
-    "verify_dump",
-    "verify_fatal",
-    "verify_interval",
-    "verify_offset",
-    "verify_only",
-    "verify_pattern",
     "verify_state_load",
     "verify_state_save",
     "wait_for",
@@ -268,7 +253,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "xnvme_dev_nsid",
     "xnvme_iovec",
     "xnvme_sync",
-    "zero_buffers",
     "zone_reset_frequency",
     "zone_reset_threshold",
     "zonecapacity",
@@ -291,9 +275,6 @@ fn advice(name: &str) -> Option<&'static str> {
         "thread" => "iolab always runs workers as threads; drop it",
         "clat_percentiles" | "lat_percentiles" | "slat_percentiles" => {
             "iolab always records submission, completion and total latency"
-        }
-        n if n.starts_with("verify") || n == "do_verify" => {
-            "data verification is not supported yet"
         }
         _ => return None,
     })

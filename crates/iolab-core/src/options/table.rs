@@ -22,8 +22,9 @@ const MICROSECONDS: OptionKind = Time {
     default_unit_ns: NS_PER_US,
 };
 
-/// Every option iolab knows. Order = documentation order.
-pub static OPTIONS: &[OptionDef] = &[
+/// The job's options (the data and verify rows are in `table_data`).
+/// Order = documentation order.
+pub(super) static JOB_OPTIONS: &[OptionDef] = &[
     // --- identity -------------------------------------------------------
     OptionDef {
         name: "name",

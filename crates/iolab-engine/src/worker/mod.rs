@@ -14,16 +14,21 @@
 //!    [`WorkerOutcome`]: the result of what it did, and the error that
 //!    stopped it, if any.
 //!
-//! Modules: [`buffers`] (aligned buffers), [`clock`] (monotonic ns, waits),
+//! Modules: [`buffers`] (aligned buffers), `content` and `verify` (what
+//! writes carry, verified chunks), `data` (the verify log and phase),
+//! [`clock`] (monotonic ns, waits),
 //! [`record`] (stats, intervals, ramp), `io_loop` (the hot path), `waits`
 //! (quiesce, syncs, sleeps), [`thread`] (spawning, pinning, dispatch on
 //! the backend).
 
 pub mod buffers;
 pub mod clock;
+mod content;
+mod data;
 mod io_loop;
 pub mod record;
 pub mod thread;
+mod verify;
 mod waits;
 
 use std::fs::File;
@@ -176,6 +181,7 @@ pub(crate) struct Worker<B: Backend> {
     rec: Recorder,
     error: Option<EngineError>,
     ctl: Arc<Control>,
+    data: data::DataState,
 }
 
 impl<B: Backend> std::fmt::Debug for Worker<B> {
@@ -234,9 +240,12 @@ impl<B: Backend> Worker<B> {
         };
         let backend = B::open(&open, &cfg)?;
         let n = spec.paths.len();
+        let mut data = data::DataState::new(&spec.job, spec.gen.seed());
+        let mut bufs = spec.bufs;
+        data.initial_fill(bufs.as_mut_slice());
         let w = Worker {
             backend,
-            bufs: spec.bufs,
+            bufs,
             _files: spec.files,
             paths: spec.paths,
             p,
@@ -260,6 +269,7 @@ impl<B: Backend> Worker<B> {
             rec,
             error: None,
             ctl,
+            data,
         };
         Ok((
             w,
@@ -303,6 +313,7 @@ impl<B: Backend> Worker<B> {
         if let Err(e) = self.quiesce() {
             self.error.get_or_insert(e);
         }
+        self.verify_phase();
         if self.p.end_fsync && self.error.is_none() {
             self.end_fsync();
         }
@@ -310,6 +321,22 @@ impl<B: Backend> Worker<B> {
         WorkerOutcome {
             result: self.rec.finish(end, parts.worker, parts.host),
             error: self.error.take(),
+        }
+    }
+
+    /// After the writes: read back and check what was logged (do_verify),
+    /// unless the run was stopped or failed; then report any mismatch.
+    fn verify_phase(&mut self) {
+        let stopped = self.ctl.stop.load(std::sync::atomic::Ordering::Relaxed);
+        if self.data.verify_pending() && self.error.is_none() && !stopped {
+            self.data.phase = true;
+            self.gen_done = false;
+            if let Err(e) = self.main_loop().and_then(|()| self.quiesce()) {
+                self.error.get_or_insert(e);
+            }
+        }
+        if let Some(e) = self.data.error() {
+            self.error.get_or_insert(e);
         }
     }
 

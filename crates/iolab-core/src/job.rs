@@ -104,6 +104,8 @@ pub enum IoEngine {
     Pvsync,
     /// `preadv2`/`pwritev2` (with `RWF_HIPRI` under `hipri`).
     Pvsync2,
+    /// No I/O: burns `cpuload` % of a CPU (fio's `cpuio`).
+    Cpuio,
 }
 
 impl IoEngine {
@@ -117,6 +119,7 @@ impl IoEngine {
             IoEngine::Sync => "sync",
             IoEngine::Pvsync => "pvsync",
             IoEngine::Pvsync2 => "pvsync2",
+            IoEngine::Cpuio => "cpuio",
         }
     }
 
@@ -132,11 +135,25 @@ impl IoEngine {
 
 /// Options of single engines (fio's engine-specific options), grouped so a
 /// new one is a field here plus its row in the option table.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct EngineOptions {
     /// `hipri`: pvsync2 issues with `RWF_HIPRI` (polled completion).
     pub hipri: bool,
+    /// `cpuload`: percent of one CPU a cpuio worker burns (0 = not given).
+    pub cpuload: u32,
+    /// `cpuchunks`: length of one burn-and-rest cycle, microseconds.
+    pub cpuchunks_us: u64,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            hipri: false,
+            cpuload: 0,
+            cpuchunks_us: 50_000,
+        }
+    }
 }
 
 /// `verify=`: how written data is checked when read back (fio's names).

@@ -38,8 +38,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "cmdprio_percentage",
     "cont",
     "continue_on_error",
-    "cpuchunks",
-    "cpuload",
     "cpumask",
     "cpumode",
     "create_fsync",

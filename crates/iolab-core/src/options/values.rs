@@ -56,6 +56,7 @@ pub(super) fn parse_ioengine(text: &str) -> Result<IoEngine, String> {
         "sync" => Ok(IoEngine::Sync),
         "pvsync" => Ok(IoEngine::Pvsync),
         "pvsync2" => Ok(IoEngine::Pvsync2),
+        "cpuio" => Ok(IoEngine::Cpuio),
         "vsync" => Err(
             "iolab has no 'vsync' engine (readv/writev merging neighbours); use sync or pvsync"
                 .into(),
@@ -63,7 +64,7 @@ pub(super) fn parse_ioengine(text: &str) -> Result<IoEngine, String> {
         "iouring" | "uring" => Err("did you mean io_uring?".into()),
         _ => Err(
             "not supported by iolab; supported engines: io_uring, libaio, psync, sync, \
-                  pvsync, pvsync2, null, nbd"
+                  pvsync, pvsync2, null, nbd, cpuio"
                 .into(),
         ),
     }

@@ -507,3 +507,18 @@ fn verify_conflicts_are_named() {
     assert!(e(&["size=1m", "buffer_compress_percentage=101"]).contains("0 to 100"));
     assert!(e(&["size=1m", "buffer_pattern=0xzz"]).contains("not a hex number"));
 }
+
+#[test]
+fn cpuio_needs_a_load_and_a_runtime_and_no_size() {
+    let j = prep(&["ioengine=cpuio", "cpuload=30", "runtime=5"]);
+    assert_eq!((j.engine.cpuload, j.engine.cpuchunks_us), (30, 50_000));
+    assert!(j.time_based && j.filenames.is_empty());
+    let e = |o: &[&str]| spec(o).prepare().unwrap_err().to_string();
+    assert!(e(&["ioengine=cpuio", "runtime=5"]).contains("needs cpuload"));
+    assert!(e(&["ioengine=cpuio", "cpuload=30"]).contains("needs runtime"));
+    assert!(e(&["ioengine=cpuio", "cpuload=130", "runtime=1"]).contains("0 to 100"));
+    let w = prep(&["size=1m", "cpuload=30"]).warnings;
+    assert!(w
+        .iter()
+        .any(|w| w.contains("cpuload and cpuchunks have no effect")));
+}

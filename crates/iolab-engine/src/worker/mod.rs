@@ -37,10 +37,11 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use iolab_core::gen::{IoGen, IoUnit};
-use iolab_core::job::PreparedJob;
+use iolab_core::job::{IoEngine, PreparedJob};
 use iolab_core::rate::RateLimiter;
 use iolab_core::stats::{IntervalSample, WorkerResult};
 
+use crate::backend::cpuio::CpuBurner;
 use crate::backend::{Backend, BackendConfig, Completion, Op, OpenFile};
 use crate::EngineError;
 use buffers::AlignedBufs;
@@ -182,6 +183,8 @@ pub(crate) struct Worker<B: Backend> {
     error: Option<EngineError>,
     ctl: Arc<Control>,
     data: data::DataState,
+    /// cpuio: burn CPU instead of doing I/O.
+    burner: Option<CpuBurner>,
 }
 
 impl<B: Backend> std::fmt::Debug for Worker<B> {
@@ -270,6 +273,8 @@ impl<B: Backend> Worker<B> {
             error: None,
             ctl,
             data,
+            burner: (spec.job.ioengine == IoEngine::Cpuio)
+                .then(|| CpuBurner::new(spec.job.engine.cpuload, spec.job.engine.cpuchunks_us)),
         };
         Ok((
             w,
@@ -307,7 +312,12 @@ impl<B: Backend> Worker<B> {
         self.last_ns = origin;
         self.rate_origin_ns = origin;
         self.rec.begin(origin, self.p.ramp_ns);
-        if let Err(e) = self.main_loop() {
+        if let Some(burner) = self.burner {
+            while !self.stopping() {
+                burner.cycle();
+                self.clock();
+            }
+        } else if let Err(e) = self.main_loop() {
             self.error.get_or_insert(e);
         }
         if let Err(e) = self.quiesce() {

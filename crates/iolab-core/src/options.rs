@@ -17,11 +17,13 @@
 //! Preparing is pure: it reads no files (whether a named file exists, and
 //! how large it is, is checked when the engine lays out the files).
 
+mod data;
 mod draft;
 mod finish;
 mod fio_names;
 pub mod nbd;
 mod table;
+mod table_data;
 mod val;
 mod values;
 
@@ -29,7 +31,10 @@ use crate::error::JobError;
 use crate::job::{JobSpec, PreparedJob};
 use crate::units::KB_BASE_DEFAULT;
 
-pub use table::OPTIONS;
+/// Every option iolab knows, in documentation order: the job table, then
+/// the data and verify rows (`table_data`).
+pub static OPTIONS: std::sync::LazyLock<Vec<OptionDef>> =
+    std::sync::LazyLock::new(|| [table::JOB_OPTIONS, table_data::DATA_OPTIONS].concat());
 
 /// The seed used when `randrepeat=1` (the default) and no `randseed` is
 /// given. It is fio's own constant (`FIO_RANDSEED`); iolab's generators
@@ -99,7 +104,7 @@ pub enum DefaultValue {
 pub(crate) type Setter = fn(&mut draft::Draft, &val::Val<'_>) -> Result<(), JobError>;
 
 /// One row of the option table.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct OptionDef {
     pub name: &'static str,
     pub(crate) set: Setter,
@@ -193,7 +198,7 @@ pub fn options_markdown() -> String {
         "| Option | Aliases | Type | Default | Unit | Description |\n\
          |---|---|---|---|---|---|\n",
     );
-    for o in OPTIONS {
+    for o in OPTIONS.iter() {
         let aliases: Vec<String> = o.aliases.iter().map(|a| format!("`{a}`")).collect();
         let default = match o.default {
             DefaultValue::Value(v) => format!("`{v}`"),

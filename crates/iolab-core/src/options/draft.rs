@@ -12,8 +12,8 @@ use super::values::{self, RwDirs};
 use super::{DefaultValue, Given, OPTIONS};
 use crate::error::JobError;
 use crate::job::{
-    BsSpec, CpusAllowedPolicy, EngineOptions, IoEngine, Pattern, RandomDistribution, RateProcess,
-    SyncMode,
+    BsSpec, CpusAllowedPolicy, DataOptions, EngineOptions, IoEngine, Pattern, RandomDistribution,
+    RateProcess, SyncMode,
 };
 
 /// Options applied so far. `None` = not given (the default is decided in `finish`).
@@ -51,6 +51,7 @@ pub(crate) struct Draft {
     pub uri: Option<String>,
     pub nbd_connections: u32,
     pub engine: EngineOptions,
+    pub data: DataOptions,
     pub rate: [u64; 2],
     pub rate_iops: [u64; 2],
     pub rate_process: RateProcess,
@@ -73,7 +74,7 @@ impl Draft {
     /// A draft holding every table default.
     pub fn with_defaults(name: &str, kb_base: u64) -> Result<Draft, JobError> {
         let mut d = Draft::empty(name, kb_base);
-        for def in OPTIONS {
+        for def in OPTIONS.iter() {
             if let DefaultValue::Value(v) = def.default {
                 d.apply(
                     &Given {
@@ -122,6 +123,7 @@ impl Draft {
             uri: None,
             nbd_connections: 1,
             engine: EngineOptions::default(),
+            data: DataOptions::default(),
             rate: [0, 0],
             rate_iops: [0, 0],
             rate_process: RateProcess::Linear,

@@ -37,8 +37,10 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     check_direct(&d, rw, &blockalign)?;
     let depth = queueing(&mut d)?;
     check_time_and_cpus(&d)?;
+    cpuio(&mut d)?;
     let (rate_bytes_per_s, rate_iops) = rates(&d)?;
     let randseed = seed(&d);
+    super::data::check(&mut d, rw)?;
     note_no_effect(&mut d, rw);
     d.warnings.dedup();
     Ok(PreparedJob {
@@ -69,6 +71,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         ioengine: d.ioengine,
         nbd,
         engine: d.engine,
+        data: d.data,
         rate_bytes_per_s,
         rate_iops,
         rate_process: d.rate_process,
@@ -153,7 +156,7 @@ fn done_dirs(rw: RwMix) -> impl Iterator<Item = IoDir> {
 fn check_size(d: &Draft, rw: RwMix, nfiles: usize) -> Result<(), JobError> {
     let Some(size) = d.size else {
         // nbd: the export's size, learnt when the engine connects.
-        if d.filename.is_none() && d.ioengine != IoEngine::Nbd {
+        if d.filename.is_none() && !matches!(d.ioengine, IoEngine::Nbd | IoEngine::Cpuio) {
             return Err(JobError::BadForm {
                 option: "size".into(),
                 reason: "is required when iolab creates the files (no filename given); give \
@@ -298,6 +301,34 @@ fn check_time_and_cpus(d: &Draft) -> Result<(), JobError> {
     Ok(())
 }
 
+/// cpuio does no I/O: it needs a load and a runtime (it has no size to
+/// finish), and its region is a placeholder of one block, which it never
+/// touches.
+fn cpuio(d: &mut Draft) -> Result<(), JobError> {
+    if d.ioengine != IoEngine::Cpuio {
+        return Ok(());
+    }
+    if d.engine.cpuload == 0 {
+        return Err(JobError::Conflict(
+            "ioengine=cpuio needs cpuload (percent of a CPU to burn), e.g. cpuload=50".into(),
+        ));
+    }
+    if d.runtime_ns == 0 {
+        return Err(JobError::Conflict(
+            "ioengine=cpuio needs runtime (it does no I/O that could finish), e.g. runtime=10"
+                .into(),
+        ));
+    }
+    if d.filename.is_some() {
+        d.warnings
+            .push("filename has no effect with ioengine=cpuio (it does no I/O)".into());
+        d.filename = None;
+    }
+    d.size.get_or_insert(d.bs[0].max().max(d.bs[1].max()));
+    d.time_based = true;
+    Ok(())
+}
+
 type PerDir = [Option<u64>; 2];
 
 fn rates(d: &Draft) -> Result<(PerDir, PerDir), JobError> {
@@ -333,6 +364,13 @@ fn seed(d: &Draft) -> u64 {
 /// A distribution on sequential I/O is reset to uniform once reported, so
 /// the prepared job says what is done (the generator refuses it otherwise).
 fn note_no_effect(d: &mut Draft, rw: RwMix) {
+    let cpu_given = d.explicit.contains("cpuload") || d.explicit.contains("cpuchunks");
+    if cpu_given && d.ioengine != IoEngine::Cpuio {
+        d.warnings.push(format!(
+            "cpuload and cpuchunks have no effect with ioengine={} (they are cpuio's)",
+            d.ioengine.name()
+        ));
+    }
     if d.engine.hipri && d.ioengine != IoEngine::Pvsync2 {
         d.warnings.push(format!(
             "hipri has no effect with ioengine={} (iolab honours it with pvsync2)",

@@ -22,8 +22,9 @@ const MICROSECONDS: OptionKind = Time {
     default_unit_ns: NS_PER_US,
 };
 
-/// Every option iolab knows. Order = documentation order.
-pub static OPTIONS: &[OptionDef] = &[
+/// The job's options (the data and verify rows are in `table_data`).
+/// Order = documentation order.
+pub(super) static JOB_OPTIONS: &[OptionDef] = &[
     // --- identity -------------------------------------------------------
     OptionDef {
         name: "name",
@@ -182,7 +183,8 @@ pub static OPTIONS: &[OptionDef] = &[
         kind: Int,
         default: Value("1"),
         unit: "I/Os",
-        help: "I/Os kept in flight per worker. Synchronous engines (psync) always keep 1.",
+        help: "I/Os kept in flight per worker. Synchronous engines (psync, sync, pvsync, pvsync2) \
+               always keep 1.",
     },
     OptionDef {
         name: "iodepth_batch_submit",
@@ -338,15 +340,42 @@ pub static OPTIONS: &[OptionDef] = &[
         set: |d, v| put(&mut d.ioengine, v.wrap(values::parse_ioengine(v.text()))),
         aliases: &[],
         kind: Choice(&[
-            "io_uring", "libaio", "psync", "sync", "pvsync", "pvsync2", "null", "nbd",
+            "io_uring", "libaio", "psync", "sync", "pvsync", "pvsync2", "null", "nbd", "cpuio",
         ]),
         default: Value("psync"),
         unit: "",
         help: "How I/O is issued: io_uring and libaio (asynchronous, honour iodepth and the \
                iodepth_batch options), psync (pread/pwrite, fio's default on Linux), sync \
                (lseek then read/write), pvsync (preadv/pwritev), pvsync2 (preadv2/pwritev2, \
-               see hipri), null (no I/O, measures iolab itself) or nbd (requests to an NBD \
-               server named by uri=, pipelined up to iodepth).",
+               see hipri), null (no I/O, measures iolab itself), nbd (requests to an NBD \
+               server named by uri=, pipelined up to iodepth) or cpuio (no I/O: burns \
+               cpuload % of a CPU beside other jobs).",
+    },
+    OptionDef {
+        name: "cpuload",
+        set: |d, v| put(&mut d.engine.cpuload, v.percent()),
+        aliases: &[],
+        kind: Int,
+        default: Note("none; required with ioengine=cpuio"),
+        unit: "%",
+        help: "cpuio: percent of one CPU each worker burns (1-100), measured in the \
+               thread's own CPU time, so a busy host stretches the cycle rather than \
+               lowering the load.",
+    },
+    OptionDef {
+        name: "cpuchunks",
+        set: |d, v| {
+            put(
+                &mut d.engine.cpuchunks_us,
+                v.wrap(units::parse_uint(v.text()))
+                    .and_then(|n| v.positive(n)),
+            )
+        },
+        aliases: &[],
+        kind: Int,
+        default: Value("50000"),
+        unit: "us",
+        help: "cpuio: one cycle of burning then resting, in microseconds (as in fio).",
     },
     OptionDef {
         name: "hipri",

@@ -31,6 +31,45 @@ pub(crate) fn parse_bs_range(text: &str, kb_base: u64) -> Result<BsSpec, String>
     })
 }
 
+/// fio's pattern syntax (`buffer_pattern`, `verify_pattern`): `0x` hex
+/// bytes, a quoted string, or a decimal number (its bytes, least
+/// significant first, as many as it needs).
+pub(crate) fn parse_pattern(text: &str) -> Result<Vec<u8>, String> {
+    let t = text.trim();
+    if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        let hex = if hex.len() % 2 == 1 {
+            format!("0{hex}")
+        } else {
+            hex.to_string()
+        };
+        return (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16))
+            .collect::<Result<Vec<u8>, _>>()
+            .map_err(|_| "not a hex number (0x followed by hex digits)".to_string())
+            .and_then(nonempty);
+    }
+    for q in ['"', '\''] {
+        if let Some(inner) = t.strip_prefix(q).and_then(|r| r.strip_suffix(q)) {
+            return nonempty(inner.as_bytes().to_vec());
+        }
+    }
+    let n: u64 = t.parse().map_err(|_| {
+        "expected 0x-hex, a quoted string or a decimal number (combinations with '|' or \
+         %o are not supported)"
+            .to_string()
+    })?;
+    let used = 8 - (n.leading_zeros() / 8) as usize;
+    Ok(n.to_le_bytes()[..used.max(1)].to_vec())
+}
+
+fn nonempty(v: Vec<u8>) -> Result<Vec<u8>, String> {
+    if v.is_empty() {
+        return Err("the pattern is empty".into());
+    }
+    Ok(v)
+}
+
 /// One option's value with the helpers that turn parse failures into
 /// [`JobError`]s naming the option as written.
 pub(crate) struct Val<'a> {
@@ -96,6 +135,20 @@ impl Val<'_> {
             ));
         }
         self.wrap(parse_size(self.text(), self.kb_base))
+    }
+
+    /// A whole percentage, 0-100.
+    pub(crate) fn percent(&self) -> Result<u32, JobError> {
+        let n = self.u32_min(0)?;
+        if n > 100 {
+            return Err(self.invalid("must be a percentage from 0 to 100"));
+        }
+        Ok(n)
+    }
+
+    /// A size under `kb_base` (no percentages).
+    pub(crate) fn size(&self) -> Result<u64, JobError> {
+        self.size_no_pct()
     }
 
     pub(crate) fn u32_min(&self, min: u32) -> Result<u32, JobError> {

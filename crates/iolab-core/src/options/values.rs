@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::job::{IoEngine, Pattern, RandomDistribution, SyncMode, Zone};
+use crate::job::{IoEngine, Pattern, RandomDistribution, SyncMode, VerifyKind, Zone};
 use crate::units::parse_float;
 
 /// Which directions an `rw=` value does; the mix share comes from `rwmixread`.
@@ -56,6 +56,7 @@ pub(super) fn parse_ioengine(text: &str) -> Result<IoEngine, String> {
         "sync" => Ok(IoEngine::Sync),
         "pvsync" => Ok(IoEngine::Pvsync),
         "pvsync2" => Ok(IoEngine::Pvsync2),
+        "cpuio" => Ok(IoEngine::Cpuio),
         "vsync" => Err(
             "iolab has no 'vsync' engine (readv/writev merging neighbours); use sync or pvsync"
                 .into(),
@@ -63,10 +64,40 @@ pub(super) fn parse_ioengine(text: &str) -> Result<IoEngine, String> {
         "iouring" | "uring" => Err("did you mean io_uring?".into()),
         _ => Err(
             "not supported by iolab; supported engines: io_uring, libaio, psync, sync, \
-                  pvsync, pvsync2, null, nbd"
+                  pvsync, pvsync2, null, nbd, cpuio"
                 .into(),
         ),
     }
+}
+
+/// Parses `verify=` (fio's names; `crc32c-intel` is crc32c, which uses the
+/// CPU's instruction where there is one).
+pub(super) fn parse_verify(text: &str) -> Result<VerifyKind, String> {
+    Ok(match text.trim() {
+        "0" | "none" => VerifyKind::Off,
+        "crc32c" | "crc32c-intel" => VerifyKind::Crc32c,
+        "md5" => VerifyKind::Md5,
+        "sha1" => VerifyKind::Sha1,
+        "sha256" => VerifyKind::Sha256,
+        "xxhash" => VerifyKind::Xxhash,
+        "meta" => VerifyKind::Meta,
+        "pattern" => VerifyKind::Pattern,
+        "null" => VerifyKind::Null,
+        other @ ("crc64" | "crc32" | "crc16" | "crc7" | "sha224" | "sha384" | "sha512"
+        | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "xxhash64") => {
+            return Err(format!(
+                "verify={other} is not supported yet; use crc32c, md5, sha1, sha256, xxhash, \
+                 meta, pattern or null"
+            ))
+        }
+        _ => {
+            return Err(
+                "expected 0, crc32c, crc32c-intel, md5, sha1, sha256, xxhash, meta, pattern \
+                 or null"
+                    .into(),
+            )
+        }
+    })
 }
 
 /// Parses `sync=`.

@@ -15,9 +15,9 @@ fn unknown_options_get_a_hint() {
     );
     assert_eq!(err(&["BS=4k"]), "unknown option 'BS': did you mean 'bs'?");
     assert_eq!(
-        err(&["verify=md5"]),
-        "unknown option 'verify': fio option not supported by \
-        iolab yet (data verification is not supported yet)"
+        err(&["cpumask=1"]),
+        "unknown option 'cpumask': fio option not supported by \
+        iolab yet (pin workers with cpus_allowed)"
     );
     assert_eq!(
         err(&["sqthread_poll"]),

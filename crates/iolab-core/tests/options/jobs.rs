@@ -461,3 +461,69 @@ fn new_engines_are_taken_with_fio_adjustments() {
         .iter()
         .any(|w| w.contains("hipri has no effect")));
 }
+
+#[test]
+fn buffer_and_verify_options_as_fio_reads_them() {
+    let d = prep(&["size=1m", "rw=write", "buffer_pattern=0xDEADbeef"]).data;
+    assert_eq!(d.buffer_pattern, Some(vec![0xde, 0xad, 0xbe, 0xef]));
+    assert!(d.scramble_buffers, "fio's default");
+    let d = prep(&["size=1m", "rw=write", "buffer_pattern='ab'"]).data;
+    assert_eq!(d.buffer_pattern.as_deref(), Some(&b"ab"[..]));
+    let d = prep(&["size=1m", "rw=write", "buffer_pattern=258"]).data;
+    assert_eq!(d.buffer_pattern, Some(vec![2, 1]));
+    // verify_pattern alone means verify=pattern; the interval defaults to bs.
+    let d = prep(&["size=1m", "rw=write", "bs=8k", "verify_pattern=0x5a"]).data;
+    assert_eq!((d.verify, d.verify_interval), (VerifyKind::Pattern, 8192));
+    let d = prep(&["size=1m", "rw=read", "verify=crc32c-intel"]).data;
+    assert_eq!(d.verify, VerifyKind::Crc32c);
+    let w = prep(&["size=1m", "rw=read", "zero_buffers"]).warnings;
+    assert!(w
+        .iter()
+        .any(|w| w.contains("zero_buffers has no effect: the job does not write")));
+    let w = prep(&["size=1m", "rw=write", "verify_fatal"]).warnings;
+    assert!(w
+        .iter()
+        .any(|w| w.contains("verify_fatal has no effect without verify")));
+}
+
+#[test]
+fn verify_conflicts_are_named() {
+    let e = |o: &[&str]| spec(o).prepare().unwrap_err().to_string();
+    assert!(e(&["size=1m", "rw=randrw", "verify=md5"]).contains("read/write mix"));
+    assert!(e(&["size=1m", "rw=write", "ioengine=null", "verify=md5"]).contains("moves none"));
+    assert!(e(&["size=1m", "rw=write", "verify=pattern"]).contains("needs verify_pattern"));
+    assert!(e(&[
+        "size=1m",
+        "rw=write",
+        "bs=4k",
+        "verify=md5",
+        "verify_interval=3k"
+    ])
+    .contains("must divide every block size"));
+    assert!(e(&[
+        "size=1m",
+        "rw=write",
+        "bs=4k",
+        "verify=md5",
+        "verify_offset=4080"
+    ])
+    .contains("does not fit"));
+    assert!(e(&["size=1m", "verify=crc64"]).contains("not supported yet"));
+    assert!(e(&["size=1m", "buffer_compress_percentage=101"]).contains("0 to 100"));
+    assert!(e(&["size=1m", "buffer_pattern=0xzz"]).contains("not a hex number"));
+}
+
+#[test]
+fn cpuio_needs_a_load_and_a_runtime_and_no_size() {
+    let j = prep(&["ioengine=cpuio", "cpuload=30", "runtime=5"]);
+    assert_eq!((j.engine.cpuload, j.engine.cpuchunks_us), (30, 50_000));
+    assert!(j.time_based && j.filenames.is_empty());
+    let e = |o: &[&str]| spec(o).prepare().unwrap_err().to_string();
+    assert!(e(&["ioengine=cpuio", "runtime=5"]).contains("needs cpuload"));
+    assert!(e(&["ioengine=cpuio", "cpuload=30"]).contains("needs runtime"));
+    assert!(e(&["ioengine=cpuio", "cpuload=130", "runtime=1"]).contains("0 to 100"));
+    let w = prep(&["size=1m", "cpuload=30"]).warnings;
+    assert!(w
+        .iter()
+        .any(|w| w.contains("cpuload and cpuchunks have no effect")));
+}

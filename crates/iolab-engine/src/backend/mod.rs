@@ -9,6 +9,7 @@
 //! per-I/O path is statically dispatched.
 
 pub mod blocking;
+pub mod cpuio;
 pub mod libaio;
 pub mod nbd;
 pub mod null;

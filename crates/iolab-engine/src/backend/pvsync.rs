@@ -77,7 +77,10 @@ mod tests {
     fn hipri_sets_rwf_hipri_only_when_asked() {
         let mut cfg = BackendConfig::default();
         assert_eq!(Vectored2::new(&cfg).flags, 0);
-        cfg.engine = EngineOptions { hipri: true };
+        cfg.engine = EngineOptions {
+            hipri: true,
+            ..EngineOptions::default()
+        };
         assert_eq!(Vectored2::new(&cfg).flags, libc::RWF_HIPRI);
     }
 }

@@ -88,7 +88,10 @@ fn worker_spec(
         None => layout::regions_for_worker(layout, job, w)?,
     };
     let mut files = Vec::new();
-    if !matches!(job.ioengine, IoEngine::Null | IoEngine::Nbd) {
+    if !matches!(
+        job.ioengine,
+        IoEngine::Null | IoEngine::Nbd | IoEngine::Cpuio
+    ) {
         for r in &regions {
             let pf = layout.file(&r.path).ok_or_else(|| not_laid_out(&r.path))?;
             files.push(layout::open(pf, job)?);

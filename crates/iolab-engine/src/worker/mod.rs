@@ -14,16 +14,21 @@
 //!    [`WorkerOutcome`]: the result of what it did, and the error that
 //!    stopped it, if any.
 //!
-//! Modules: [`buffers`] (aligned buffers), [`clock`] (monotonic ns, waits),
+//! Modules: [`buffers`] (aligned buffers), `content` and `verify` (what
+//! writes carry, verified chunks), `data` (the verify log and phase),
+//! [`clock`] (monotonic ns, waits),
 //! [`record`] (stats, intervals, ramp), `io_loop` (the hot path), `waits`
 //! (quiesce, syncs, sleeps), [`thread`] (spawning, pinning, dispatch on
 //! the backend).
 
 pub mod buffers;
 pub mod clock;
+mod content;
+mod data;
 mod io_loop;
 pub mod record;
 pub mod thread;
+mod verify;
 mod waits;
 
 use std::fs::File;
@@ -32,10 +37,11 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use iolab_core::gen::{IoGen, IoUnit};
-use iolab_core::job::PreparedJob;
+use iolab_core::job::{IoEngine, PreparedJob};
 use iolab_core::rate::RateLimiter;
 use iolab_core::stats::{IntervalSample, WorkerResult};
 
+use crate::backend::cpuio::CpuBurner;
 use crate::backend::{Backend, BackendConfig, Completion, Op, OpenFile};
 use crate::EngineError;
 use buffers::AlignedBufs;
@@ -176,6 +182,9 @@ pub(crate) struct Worker<B: Backend> {
     rec: Recorder,
     error: Option<EngineError>,
     ctl: Arc<Control>,
+    data: data::DataState,
+    /// cpuio: burn CPU instead of doing I/O.
+    burner: Option<CpuBurner>,
 }
 
 impl<B: Backend> std::fmt::Debug for Worker<B> {
@@ -234,9 +243,12 @@ impl<B: Backend> Worker<B> {
         };
         let backend = B::open(&open, &cfg)?;
         let n = spec.paths.len();
+        let mut data = data::DataState::new(&spec.job, spec.gen.seed());
+        let mut bufs = spec.bufs;
+        data.initial_fill(bufs.as_mut_slice());
         let w = Worker {
             backend,
-            bufs: spec.bufs,
+            bufs,
             _files: spec.files,
             paths: spec.paths,
             p,
@@ -260,6 +272,9 @@ impl<B: Backend> Worker<B> {
             rec,
             error: None,
             ctl,
+            data,
+            burner: (spec.job.ioengine == IoEngine::Cpuio)
+                .then(|| CpuBurner::new(spec.job.engine.cpuload, spec.job.engine.cpuchunks_us)),
         };
         Ok((
             w,
@@ -297,12 +312,18 @@ impl<B: Backend> Worker<B> {
         self.last_ns = origin;
         self.rate_origin_ns = origin;
         self.rec.begin(origin, self.p.ramp_ns);
-        if let Err(e) = self.main_loop() {
+        if let Some(burner) = self.burner {
+            while !self.stopping() {
+                burner.cycle();
+                self.clock();
+            }
+        } else if let Err(e) = self.main_loop() {
             self.error.get_or_insert(e);
         }
         if let Err(e) = self.quiesce() {
             self.error.get_or_insert(e);
         }
+        self.verify_phase();
         if self.p.end_fsync && self.error.is_none() {
             self.end_fsync();
         }
@@ -310,6 +331,22 @@ impl<B: Backend> Worker<B> {
         WorkerOutcome {
             result: self.rec.finish(end, parts.worker, parts.host),
             error: self.error.take(),
+        }
+    }
+
+    /// After the writes: read back and check what was logged (do_verify),
+    /// unless the run was stopped or failed; then report any mismatch.
+    fn verify_phase(&mut self) {
+        let stopped = self.ctl.stop.load(std::sync::atomic::Ordering::Relaxed);
+        if self.data.verify_pending() && self.error.is_none() && !stopped {
+            self.data.phase = true;
+            self.gen_done = false;
+            if let Err(e) = self.main_loop().and_then(|()| self.quiesce()) {
+                self.error.get_or_insert(e);
+            }
+        }
+        if let Some(e) = self.data.error() {
+            self.error.get_or_insert(e);
         }
     }
 

@@ -128,7 +128,10 @@ pub fn spawn(
         .spawn(move || match engine {
             IoEngine::IoUring => thread_main::<UringBackend>(spec, ctl, tx, ready_tx, go_rx),
             IoEngine::Psync => thread_main::<PsyncBackend>(spec, ctl, tx, ready_tx, go_rx),
-            IoEngine::Null => thread_main::<NullBackend>(spec, ctl, tx, ready_tx, go_rx),
+            // cpuio does no I/O: the worker burns CPU instead of its loop.
+            IoEngine::Null | IoEngine::Cpuio => {
+                thread_main::<NullBackend>(spec, ctl, tx, ready_tx, go_rx)
+            }
             IoEngine::Nbd => thread_main::<NbdBackend>(spec, ctl, tx, ready_tx, go_rx),
             IoEngine::Libaio => thread_main::<LibaioBackend>(spec, ctl, tx, ready_tx, go_rx),
             IoEngine::Sync => thread_main::<SyncBackend>(spec, ctl, tx, ready_tx, go_rx),

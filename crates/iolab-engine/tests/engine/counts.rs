@@ -204,3 +204,37 @@ fn each_note_is_told_once_and_named_by_job_where_jobs_differ() {
     assert!(rings[0].starts_with("qd5, qd8: io_uring ring of 8 entries, "));
     assert!(rings[1].starts_with("qd32: io_uring ring of 32 entries, "));
 }
+
+/// cpuio burns its share of a CPU and does no I/O. The burn is counted in
+/// thread CPU time, so the process's CPU over the window is at most the
+/// load; a busy host (this one runs eight builds at times) stretches the
+/// cycles, so the lower bound only says it burned at all. The exact CPU
+/// time per cycle is checked in `backend::cpuio`'s unit test.
+#[test]
+fn cpuio_burns_its_load_and_does_no_io() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let j = job(
+        "burn",
+        dir.path(),
+        &[
+            "ioengine=cpuio",
+            "cpuload=50",
+            "cpuchunks=10000",
+            "runtime=1",
+        ],
+    );
+    let r = run_ok(config(vec![j]));
+    let w = worker(&r, 0, 0);
+    assert_eq!(w.dirs[0].ios + w.dirs[1].ios, 0, "no I/O");
+    let c = &r.cpu[0];
+    let share = (c.proc_user_ns + c.proc_sys_ns) as f64 / c.window_ns as f64;
+    assert!(
+        (0.05..0.6).contains(&share),
+        "50% asked, {share:.2} of a CPU used"
+    );
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "no file made"
+    );
+}

@@ -94,6 +94,8 @@ fn written_data_reaches_the_file() {
                 "rw=randwrite",
                 "size=2m",
                 "iodepth=4",
+                // Unstamped, so each block is exactly a slot's buffer.
+                "scramble_buffers=0",
                 direct(dir.path()),
             ],
         );

@@ -107,3 +107,10 @@ def test_percent_file_reads_half_from_a_quarter(cli: Callable[..., Any], workdir
     (entry,) = _run(cli, "percent.fio")["jobs"]
     assert entry["read"]["io_bytes"] == 1 << 19
     assert entry["job options"]["size"] == str(1 << 19) and entry["job options"]["offset"] == str(1 << 18)
+
+
+def test_offset_modifiers_move_the_whole_size(cli: Callable[..., Any], workdir: Path) -> None:
+    doc = _run(cli, "backwards.fio")
+    writes, reads = doc["jobs"]
+    assert writes["write"]["io_bytes"] == reads["read"]["io_bytes"] == 256 << 10
+    assert reads["job options"]["rw"] == "read:-8k"

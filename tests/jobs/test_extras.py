@@ -96,6 +96,10 @@ def test_new_group_unit_base_and_bad_values(cli: Callable[..., Any]) -> None:
     assert doc["jobs"][0]["read"]["total_ios"] == 1024
     r = cli("run", *NULL, "--unit_base=8")
     assert r.exit_code == 2 and "unit_base=8: expected one of 0, 1" in r.stderr, r.output
+    doc, _ = _fio_run(cli, *NULL, "--mem=malloc")
+    assert doc["jobs"][0]["read"]["total_ios"] == 1024
+    r = cli("run", *NULL, "--iomem=mmaphuge")
+    assert r.exit_code == 2 and "iomem=mmaphuge: expected one of malloc" in r.stderr, r.output
     r = cli("run", *NULL, "--thread=maybe")
     assert r.exit_code == 2 and "thread=maybe: expected 0 or 1" in r.stderr, r.output
 
@@ -144,3 +148,9 @@ def test_plan_sets_the_interval_from_the_log_window() -> None:
     assert plan.interval_ns == 250_000_000 and plan.jobs[0].options == ()
     plan = plan_extras([JobSpec("a", (("write_iops_log", "x"),))])
     assert plan.interval_ns == 500_000_000  # fio's iopsavgtime when log_avg_msec=0
+
+
+def test_extra_options_take_a_separate_value_like_engine_options(cli: Callable[..., Any], workdir: Path) -> None:
+    r = cli("run", *NULL, "--write_iops_log", "sep", "--log_avg_msec", "200", "--thread", "--output-format=terse")
+    assert r.exit_code == 0, r.output
+    assert (workdir / "sep_iops.1.log").exists()

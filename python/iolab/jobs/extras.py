@@ -115,6 +115,14 @@ EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
         "Start this job after the named (earlier) job: iolab starts a new stonewall group here, so it also "
         "waits for every other earlier job.",
     ),
+    ExtraDef(
+        "iomem",
+        "choice",
+        "malloc",
+        "Buffer memory: iolab's buffers are aligned heap memory, fio's malloc; other kinds are refused.",
+        aliases=("mem",),
+        choices=("malloc",),
+    ),
     ExtraDef("new_group", "bool", "0", "Accepted; iolab reports every job on its own, groups are stonewall groups."),
     # --- fio's log files (iolab.results.fio_logs) ---------------------------------------------
     ExtraDef("write_bw_log", "text", "off", "Write NAME_bw.N.log: bandwidth (KiB/s) per window, in fio's format."),

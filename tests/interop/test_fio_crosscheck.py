@@ -50,10 +50,10 @@ def data_file(tmp_path: Path) -> Path:
     return f
 
 
-@pytest.mark.parametrize("engine", ["psync", "io_uring"])
+@pytest.mark.parametrize("engine", ["psync", "io_uring", "libaio", "sync", "pvsync", "pvsync2"])
 def test_size_based_counts_match_fio_exactly(data_file: Path, engine: str) -> None:
     job = [f"--filename={data_file}", "--size=8m", "--rw=randread", "--bs=4k", f"--ioengine={engine}", "--name=x"]
-    if engine == "io_uring":
+    if engine in ("io_uring", "libaio"):
         job.append("--iodepth=8")
     f, i = fio(job), iolab(job)
     assert totals(i, "read") == totals(f, "read") == (2048, 8 << 20)

@@ -50,7 +50,7 @@ def data_file(tmp_path: Path) -> Path:
     return f
 
 
-@pytest.mark.parametrize("engine", ["psync", "io_uring", "libaio", "sync", "pvsync", "pvsync2"])
+@pytest.mark.parametrize("engine", ["psync", "io_uring", "libaio", "sync", "pvsync", "pvsync2", "mmap"])
 def test_size_based_counts_match_fio_exactly(data_file: Path, engine: str) -> None:
     job = [f"--filename={data_file}", "--size=8m", "--rw=randread", "--bs=4k", f"--ioengine={engine}", "--name=x"]
     if engine in ("io_uring", "libaio"):

@@ -106,6 +106,8 @@ pub enum IoEngine {
     Pvsync2,
     /// No I/O: burns `cpuload` % of a CPU (fio's `cpuio`).
     Cpuio,
+    /// Copies to and from a shared mapping of the file.
+    Mmap,
 }
 
 impl IoEngine {
@@ -120,6 +122,7 @@ impl IoEngine {
             IoEngine::Pvsync => "pvsync",
             IoEngine::Pvsync2 => "pvsync2",
             IoEngine::Cpuio => "cpuio",
+            IoEngine::Mmap => "mmap",
         }
     }
 
@@ -128,7 +131,11 @@ impl IoEngine {
     pub fn synchronous(self) -> bool {
         matches!(
             self,
-            IoEngine::Psync | IoEngine::Sync | IoEngine::Pvsync | IoEngine::Pvsync2
+            IoEngine::Psync
+                | IoEngine::Sync
+                | IoEngine::Pvsync
+                | IoEngine::Pvsync2
+                | IoEngine::Mmap
         )
     }
 }

@@ -377,6 +377,13 @@ fn note_no_effect(d: &mut Draft, rw: RwMix) {
             d.ioengine.name()
         ));
     }
+    if d.ioengine == IoEngine::Mmap && d.direct {
+        d.warnings.push(
+            "direct=1 has no effect on ioengine=mmap's copies (the mapping goes through the \
+             page cache)"
+                .into(),
+        );
+    }
     if d.ioengine == IoEngine::Libaio && !d.direct {
         d.warnings.push(
             "ioengine=libaio without direct=1: Linux completes buffered AIO inside io_submit, \

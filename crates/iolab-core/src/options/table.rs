@@ -340,14 +340,15 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         set: |d, v| put(&mut d.ioengine, v.wrap(values::parse_ioengine(v.text()))),
         aliases: &[],
         kind: Choice(&[
-            "io_uring", "libaio", "psync", "sync", "pvsync", "pvsync2", "null", "nbd", "cpuio",
+            "io_uring", "libaio", "psync", "sync", "pvsync", "pvsync2", "mmap", "null", "nbd",
+            "cpuio",
         ]),
         default: Value("psync"),
         unit: "",
         help: "How I/O is issued: io_uring and libaio (asynchronous, honour iodepth and the \
                iodepth_batch options), psync (pread/pwrite, fio's default on Linux), sync \
                (lseek then read/write), pvsync (preadv/pwritev), pvsync2 (preadv2/pwritev2, \
-               see hipri), null (no I/O, measures iolab itself), nbd (requests to an NBD \
+               see hipri), mmap (copies to and from a shared mapping; syncs are msync), null (no I/O, measures iolab itself), nbd (requests to an NBD \
                server named by uri=, pipelined up to iodepth) or cpuio (no I/O: burns \
                cpuload % of a CPU beside other jobs).",
     },

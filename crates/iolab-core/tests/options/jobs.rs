@@ -430,6 +430,7 @@ fn new_engines_are_taken_with_fio_adjustments() {
         ("sync", true),
         ("pvsync", true),
         ("pvsync2", true),
+        ("mmap", true),
     ] {
         let j = prep(&["size=1m", &format!("ioengine={engine}"), "iodepth=8"]);
         assert_eq!(j.ioengine.name(), engine);

@@ -11,6 +11,7 @@
 pub mod blocking;
 pub mod cpuio;
 pub mod libaio;
+pub mod mmap;
 pub mod nbd;
 pub mod null;
 pub mod psync;

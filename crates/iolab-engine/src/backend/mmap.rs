@@ -109,14 +109,6 @@ impl Backend for MmapBackend {
             result,
         }))
     }
-
-    fn commit(&mut self) -> std::io::Result<u32> {
-        Ok(0)
-    }
-
-    fn reap(&mut self, _min: u32, _max: u32, _out: &mut Vec<Completion>) -> std::io::Result<u32> {
-        Ok(0)
-    }
 }
 
 impl Drop for MmapBackend {

@@ -153,6 +153,17 @@ pub struct EngineOptions {
     pub cpuchunks_us: u64,
 }
 
+/// How much I/O a worker does beyond size × loops (fio's amounts).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Amounts {
+    /// `io_size`/`io_limit`: bytes of I/O per worker; passes over the region
+    /// repeat (loops is raised to cover it) and stop once this is issued.
+    pub io_size: Option<u64>,
+    /// `number_ios`: I/Os per worker, after which the worker stops.
+    pub number_ios: Option<u64>,
+}
+
 impl Default for EngineOptions {
     fn default() -> Self {
         EngineOptions {
@@ -391,6 +402,9 @@ pub struct PreparedJob {
     /// Buffer contents and verification (absent in older results: defaults).
     #[serde(default)]
     pub data: DataOptions,
+    /// io_size and number_ios (absent in older results: no limits).
+    #[serde(default)]
+    pub amounts: Amounts,
     pub rate_bytes_per_s: [Option<u64>; 2],
     pub rate_iops: [Option<u64>; 2],
     pub rate_process: RateProcess,

@@ -92,6 +92,35 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         unit: "bytes",
         help: "Start of the I/O region within each file. Percentages are not supported yet.",
     },
+    OptionDef {
+        name: "io_size",
+        set: |d, v| put(&mut d.amounts.io_size, v.size().and_then(|n| v.positive(n)).map(Some)),
+        aliases: &["io_limit"],
+        kind: Size,
+        default: Note("size x loops"),
+        unit: "bytes",
+        help: "Bytes of I/O per worker; when more than size, passes over the region repeat \
+               until this much is issued (as in fio). Overrides loops.",
+    },
+    OptionDef {
+        name: "number_ios",
+        set: |d, v| put(&mut d.amounts.number_ios, v.size().and_then(|n| v.positive(n)).map(Some)),
+        aliases: &[],
+        kind: Int,
+        default: Note("no limit"),
+        unit: "I/Os",
+        help: "Stop each worker after this many I/Os, even if size is not done.",
+    },
+    OptionDef {
+        name: "thread",
+        set: |d, v| d.apply_thread(v.flag()?),
+        aliases: &[],
+        kind: Bool,
+        default: Value("1"),
+        unit: "",
+        help: "Accepted for fio job files: iolab always runs workers as threads (fio's \
+               thread=1); thread=0 (processes) is not offered: it runs threads and says so.",
+    },
     // --- what I/O -------------------------------------------------------
     OptionDef {
         name: "rw",

@@ -106,6 +106,8 @@ pub enum IoEngine {
     Pvsync2,
     /// No I/O: burns `cpuload` % of a CPU (fio's `cpuio`).
     Cpuio,
+    /// Copies to and from a shared mapping of the file.
+    Mmap,
 }
 
 impl IoEngine {
@@ -120,6 +122,7 @@ impl IoEngine {
             IoEngine::Pvsync => "pvsync",
             IoEngine::Pvsync2 => "pvsync2",
             IoEngine::Cpuio => "cpuio",
+            IoEngine::Mmap => "mmap",
         }
     }
 
@@ -128,7 +131,11 @@ impl IoEngine {
     pub fn synchronous(self) -> bool {
         matches!(
             self,
-            IoEngine::Psync | IoEngine::Sync | IoEngine::Pvsync | IoEngine::Pvsync2
+            IoEngine::Psync
+                | IoEngine::Sync
+                | IoEngine::Pvsync
+                | IoEngine::Pvsync2
+                | IoEngine::Mmap
         )
     }
 }
@@ -144,6 +151,17 @@ pub struct EngineOptions {
     pub cpuload: u32,
     /// `cpuchunks`: length of one burn-and-rest cycle, microseconds.
     pub cpuchunks_us: u64,
+}
+
+/// How much I/O a worker does beyond size × loops (fio's amounts).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Amounts {
+    /// `io_size`/`io_limit`: bytes of I/O per worker; passes over the region
+    /// repeat (loops is raised to cover it) and stop once this is issued.
+    pub io_size: Option<u64>,
+    /// `number_ios`: I/Os per worker, after which the worker stops.
+    pub number_ios: Option<u64>,
 }
 
 impl Default for EngineOptions {
@@ -389,6 +407,9 @@ pub struct PreparedJob {
     /// Buffer contents and verification (absent in older results: defaults).
     #[serde(default)]
     pub data: DataOptions,
+    /// io_size and number_ios (absent in older results: no limits).
+    #[serde(default)]
+    pub amounts: Amounts,
     pub rate_bytes_per_s: [Option<u64>; 2],
     pub rate_iops: [Option<u64>; 2],
     pub rate_process: RateProcess,

@@ -69,6 +69,13 @@ pub(super) fn check(d: &mut Draft, rw: RwMix) -> Result<(), JobError> {
         ));
     }
     d.data.verify_interval = interval;
+    if writes && d.runtime_ns > 0 && d.data.verify_backlog == 0 && d.data.do_verify {
+        d.warnings.push(
+            "verify reads back after the writes, within runtime: what runtime cuts off is not \
+             verified (verify_backlog verifies as the job goes)"
+                .into(),
+        );
+    }
     Ok(())
 }
 

@@ -94,6 +94,35 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         help: "Start of the I/O region within each file. A percentage is resolved by \
                `iolab run` against existing files.",
     },
+    OptionDef {
+        name: "io_size",
+        set: |d, v| put(&mut d.amounts.io_size, v.size().and_then(|n| v.positive(n)).map(Some)),
+        aliases: &["io_limit"],
+        kind: Size,
+        default: Note("size x loops"),
+        unit: "bytes",
+        help: "Bytes of I/O per worker; when more than size, passes over the region repeat \
+               until this much is issued (as in fio). Overrides loops.",
+    },
+    OptionDef {
+        name: "number_ios",
+        set: |d, v| put(&mut d.amounts.number_ios, v.size().and_then(|n| v.positive(n)).map(Some)),
+        aliases: &[],
+        kind: Int,
+        default: Note("no limit"),
+        unit: "I/Os",
+        help: "Stop each worker after this many I/Os, even if size is not done.",
+    },
+    OptionDef {
+        name: "thread",
+        set: |d, v| d.apply_thread(v.flag()?),
+        aliases: &[],
+        kind: Bool,
+        default: Value("1"),
+        unit: "",
+        help: "Accepted for fio job files: iolab always runs workers as threads (fio's \
+               thread=1); thread=0 (processes) is not offered: it runs threads and says so.",
+    },
     // --- what I/O -------------------------------------------------------
     OptionDef {
         name: "rw",
@@ -344,14 +373,15 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         set: |d, v| put(&mut d.ioengine, v.wrap(values::parse_ioengine(v.text()))),
         aliases: &[],
         kind: Choice(&[
-            "io_uring", "libaio", "psync", "sync", "pvsync", "pvsync2", "null", "nbd", "cpuio",
+            "io_uring", "libaio", "psync", "sync", "pvsync", "pvsync2", "mmap", "null", "nbd",
+            "cpuio",
         ]),
         default: Value("psync"),
         unit: "",
         help: "How I/O is issued: io_uring and libaio (asynchronous, honour iodepth and the \
                iodepth_batch options), psync (pread/pwrite, fio's default on Linux), sync \
                (lseek then read/write), pvsync (preadv/pwritev), pvsync2 (preadv2/pwritev2, \
-               see hipri), null (no I/O, measures iolab itself), nbd (requests to an NBD \
+               see hipri), mmap (copies to and from a shared mapping; syncs are msync), null (no I/O, measures iolab itself), nbd (requests to an NBD \
                server named by uri=, pipelined up to iodepth) or cpuio (no I/O: burns \
                cpuload % of a CPU beside other jobs).",
     },

@@ -79,6 +79,7 @@ pub(super) fn parse_ioengine(text: &str) -> Result<IoEngine, String> {
         "pvsync" => Ok(IoEngine::Pvsync),
         "pvsync2" => Ok(IoEngine::Pvsync2),
         "cpuio" => Ok(IoEngine::Cpuio),
+        "mmap" => Ok(IoEngine::Mmap),
         "vsync" => Err(
             "iolab has no 'vsync' engine (readv/writev merging neighbours); use sync or pvsync"
                 .into(),
@@ -86,7 +87,7 @@ pub(super) fn parse_ioengine(text: &str) -> Result<IoEngine, String> {
         "iouring" | "uring" => Err("did you mean io_uring?".into()),
         _ => Err(
             "not supported by iolab; supported engines: io_uring, libaio, psync, sync, \
-                  pvsync, pvsync2, null, nbd, cpuio"
+                  pvsync, pvsync2, mmap, null, nbd, cpuio"
                 .into(),
         ),
     }

@@ -84,7 +84,7 @@ fn unsupported_choices() {
     assert!(err(&["size=1m", "rw=trim"]).contains("does not issue trims"));
     assert!(err(&["size=1m", "rw=sideways"]).contains("expected read, write"));
     assert!(err(&["size=1m", "ioengine=posixaio"])
-        .contains("supported engines: io_uring, libaio, psync, sync, pvsync, pvsync2, null"));
+        .contains("supported engines: io_uring, libaio, psync, sync, pvsync, pvsync2, mmap, null"));
     assert!(err(&["size=1m", "ioengine=vsync"]).contains("no 'vsync' engine"));
     assert!(err(&["size=1m", "sync=maybe"]).contains("expected none (or 0)"));
     assert!(err(&["size=1m", "rate_process=bursty"]).contains("linear or poisson"));

@@ -82,14 +82,6 @@ impl<S: Syscall> Backend for BlockingBackend<S> {
         }))
     }
 
-    fn commit(&mut self) -> std::io::Result<u32> {
-        Ok(0)
-    }
-
-    fn reap(&mut self, _min: u32, _max: u32, _out: &mut Vec<Completion>) -> std::io::Result<u32> {
-        Ok(0)
-    }
-
     fn notes(&self) -> Vec<String> {
         if self.iodepth > 1 {
             // Said, not silently ignored: fio prints the same warning.

@@ -11,6 +11,7 @@
 pub mod blocking;
 pub mod cpuio;
 pub mod libaio;
+pub mod mmap;
 pub mod nbd;
 pub mod null;
 pub mod psync;
@@ -109,11 +110,17 @@ pub trait Backend: Sized {
     /// the backend may read or write them until then. `req.file` indexes the
     /// files the backend was opened with, which stay open as long as it.
     unsafe fn queue(&mut self, req: &Request) -> std::io::Result<Queued>;
-    /// Submit staged requests; returns how many were submitted.
-    fn commit(&mut self) -> std::io::Result<u32>;
+    /// Submit staged requests; returns how many were submitted. The default
+    /// is for synchronous backends, which stage nothing.
+    fn commit(&mut self) -> std::io::Result<u32> {
+        Ok(0)
+    }
     /// Wait for at least `min` completions (0 = don't wait) and append up to
-    /// `max` of them to `out`; returns how many were appended.
-    fn reap(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> std::io::Result<u32>;
+    /// `max` of them to `out`; returns how many were appended. The default
+    /// is for synchronous backends, whose requests complete in `queue`.
+    fn reap(&mut self, _min: u32, _max: u32, _out: &mut Vec<Completion>) -> std::io::Result<u32> {
+        Ok(0)
+    }
     /// What the backend decided at set-up that the user should know (e.g.
     /// io_uring fell back to unregistered buffers), one line each.
     fn notes(&self) -> Vec<String> {

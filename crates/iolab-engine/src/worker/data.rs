@@ -6,7 +6,7 @@
 //! Mismatches are counted; the first is kept for the error, and with
 //! `verify_fatal` the first one ends the job.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 
 use iolab_core::gen::IoUnit;
@@ -16,12 +16,10 @@ use super::content::Content;
 use super::verify::{Layout, Mismatch};
 use crate::EngineError;
 
-/// One logged write, to be read back.
-#[derive(Debug, Clone, Copy)]
-struct Logged {
-    unit: IoUnit,
-    seed: u64,
-}
+/// Logged writes by (file, offset): (length, seed). A later write over
+/// the same bytes replaces what it covers (fio keeps its log the same way),
+/// so overwritten data is never expected back.
+type Log = BTreeMap<(u32, u64), (u64, u64)>;
 
 #[derive(Debug)]
 pub struct DataState {
@@ -34,7 +32,7 @@ pub struct DataState {
     fatal: bool,
     dump: bool,
     backlog: u64,
-    log: VecDeque<Logged>,
+    log: Log,
     /// Seeds of the logged reads handed out, in issue order.
     expected: VecDeque<u64>,
     /// Reads left to hand out before writing resumes (verify_backlog).
@@ -64,7 +62,7 @@ impl DataState {
             fatal: d.verify_fatal,
             dump: d.verify_dump,
             backlog: d.verify_backlog,
-            log: VecDeque::new(),
+            log: Log::new(),
             expected: VecDeque::new(),
             draining: 0,
             phase: false,
@@ -93,11 +91,13 @@ impl DataState {
             }
             self.draining -= 1;
         }
-        let l = self.log.pop_front()?;
-        self.expected.push_back(l.seed);
+        let ((file, offset), (len, seed)) = self.log.pop_first()?;
+        self.expected.push_back(seed);
         Some(IoUnit {
             dir: IoDir::Read,
-            ..l.unit
+            file,
+            offset,
+            len,
         })
     }
 
@@ -145,9 +145,25 @@ impl DataState {
     /// A write completed: log it for the verify phase.
     #[inline]
     pub fn written(&mut self, unit: IoUnit, seed: u64) {
-        if self.log_writes {
-            self.log.push_back(Logged { unit, seed });
+        if !self.log_writes {
+            return;
         }
+        let (file, start, end) = (unit.file, unit.offset, unit.offset + unit.len);
+        let before = self.log.range(..(file, start)).next_back();
+        if let Some((&k, &(len, _))) = before {
+            if k.0 == file && k.1 + len > start {
+                self.log.remove(&k);
+            }
+        }
+        let covered: Vec<(u32, u64)> = self
+            .log
+            .range((file, start)..(file, end))
+            .map(|(k, _)| *k)
+            .collect();
+        for k in covered {
+            self.log.remove(&k);
+        }
+        self.log.insert((file, start), (unit.len, seed));
     }
 
     /// A verify read completed: check its chunks. Err only when the job

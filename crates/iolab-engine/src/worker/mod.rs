@@ -185,6 +185,9 @@ pub(crate) struct Worker<B: Backend> {
     data: data::DataState,
     /// cpuio: burn CPU instead of doing I/O.
     burner: Option<CpuBurner>,
+    /// What io_size and number_ios still allow the generator to issue.
+    bytes_left: u64,
+    ios_left: u64,
 }
 
 impl<B: Backend> std::fmt::Debug for Worker<B> {
@@ -275,6 +278,8 @@ impl<B: Backend> Worker<B> {
             data,
             burner: (spec.job.ioengine == IoEngine::Cpuio)
                 .then(|| CpuBurner::new(spec.job.engine.cpuload, spec.job.engine.cpuchunks_us)),
+            bytes_left: spec.job.amounts.io_size.unwrap_or(u64::MAX),
+            ios_left: spec.job.amounts.number_ios.unwrap_or(u64::MAX),
         };
         Ok((
             w,

@@ -11,6 +11,7 @@ use iolab_core::job::{CpusAllowedPolicy, IoEngine, PreparedJob};
 use super::record::Recorder;
 use super::{Control, Worker, WorkerId, WorkerMsg, WorkerOutcome, WorkerSpec};
 use crate::backend::libaio::LibaioBackend;
+use crate::backend::mmap::MmapBackend;
 use crate::backend::nbd::NbdBackend;
 use crate::backend::null::NullBackend;
 use crate::backend::psync::PsyncBackend;
@@ -135,6 +136,7 @@ pub fn spawn(
             IoEngine::Nbd => thread_main::<NbdBackend>(spec, ctl, tx, ready_tx, go_rx),
             IoEngine::Libaio => thread_main::<LibaioBackend>(spec, ctl, tx, ready_tx, go_rx),
             IoEngine::Sync => thread_main::<SyncBackend>(spec, ctl, tx, ready_tx, go_rx),
+            IoEngine::Mmap => thread_main::<MmapBackend>(spec, ctl, tx, ready_tx, go_rx),
             IoEngine::Pvsync => thread_main::<PvsyncBackend>(spec, ctl, tx, ready_tx, go_rx),
             IoEngine::Pvsync2 => thread_main::<Pvsync2Backend>(spec, ctl, tx, ready_tx, go_rx),
         })

@@ -238,3 +238,31 @@ fn cpuio_burns_its_load_and_does_no_io() {
         "no file made"
     );
 }
+
+/// io_size repeats the region until its bytes are issued; number_ios stops
+/// a worker after exactly that many I/Os (null engine: exact counts).
+#[test]
+fn io_size_and_number_ios_decide_the_amount() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let null = [
+        "ioengine=null",
+        "rw=randread",
+        "bs=4k",
+        "size=4m",
+        "iodepth=8",
+    ];
+    let ios = |extra: &[&str]| {
+        let r = run_ok(config(vec![job(
+            "n",
+            dir.path(),
+            &[&null[..], extra].concat(),
+        )]));
+        let w = worker(&r, 0, 0);
+        (w.dirs[0].ios, w.dirs[0].bytes)
+    };
+    assert_eq!(ios(&["io_size=10m"]), (2560, 10 * MIB));
+    assert_eq!(ios(&["io_limit=2m"]), (512, 2 * MIB));
+    assert_eq!(ios(&["number_ios=1000"]), (1000, 1000 * 4096));
+    assert_eq!(ios(&["number_ios=1000", "io_size=1m"]), (256, MIB));
+}

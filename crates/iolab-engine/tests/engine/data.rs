@@ -154,6 +154,34 @@ fn verify_finds_every_block_changed_under_its_feet() {
     }
 }
 
+/// Overwritten blocks are expected with their last content: passes over the
+/// same region, and random sizes that overlap earlier writes, verify clean.
+#[test]
+fn verify_expects_the_last_write_of_every_byte() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let loops = ["rw=write", "bs=16k", "size=1m", "loops=3", "verify=md5"];
+    let o = run_outcome(config(vec![job("w", dir.path(), &loops)]));
+    assert!(o.error.is_none(), "{:?}", o.error);
+    let w = &o.result.jobs[0].workers[0];
+    assert_eq!(
+        (w.dirs[1].ios, w.dirs[0].ios),
+        (192, 64),
+        "each block read back once"
+    );
+    let overlap = [
+        "rw=randwrite",
+        "bsrange=4k-16k",
+        "norandommap",
+        "size=1m",
+        "loops=2",
+        "verify=crc32c",
+        "verify_interval=4k",
+    ];
+    let o = run_outcome(config(vec![job("w", dir.path(), &overlap)]));
+    assert!(o.error.is_none(), "{:?}", o.error);
+}
+
 #[test]
 fn verify_backlog_interval_offset_pattern_and_dump() {
     let _s = serial();

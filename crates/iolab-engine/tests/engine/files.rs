@@ -1,4 +1,4 @@
-//! Every file engine (psync, io_uring, libaio, sync, pvsync, pvsync2) on real files in a temporary directory (on the same
+//! Every file engine (psync, io_uring, libaio, sync, pvsync, pvsync2, mmap) on real files in a temporary directory (on the same
 //! filesystem as the target dir's tmp; O_DIRECT is used where it works).
 
 use std::os::unix::fs::FileExt;
@@ -12,13 +12,14 @@ use iolab_engine::{EngineError, Run};
 
 use crate::common::*;
 
-const ENGINES: [&str; 6] = [
+const ENGINES: [&str; 7] = [
     "ioengine=psync",
     "ioengine=io_uring",
     "ioengine=libaio",
     "ioengine=sync",
     "ioengine=pvsync",
     "ioengine=pvsync2",
+    "ioengine=mmap",
 ];
 
 /// "direct=1" where the filesystem supports O_DIRECT (tmpfs does not).

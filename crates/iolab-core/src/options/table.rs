@@ -121,6 +121,25 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         help: "Accepted for fio job files: iolab always runs workers as threads (fio's \
                thread=1); thread=0 (processes) is not offered: it runs threads and says so.",
     },
+    OptionDef {
+        name: "exitall",
+        set: |d, v| put(&mut d.amounts.exitall, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("0"),
+        unit: "",
+        help: "When a worker of this job finishes, stop every job of the run (later \
+               stonewall groups do not start).",
+    },
+    OptionDef {
+        name: "exitall_on_error",
+        set: |d, v| put(&mut d.amounts.exitall_on_error, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("0"),
+        unit: "",
+        help: "When a worker of this job fails, stop every job of the run.",
+    },
     // --- what I/O -------------------------------------------------------
     OptionDef {
         name: "rw",
@@ -317,6 +336,17 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         default: Note("1 (the opposite of direct)"),
         unit: "",
         help: "The opposite of direct; the later of the two wins.",
+    },
+    OptionDef {
+        name: "invalidate",
+        set: |d, v| put(&mut d.engine.invalidate, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("1"),
+        unit: "",
+        help: "Drop the files' cached pages (posix_fadvise DONTNEED) when a worker opens \
+               them, so buffered reads start from the device (fio's default). Dirty pages \
+               stay until written back.",
     },
     OptionDef {
         name: "sync",

@@ -153,6 +153,9 @@ pub struct EngineOptions {
     pub cpuchunks_us: u64,
     /// `invalidate`: drop the files' cached pages before the run.
     pub invalidate: bool,
+    /// `numa_cpu_nodes`: NUMA nodes whose CPUs the workers may use (read
+    /// from /sys when the run is prepared).
+    pub numa_cpu_nodes: Option<Vec<usize>>,
 }
 
 /// How much I/O a worker does beyond size × loops, and when the whole run
@@ -178,6 +181,7 @@ impl Default for EngineOptions {
             cpuload: 0,
             cpuchunks_us: 50_000,
             invalidate: true,
+            numa_cpu_nodes: None,
         }
     }
 }

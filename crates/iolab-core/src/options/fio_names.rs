@@ -145,7 +145,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "nonvectored",
     "nowait",
     "nrfiles",
-    "numa_cpu_nodes",
     "numa_mem_policy",
     "numruns",
     "object_class",
@@ -258,7 +257,7 @@ fn advice(name: &str) -> Option<&'static str> {
     Some(match name {
         "nrfiles" | "filesize" | "openfiles" | "file_service_type" | "filename_format"
         | "opendir" => "name the files with filename=a:b",
-        "cpumask" | "numa_cpu_nodes" => "pin workers with cpus_allowed",
+        "cpumask" => "pin workers with cpus_allowed",
         "rate_min" | "rate_iops_min" | "rate_cycle" => {
             "iolab caps rates (rate, rate_iops) but does not enforce minimums"
         }

@@ -525,6 +525,17 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         help: "CPUs the workers may run on, e.g. '0-3,6'.",
     },
     OptionDef {
+        name: "numa_cpu_nodes",
+        set: |d, v| put(&mut d.engine.numa_cpu_nodes, v.wrap(units::parse_cpu_list(v.text())).map(Some)),
+        aliases: &[],
+        kind: CpuList,
+        default: Note("any node"),
+        unit: "",
+        help: "NUMA nodes ('0-1,3') whose CPUs (from /sys/devices/system/node) the workers \
+               may run on; with cpus_allowed, only CPUs in both. Memory placement \
+               (numa_mem_policy) is not offered.",
+    },
+    OptionDef {
         name: "cpus_allowed_policy",
         set: |d, v| put(&mut d.cpus_policy, v.cpus_policy()),
         aliases: &[],

@@ -151,9 +151,15 @@ pub struct EngineOptions {
     pub cpuload: u32,
     /// `cpuchunks`: length of one burn-and-rest cycle, microseconds.
     pub cpuchunks_us: u64,
+    /// `invalidate`: drop the files' cached pages before the run.
+    pub invalidate: bool,
+    /// `numa_cpu_nodes`: NUMA nodes whose CPUs the workers may use (read
+    /// from /sys when the run is prepared).
+    pub numa_cpu_nodes: Option<Vec<usize>>,
 }
 
-/// How much I/O a worker does beyond size × loops (fio's amounts).
+/// How much I/O a worker does beyond size × loops, and when the whole run
+/// ends early (fio's amounts and exitall options).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Amounts {
@@ -162,6 +168,10 @@ pub struct Amounts {
     pub io_size: Option<u64>,
     /// `number_ios`: I/Os per worker, after which the worker stops.
     pub number_ios: Option<u64>,
+    /// `exitall`: the first worker of this job to finish stops the run.
+    pub exitall: bool,
+    /// `exitall_on_error`: a worker of this job that fails stops the run.
+    pub exitall_on_error: bool,
 }
 
 impl Default for EngineOptions {
@@ -170,6 +180,8 @@ impl Default for EngineOptions {
             hipri: false,
             cpuload: 0,
             cpuchunks_us: 50_000,
+            invalidate: true,
+            numa_cpu_nodes: None,
         }
     }
 }

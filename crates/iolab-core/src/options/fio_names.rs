@@ -61,8 +61,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "exec_prerun",
     "exit_on_io_done",
     "exit_what",
-    "exitall",
-    "exitall_on_error",
     "experimental_verify",
     "fadvise_hint",
     "fallocate",
@@ -103,7 +101,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "ignore_zone_limits",
     "inplace",
     "interface",
-    "invalidate",
     "io_submit_mode",
     "iodepth_low",
     "iomem",
@@ -148,7 +145,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "nonvectored",
     "nowait",
     "nrfiles",
-    "numa_cpu_nodes",
     "numa_mem_policy",
     "numruns",
     "object_class",
@@ -260,7 +256,7 @@ fn advice(name: &str) -> Option<&'static str> {
     Some(match name {
         "nrfiles" | "filesize" | "openfiles" | "file_service_type" | "filename_format"
         | "opendir" => "name the files with filename=a:b",
-        "cpumask" | "numa_cpu_nodes" => "pin workers with cpus_allowed",
+        "cpumask" => "pin workers with cpus_allowed",
         "rate_min" | "rate_iops_min" | "rate_cycle" => {
             "iolab caps rates (rate, rate_iops) but does not enforce minimums"
         }

@@ -123,6 +123,25 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         help: "Accepted for fio job files: iolab always runs workers as threads (fio's \
                thread=1); thread=0 (processes) is not offered: it runs threads and says so.",
     },
+    OptionDef {
+        name: "exitall",
+        set: |d, v| put(&mut d.amounts.exitall, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("0"),
+        unit: "",
+        help: "When a worker of this job finishes, stop every job of the run (later \
+               stonewall groups do not start).",
+    },
+    OptionDef {
+        name: "exitall_on_error",
+        set: |d, v| put(&mut d.amounts.exitall_on_error, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("0"),
+        unit: "",
+        help: "When a worker of this job fails, stop every job of the run.",
+    },
     // --- what I/O -------------------------------------------------------
     OptionDef {
         name: "rw",
@@ -323,6 +342,17 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         help: "The opposite of direct; the later of the two wins.",
     },
     OptionDef {
+        name: "invalidate",
+        set: |d, v| put(&mut d.engine.invalidate, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("1"),
+        unit: "",
+        help: "Drop the files' cached pages (posix_fadvise DONTNEED) when a worker opens \
+               them, so buffered reads start from the device (fio's default). Dirty pages \
+               stay until written back.",
+    },
+    OptionDef {
         name: "sync",
         set: |d, v| put(&mut d.sync, v.wrap(values::parse_sync(v.text()))),
         aliases: &[],
@@ -497,6 +527,17 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         default: Note("any CPU"),
         unit: "",
         help: "CPUs the workers may run on, e.g. '0-3,6'.",
+    },
+    OptionDef {
+        name: "numa_cpu_nodes",
+        set: |d, v| put(&mut d.engine.numa_cpu_nodes, v.wrap(units::parse_cpu_list(v.text())).map(Some)),
+        aliases: &[],
+        kind: CpuList,
+        default: Note("any node"),
+        unit: "",
+        help: "NUMA nodes ('0-1,3') whose CPUs (from /sys/devices/system/node) the workers \
+               may run on; with cpus_allowed, only CPUs in both. Memory placement \
+               (numa_mem_policy) is not offered.",
     },
     OptionDef {
         name: "cpus_allowed_policy",

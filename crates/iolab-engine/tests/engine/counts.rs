@@ -1,6 +1,7 @@
 //! Null engine: the worker path without a kernel. Every count is exact.
 
 use iolab_core::job::IoDir;
+use iolab_engine::{EngineError, Run};
 
 use crate::common::*;
 
@@ -265,4 +266,61 @@ fn io_size_and_number_ios_decide_the_amount() {
     assert_eq!(ios(&["io_limit=2m"]), (512, 2 * MIB));
     assert_eq!(ios(&["number_ios=1000"]), (1000, 1000 * 4096));
     assert_eq!(ios(&["number_ios=1000", "io_size=1m"]), (256, MIB));
+}
+
+/// exitall: the first worker to finish ends the run; exitall_on_error: the
+/// first to fail does. The long job would otherwise run for 120 s.
+#[test]
+fn exitall_and_exitall_on_error_end_the_run() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let long = || {
+        job(
+            "long",
+            dir.path(),
+            &["ioengine=null", "size=1m", "runtime=120", "time_based"],
+        )
+    };
+    for (ender, opts) in [
+        ("short", &["ioengine=null", "size=1m", "exitall"][..]),
+        (
+            "few",
+            &["ioengine=null", "size=1m", "exitall", "number_ios=5"][..],
+        ),
+    ] {
+        let t0 = std::time::Instant::now();
+        let r = run_ok(config(vec![long(), job(ender, dir.path(), opts)]));
+        assert!(
+            t0.elapsed().as_secs() < 60,
+            "{ender}: the run was not ended"
+        );
+        assert_eq!(
+            worker(&r, 1, 0).dirs[0].ios,
+            if ender == "few" { 5 } else { 256 }
+        );
+    }
+    // A job that fails (its file shrinks under the run) ends the run with its error.
+    let bad = job(
+        "bad",
+        dir.path(),
+        &["rw=read", "size=1m", "exitall_on_error"],
+    );
+    let mut run = Run::prepare(config(vec![long(), bad])).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.path().join("bad.0.0"))
+        .unwrap();
+    f.set_len(8192).unwrap();
+    let t0 = std::time::Instant::now();
+    run.start(None).unwrap();
+    let o = run.finish().unwrap();
+    assert!(
+        t0.elapsed().as_secs() < 60,
+        "exitall_on_error did not end the run"
+    );
+    assert!(
+        matches!(o.error, Some(EngineError::IoFailed { .. })),
+        "{:?}",
+        o.error
+    );
 }

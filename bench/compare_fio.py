@@ -17,7 +17,9 @@ fio-json``), so one parser reads both.
 
 Scenarios: ``null`` (tool overhead: null engine, 4 KiB randread, QD 32,
 one worker), ``uring`` (io_uring, O_DIRECT, 4 KiB randread, QD 32, 1 GiB
-file), ``truth-psync`` / ``truth-uring`` (IOPS and clat p50/p99 agreement).
+file), ``truth-psync`` / ``truth-uring`` (IOPS and clat p50/p99 agreement),
+``libaio-qd1`` / ``libaio-qd32`` / ``sync`` (the same for those engines),
+``libaio-cached`` (buffered libaio on cached data: CPU per I/O with no device).
 """
 
 from __future__ import annotations
@@ -106,7 +108,28 @@ def scenarios(runtime_s: int, data: Path) -> list[Scenario]:
             ],
             needs_file=True,
         ),
+        *aio_and_sync(common, f),
     ]
+
+
+def aio_and_sync(common: list[str], f: str) -> list[Scenario]:
+    """libaio at QD 1 and 32 and the sync engine (issue #11's truth checks),
+    and buffered libaio over 64 MiB kept in the page cache: no device
+    behind it, so CPU per I/O is what each tool and the AIO path cost (the
+    null-equivalent overhead)."""
+    rand = ["--direct=1", "--rw=randread", "--size=1g", f, *common]
+    cached = ["--iodepth=32", "--rw=read", "--size=64m", f, *common]
+    table = [
+        ("libaio-qd1", "libaio, O_DIRECT, 4 KiB randread, QD 1", ["--ioengine=libaio", "--iodepth=1", *rand]),
+        ("libaio-qd32", "libaio, O_DIRECT, 4 KiB randread, QD 32", ["--ioengine=libaio", "--iodepth=32", *rand]),
+        ("sync", "sync (lseek + read), O_DIRECT, 4 KiB randread", ["--ioengine=sync", *rand]),
+        (
+            "libaio-cached",
+            "libaio, buffered, 4 KiB read, QD 32, 64 MiB in the page cache (tool + AIO overhead)",
+            ["--ioengine=libaio", *cached],
+        ),
+    ]
+    return [Scenario(name, what, [f"--name={name}", *args], needs_file=True) for name, what, args in table]
 
 
 @dataclass

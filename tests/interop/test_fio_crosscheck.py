@@ -50,10 +50,10 @@ def data_file(tmp_path: Path) -> Path:
     return f
 
 
-@pytest.mark.parametrize("engine", ["psync", "io_uring"])
+@pytest.mark.parametrize("engine", ["psync", "io_uring", "libaio", "sync", "pvsync", "pvsync2", "mmap"])
 def test_size_based_counts_match_fio_exactly(data_file: Path, engine: str) -> None:
     job = [f"--filename={data_file}", "--size=8m", "--rw=randread", "--bs=4k", f"--ioengine={engine}", "--name=x"]
-    if engine == "io_uring":
+    if engine in ("io_uring", "libaio"):
         job.append("--iodepth=8")
     f, i = fio(job), iolab(job)
     assert totals(i, "read") == totals(f, "read") == (2048, 8 << 20)
@@ -64,6 +64,12 @@ def test_bssplit_bytes_are_exact(data_file: Path) -> None:
     job = [f"--filename={data_file}", "--size=8m", "--rw=read", "--bssplit=4k/50:64k/50", "--name=x"]
     f, i = fio(job), iolab(job)
     assert totals(i, "read")[1] == totals(f, "read")[1] == 8 << 20
+
+
+@pytest.mark.parametrize("amount", [["--io_size=10m"], ["--number_ios=1000"], ["--io_limit=2m"]])
+def test_io_size_and_number_ios_counts_match_fio(amount: list[str]) -> None:
+    job = ["--ioengine=null", "--size=4m", "--bs=4k", "--rw=randread", "--name=amount", *amount]
+    assert totals(iolab(job), "read") == totals(fio(job), "read")
 
 
 def test_randrw_read_share_matches_rwmixread() -> None:

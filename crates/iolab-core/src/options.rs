@@ -2,7 +2,7 @@
 //!
 //! [`OPTIONS`] is the single, declarative source for every option iolab
 //! accepts (name, aliases, kind, default, unit, help). Validation,
-//! `iolab run --help-options` and docs/options.md ([`options_markdown`])
+//! `iolab options` and docs/options.md ([`options_markdown`])
 //! are all derived from it, so they cannot drift apart. Defaults written
 //! as values are applied through the same parsers as user input.
 //!
@@ -17,18 +17,24 @@
 //! Preparing is pure: it reads no files (whether a named file exists, and
 //! how large it is, is checked when the engine lays out the files).
 
+mod data;
 mod draft;
 mod finish;
 mod fio_names;
 pub mod nbd;
 mod table;
+mod table_data;
+mod val;
 mod values;
 
 use crate::error::JobError;
 use crate::job::{JobSpec, PreparedJob};
 use crate::units::KB_BASE_DEFAULT;
 
-pub use table::OPTIONS;
+/// Every option iolab knows, in documentation order: the job table, then
+/// the data and verify rows (`table_data`).
+pub static OPTIONS: std::sync::LazyLock<Vec<OptionDef>> =
+    std::sync::LazyLock::new(|| [table::JOB_OPTIONS, table_data::DATA_OPTIONS].concat());
 
 /// The seed used when `randrepeat=1` (the default) and no `randseed` is
 /// given. It is fio's own constant (`FIO_RANDSEED`); iolab's generators
@@ -93,10 +99,15 @@ pub enum DefaultValue {
     Note(&'static str),
 }
 
+/// How a row applies its value to the draft: parse it (helpers in `val`)
+/// and store it. A new option is one row with its setter, plus its field.
+pub(crate) type Setter = fn(&mut draft::Draft, &val::Val<'_>) -> Result<(), JobError>;
+
 /// One row of the option table.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct OptionDef {
     pub name: &'static str,
+    pub(crate) set: Setter,
     pub aliases: &'static [&'static str],
     pub kind: OptionKind,
     pub default: DefaultValue,
@@ -135,7 +146,7 @@ pub fn prepare(spec: &JobSpec) -> Result<PreparedJob, JobError> {
 
 /// One option as the user wrote it, resolved to its table row.
 #[derive(Debug, Clone, Copy)]
-struct Given<'a> {
+pub(crate) struct Given<'a> {
     def: &'static OptionDef,
     /// The name as written (may be an alias), for messages.
     written: &'a str,
@@ -181,13 +192,13 @@ fn kb_base_of(given: &[Given<'_>]) -> Result<u64, JobError> {
     }
 }
 
-/// The option reference as a Markdown table (docs/options.md, `--help-options`).
+/// The option reference as a Markdown table (docs/options.md, `iolab options`).
 pub fn options_markdown() -> String {
     let mut out = String::from(
         "| Option | Aliases | Type | Default | Unit | Description |\n\
          |---|---|---|---|---|---|\n",
     );
-    for o in OPTIONS {
+    for o in OPTIONS.iter() {
         let aliases: Vec<String> = o.aliases.iter().map(|a| format!("`{a}`")).collect();
         let default = match o.default {
             DefaultValue::Value(v) => format!("`{v}`"),

@@ -48,6 +48,21 @@ pub enum EngineError {
         #[source]
         source: std::io::Error,
     },
+    /// Data read back is not what was written (verify=).
+    #[error(
+        "verify: {failures} of {verified} blocks checked failed; first on {path} at offset \
+         {offset} ({len} bytes): {what} expected {expected}, found {found}"
+    )]
+    Verify {
+        path: PathBuf,
+        offset: u64,
+        len: u64,
+        what: &'static str,
+        expected: String,
+        found: String,
+        failures: u64,
+        verified: u64,
+    },
     /// The run was used out of order (e.g. start twice).
     #[error("run lifecycle: {0}")]
     Lifecycle(String),

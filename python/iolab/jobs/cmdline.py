@@ -20,9 +20,11 @@ option takes a value. A fio *program* option (``--output-format``,
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 
 from iolab.jobs import JobSpec, Option, ParseError
+from iolab.jobs.arith import ExprError, expand, time_options
 
 #: Name of the job made of options given without any ``--name``.
 DEFAULT_JOB_NAME = "iolab"
@@ -76,8 +78,36 @@ def _split(arg: str) -> tuple[str, str | None]:
         raise _error(arg, "no option name after '--'")
     if key in FIO_PROGRAM_OPTIONS:
         raise _error(arg, f"--{key} is an option of the fio program, not of a job; see `iolab run --help`")
-    return key, (value if sep else None)
+    if not sep:
+        return key, None
+    try:
+        done = expand(value, had_keyword=False, time_option=key in time_options())
+    except ExprError as e:
+        raise _error(arg, str(e)) from None
+    return key, value if done is None else done
 
 
 def _error(arg: str, message: str) -> ParseError:
     return ParseError(SOURCE, None, f"'{arg}': {message}")
+
+
+def command_line(jobs: Sequence[JobSpec]) -> str:
+    """fio's ``--showcmd``: the jobs as one command line, ``--name`` first in
+    each job and its options (``[global]`` ones folded in) after it."""
+    args = ["iolab", "run"]
+    for job in jobs:
+        args.append(f"--name={job.name}")
+        args += [f"--{k}" if v is None else f"--{k}={v}" for k, v in job.options]
+    return " ".join(shlex.quote(a) for a in args)
+
+
+def select_sections(jobs: Sequence[JobSpec], sections: Sequence[str]) -> list[JobSpec]:
+    """fio's ``--section``: only the jobs named in ``sections``, in file order.
+    A name no job has is an error naming the ones there are."""
+    names = {j.name for j in jobs}
+    missing = [s for s in sections if s not in names]
+    if missing:
+        raise ParseError(
+            SOURCE, None, f"--section {', '.join(missing)}: no such job; the jobs are {', '.join(sorted(names))}"
+        )
+    return [j for j in jobs if j.name in sections]

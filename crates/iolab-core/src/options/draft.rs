@@ -1,22 +1,24 @@
 //! The draft: options applied one by one, in order, onto typed fields.
 //!
-//! Each option is parsed on its own here; how options bear on each other
+//! Each option is parsed on its own by its table row's setter (see
+//! `table`, and `val` for the parse helpers); how options bear on each other
 //! (direct vs block sizes, rate vs rate_iops, …) is checked in `finish`.
 //! Defaults are applied first through the very same [`Draft::apply`].
 
 use std::collections::HashSet;
 
+use super::val::Val;
 use super::values::{self, RwDirs};
-use super::{DefaultValue, Given, OptionDef, OPTIONS};
+use super::{DefaultValue, Given, OPTIONS};
 use crate::error::JobError;
 use crate::job::{
-    BsSpec, CpusAllowedPolicy, IoEngine, Pattern, RandomDistribution, RateProcess, SyncMode,
+    Amounts, BsSpec, CpusAllowedPolicy, DataOptions, EngineOptions, IoEngine, Pattern,
+    RandomDistribution, RateProcess, SyncMode,
 };
-use crate::units::{self, parse_bool, parse_size, split_per_dir};
 
 /// Options applied so far. `None` = not given (the default is decided in `finish`).
 #[derive(Debug)]
-pub(super) struct Draft {
+pub(crate) struct Draft {
     pub kb_base: u64,
     pub name: String,
     pub filename: Option<String>,
@@ -25,6 +27,8 @@ pub(super) struct Draft {
     pub offset: u64,
     pub pattern: Pattern,
     pub dirs: RwDirs,
+    /// `rw=read:17m`: bytes added after each sequential I/O (negative: back).
+    pub rw_seq_add: i64,
     pub read_pct: u32,
     /// The last explicit rwmixread/rwmixwrite: (canonical name, `rwmixread=70` as written).
     pub rwmix_written: Option<(&'static str, String)>,
@@ -48,6 +52,9 @@ pub(super) struct Draft {
     pub ioengine: IoEngine,
     pub uri: Option<String>,
     pub nbd_connections: u32,
+    pub engine: EngineOptions,
+    pub data: DataOptions,
+    pub amounts: Amounts,
     pub rate: [u64; 2],
     pub rate_iops: [u64; 2],
     pub rate_process: RateProcess,
@@ -70,7 +77,7 @@ impl Draft {
     /// A draft holding every table default.
     pub fn with_defaults(name: &str, kb_base: u64) -> Result<Draft, JobError> {
         let mut d = Draft::empty(name, kb_base);
-        for def in OPTIONS {
+        for def in OPTIONS.iter() {
             if let DefaultValue::Value(v) = def.default {
                 d.apply(
                     &Given {
@@ -96,6 +103,7 @@ impl Draft {
             offset: 0,
             pattern: Pattern::Sequential,
             dirs: RwDirs::Read,
+            rw_seq_add: 0,
             read_pct: 50,
             rwmix_written: None,
             bs: [BsSpec::Fixed(4096), BsSpec::Fixed(4096)],
@@ -118,6 +126,9 @@ impl Draft {
             ioengine: IoEngine::Psync,
             uri: None,
             nbd_connections: 1,
+            engine: EngineOptions::default(),
+            data: DataOptions::default(),
+            amounts: Amounts::default(),
             rate: [0, 0],
             rate_iops: [0, 0],
             rate_process: RateProcess::Linear,
@@ -136,98 +147,43 @@ impl Draft {
         }
     }
 
-    /// Applies one option; `explicit` is false for table defaults.
+    /// Applies one option through its row's setter; `explicit` is false
+    /// for table defaults.
     pub fn apply(&mut self, g: &Given<'_>, explicit: bool) -> Result<(), JobError> {
         let v = Val {
             g,
             kb_base: self.kb_base,
             explicit,
         };
-        self.apply_value(g.def, &v)?;
+        (g.def.set)(self, &v)?;
         if explicit {
             self.explicit.insert(g.def.name);
         }
         Ok(())
     }
 
-    fn apply_value(&mut self, def: &OptionDef, v: &Val<'_>) -> Result<(), JobError> {
-        match def.name {
-            "name" => self.name = v.nonempty_text()?.to_string(),
-            "description" => {} // kept in the spec, which the prepared job carries
-            // Resolved before everything else (see `kb_base_of`); checked here
-            // too, so an overridden bad value is still reported.
-            "kb_base" if !matches!(v.text(), "1000" | "1024") => {
-                return Err(v.invalid("must be 1000 or 1024"))
-            }
-            "kb_base" => {}
-            "filename" => self.filename = Some(v.nonempty_text()?.to_string()),
-            "directory" => self.directory = Some(v.nonempty_text()?.to_string()),
-            "size" => self.size = Some(v.positive(v.size_no_pct()?)?),
-            "offset" => self.offset = v.size_no_pct()?,
-            "rw" => (self.pattern, self.dirs) = v.wrap(values::parse_rw(v.text()))?,
-            "rwmixread" | "rwmixwrite" => self.apply_rwmix(def.name, v)?,
-            "bs" => v.per_dir(&mut self.bs, |t, kb| {
-                Ok(BsSpec::Fixed(positive_size(t, kb)?))
-            })?,
-            "bsrange" => v.per_dir(&mut self.bs, parse_bs_range)?,
-            "bssplit" => v.per_dir(&mut self.bs, |t, kb| {
-                units::parse_bssplit(t, kb).map(BsSpec::Split)
-            })?,
-            "blockalign" => v.per_dir(&mut self.blockalign, |t, kb| {
-                Ok(Some(positive_size(t, kb)?))
-            })?,
-            "iodepth" => self.iodepth = v.u32_min(1)?,
-            "iodepth_batch_submit" => self.batch_submit = v.u32_min(0)?,
-            "iodepth_batch_complete_min" => self.batch_complete_min = v.u32_min(0)?,
-            "iodepth_batch_complete_max" => self.batch_complete_max = Some(v.u32_min(1)?),
-            "numjobs" => self.numjobs = v.u32_min(1)?,
-            "loops" => self.loops = v.u32_min(1)?,
-            "fsync" => self.fsync = v.u32_min(0)?,
-            "fdatasync" => self.fdatasync = v.u32_min(0)?,
-            _ => return self.apply_more(def, v),
+    /// iolab's workers are always threads: `thread=1` changes nothing, and
+    /// `thread=0` (fio's processes) is said to run as threads anyway.
+    pub fn apply_thread(&mut self, threads: bool) -> Result<(), JobError> {
+        if !threads {
+            self.warnings.push(
+                "thread=0 (one process per worker) is not offered: iolab runs workers as threads"
+                    .into(),
+            );
         }
         Ok(())
     }
 
-    fn apply_more(&mut self, def: &OptionDef, v: &Val<'_>) -> Result<(), JobError> {
-        match def.name {
-            "runtime" => self.runtime_ns = v.time()?,
-            "time_based" => self.time_based = v.flag()?,
-            "ramp_time" => self.ramp_time_ns = v.time()?,
-            "startdelay" => self.startdelay_ns = v.time_no_range()?,
-            "direct" => self.direct = v.flag()?,
-            "buffered" => self.direct = !v.flag()?,
-            "sync" => self.sync = v.wrap(values::parse_sync(v.text()))?,
-            "dsync" => self.apply_dsync(v.flag()?),
-            "end_fsync" => self.end_fsync = v.flag()?,
-            "ioengine" => self.ioengine = v.wrap(values::parse_ioengine(v.text()))?,
-            "uri" => self.uri = Some(v.nonempty_text()?.to_string()),
-            "nbd_connections" => self.nbd_connections = v.u32_min(1)?,
-            "rate" => v.per_dir(&mut self.rate, parse_size)?,
-            "rate_iops" => v.per_dir(&mut self.rate_iops, parse_size)?,
-            "rate_process" => self.rate_process = v.rate_process()?,
-            "thinktime" => self.thinktime_ns = v.time()?,
-            "cpus_allowed" => self.cpus_allowed = Some(v.wrap(units::parse_cpu_list(v.text()))?),
-            "cpus_allowed_policy" => self.cpus_policy = v.cpus_policy()?,
-            "randseed" => self.randseed = Some(v.wrap(units::parse_uint(v.text()))?),
-            "randrepeat" => self.randrepeat = v.flag()?,
-            "norandommap" => self.norandommap = v.flag()?,
-            "random_distribution" => {
-                self.distribution = v.wrap(values::parse_distribution(v.text()))?
-            }
-            "percentile_list" => {
-                self.percentiles = v.wrap(units::parse_percentile_list(v.text()))?
-            }
-            "group_reporting" => self.group_reporting = v.flag()?,
-            "stonewall" => self.stonewall = v.flag()?,
-            other => unreachable!("option '{other}' is in the table but has no handler"),
-        }
+    /// `rw=` sets two fields (pattern and directions).
+    pub fn apply_rw(&mut self, v: &Val<'_>) -> Result<(), JobError> {
+        (self.pattern, self.dirs, self.rw_seq_add) =
+            v.wrap(values::parse_rw(v.text(), self.kb_base))?;
         Ok(())
     }
 
     /// rwmixread and rwmixwrite set the same share; the later one wins (fio's
     /// documented rule). Overriding an inconsistent earlier one is reported.
-    fn apply_rwmix(&mut self, which: &'static str, v: &Val<'_>) -> Result<(), JobError> {
+    pub fn apply_rwmix(&mut self, which: &'static str, v: &Val<'_>) -> Result<(), JobError> {
         let pct = v.u32_min(0)?;
         if pct > 100 {
             return Err(v.invalid("must be a percentage from 0 to 100"));
@@ -249,138 +205,11 @@ impl Draft {
         Ok(())
     }
 
-    fn apply_dsync(&mut self, on: bool) {
+    pub fn apply_dsync(&mut self, on: bool) -> Result<(), JobError> {
         if on {
             self.sync = SyncMode::Dsync;
         } else if self.sync == SyncMode::Dsync {
             self.sync = SyncMode::None;
-        }
-    }
-}
-
-fn positive_size(text: &str, kb_base: u64) -> Result<u64, String> {
-    match parse_size(text, kb_base)? {
-        0 => Err("must be greater than 0".into()),
-        n => Ok(n),
-    }
-}
-
-fn parse_bs_range(text: &str, kb_base: u64) -> Result<BsSpec, String> {
-    let (min, max) = units::parse_size_range(text, kb_base)?;
-    if min == 0 {
-        return Err("the smallest block size must be greater than 0".into());
-    }
-    Ok(if min == max {
-        BsSpec::Fixed(min)
-    } else {
-        BsSpec::Range { min, max }
-    })
-}
-
-/// One option's value with the helpers that turn parse failures into
-/// [`JobError`]s naming the option as written.
-struct Val<'a> {
-    g: &'a Given<'a>,
-    kb_base: u64,
-    /// False while table defaults are applied.
-    explicit: bool,
-}
-
-impl Val<'_> {
-    fn text(&self) -> &str {
-        self.g.value.unwrap_or_default().trim()
-    }
-
-    fn invalid(&self, reason: impl Into<String>) -> JobError {
-        JobError::InvalidValue {
-            option: self.g.written.to_string(),
-            value: self.g.value.unwrap_or_default().to_string(),
-            reason: reason.into(),
-        }
-    }
-
-    fn wrap<T>(&self, r: Result<T, String>) -> Result<T, JobError> {
-        r.map_err(|e| self.invalid(e))
-    }
-
-    fn nonempty_text(&self) -> Result<&str, JobError> {
-        match self.text() {
-            "" => Err(self.invalid("must not be empty")),
-            t => Ok(t),
-        }
-    }
-
-    fn flag(&self) -> Result<bool, JobError> {
-        self.wrap(parse_bool(self.g.value))
-    }
-
-    fn positive(&self, n: u64) -> Result<u64, JobError> {
-        if n == 0 {
-            return Err(self.invalid("must be greater than 0"));
-        }
-        Ok(n)
-    }
-
-    fn size_no_pct(&self) -> Result<u64, JobError> {
-        if self.text().ends_with('%') {
-            return Err(self.invalid(
-                "percentages of the file size are not supported yet; give a size like 10g",
-            ));
-        }
-        self.wrap(parse_size(self.text(), self.kb_base))
-    }
-
-    fn u32_min(&self, min: u32) -> Result<u32, JobError> {
-        let n = self.wrap(units::parse_uint(self.text()))?;
-        let n = u32::try_from(n).map_err(|_| self.invalid("too large"))?;
-        if n < min {
-            return Err(self.invalid(format!("must be at least {min}")));
-        }
-        Ok(n)
-    }
-
-    fn time(&self) -> Result<u64, JobError> {
-        let super::OptionKind::Time { default_unit_ns } = self.g.def.kind else {
-            unreachable!("time() on option '{}' which is not a time", self.g.def.name)
-        };
-        self.wrap(units::parse_time_ns(self.text(), default_unit_ns))
-    }
-
-    fn time_no_range(&self) -> Result<u64, JobError> {
-        if self.text().contains(['-', ':']) {
-            return Err(self.invalid("ranges (random start delays) are not supported yet"));
-        }
-        self.time()
-    }
-
-    fn rate_process(&self) -> Result<RateProcess, JobError> {
-        match self.text() {
-            "linear" => Ok(RateProcess::Linear),
-            "poisson" => Ok(RateProcess::Poisson),
-            _ => Err(self.invalid("expected linear or poisson")),
-        }
-    }
-
-    fn cpus_policy(&self) -> Result<CpusAllowedPolicy, JobError> {
-        match self.text() {
-            "shared" => Ok(CpusAllowedPolicy::Shared),
-            "split" => Ok(CpusAllowedPolicy::Split),
-            _ => Err(self.invalid("expected shared or split")),
-        }
-    }
-
-    /// Applies a `read,write` value: each given direction is parsed and
-    /// stored; an empty one keeps what was there (fio's rule).
-    fn per_dir<T>(
-        &self,
-        slots: &mut [T; 2],
-        parse: impl Fn(&str, u64) -> Result<T, String>,
-    ) -> Result<(), JobError> {
-        let parts = self.wrap(split_per_dir(self.text()))?;
-        for (slot, part) in slots.iter_mut().zip(parts) {
-            if let Some(text) = part {
-                *slot = self.wrap(parse(text, self.kb_base))?;
-            }
         }
         Ok(())
     }

@@ -33,12 +33,15 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     let shared_files = d.filename.is_some();
     let rw = rw_mix(&mut d);
     check_size(&d, rw, filenames.len().max(1))?;
+    amounts(&mut d)?;
     let blockalign = blockalign(&mut d, rw);
     check_direct(&d, rw, &blockalign)?;
     let depth = queueing(&mut d)?;
     check_time_and_cpus(&d)?;
+    cpuio(&mut d)?;
     let (rate_bytes_per_s, rate_iops) = rates(&d)?;
     let randseed = seed(&d);
+    super::data::check(&mut d, rw)?;
     note_no_effect(&mut d, rw);
     d.warnings.dedup();
     Ok(PreparedJob {
@@ -49,6 +52,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         size: d.size,
         offset: d.offset,
         rw,
+        rw_seq_add_bytes: d.rw_seq_add,
         bs: d.bs,
         blockalign,
         iodepth: depth.iodepth,
@@ -68,6 +72,9 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         end_fsync: d.end_fsync,
         ioengine: d.ioengine,
         nbd,
+        engine: d.engine,
+        data: d.data,
+        amounts: d.amounts,
         rate_bytes_per_s,
         rate_iops,
         rate_process: d.rate_process,
@@ -152,7 +159,7 @@ fn done_dirs(rw: RwMix) -> impl Iterator<Item = IoDir> {
 fn check_size(d: &Draft, rw: RwMix, nfiles: usize) -> Result<(), JobError> {
     let Some(size) = d.size else {
         // nbd: the export's size, learnt when the engine connects.
-        if d.filename.is_none() && d.ioengine != IoEngine::Nbd {
+        if d.filename.is_none() && !matches!(d.ioengine, IoEngine::Nbd | IoEngine::Cpuio) {
             return Err(JobError::BadForm {
                 option: "size".into(),
                 reason: "is required when iolab creates the files (no filename given); give \
@@ -249,10 +256,12 @@ fn check_direct(d: &Draft, rw: RwMix, blockalign: &[u64; 2]) -> Result<(), JobEr
 
 fn queueing(d: &mut Draft) -> Result<Depth, JobError> {
     let mut iodepth = d.iodepth;
-    if d.ioengine == IoEngine::Psync && iodepth > 1 {
+    if d.ioengine.synchronous() && iodepth > 1 {
         d.warnings.push(format!(
-            "ioengine=psync is synchronous: iodepth={iodepth} has no effect and each worker \
-             keeps 1 I/O in flight (as fio does); use ioengine=io_uring for queue depth"
+            "ioengine={} is synchronous: iodepth={iodepth} has no effect and each worker \
+             keeps 1 I/O in flight (as fio does); use ioengine=io_uring or libaio for queue \
+             depth",
+            d.ioengine.name()
         ));
         iodepth = 1;
     }
@@ -295,6 +304,55 @@ fn check_time_and_cpus(d: &Draft) -> Result<(), JobError> {
     Ok(())
 }
 
+/// io_size beyond one pass repeats the region, as fio does: loops is
+/// raised to cover it, and the worker stops once io_size is issued.
+fn amounts(d: &mut Draft) -> Result<(), JobError> {
+    let Some(io_size) = d.amounts.io_size else {
+        return Ok(());
+    };
+    let Some(size) = d.size else {
+        return Err(JobError::Conflict(
+            "io_size needs size (the region it repeats over); give size=".into(),
+        ));
+    };
+    if d.explicit.contains("loops") && d.loops > 1 {
+        d.warnings.push(format!(
+            "loops={} has no effect: io_size={io_size} decides how much is done",
+            d.loops
+        ));
+    }
+    d.loops = u32::try_from(io_size.div_ceil(size).max(1)).unwrap_or(u32::MAX);
+    Ok(())
+}
+
+/// cpuio does no I/O: it needs a load and a runtime (it has no size to
+/// finish), and its region is a placeholder of one block, which it never
+/// touches.
+fn cpuio(d: &mut Draft) -> Result<(), JobError> {
+    if d.ioengine != IoEngine::Cpuio {
+        return Ok(());
+    }
+    if d.engine.cpuload == 0 {
+        return Err(JobError::Conflict(
+            "ioengine=cpuio needs cpuload (percent of a CPU to burn), e.g. cpuload=50".into(),
+        ));
+    }
+    if d.runtime_ns == 0 {
+        return Err(JobError::Conflict(
+            "ioengine=cpuio needs runtime (it does no I/O that could finish), e.g. runtime=10"
+                .into(),
+        ));
+    }
+    if d.filename.is_some() {
+        d.warnings
+            .push("filename has no effect with ioengine=cpuio (it does no I/O)".into());
+        d.filename = None;
+    }
+    d.size.get_or_insert(d.bs[0].max().max(d.bs[1].max()));
+    d.time_based = true;
+    Ok(())
+}
+
 type PerDir = [Option<u64>; 2];
 
 fn rates(d: &Draft) -> Result<(PerDir, PerDir), JobError> {
@@ -330,6 +388,33 @@ fn seed(d: &Draft) -> u64 {
 /// A distribution on sequential I/O is reset to uniform once reported, so
 /// the prepared job says what is done (the generator refuses it otherwise).
 fn note_no_effect(d: &mut Draft, rw: RwMix) {
+    let cpu_given = d.explicit.contains("cpuload") || d.explicit.contains("cpuchunks");
+    if cpu_given && d.ioengine != IoEngine::Cpuio {
+        d.warnings.push(format!(
+            "cpuload and cpuchunks have no effect with ioengine={} (they are cpuio's)",
+            d.ioengine.name()
+        ));
+    }
+    if d.engine.hipri && d.ioengine != IoEngine::Pvsync2 {
+        d.warnings.push(format!(
+            "hipri has no effect with ioengine={} (iolab honours it with pvsync2)",
+            d.ioengine.name()
+        ));
+    }
+    if d.ioengine == IoEngine::Mmap && d.direct {
+        d.warnings.push(
+            "direct=1 has no effect on ioengine=mmap's copies (the mapping goes through the \
+             page cache)"
+                .into(),
+        );
+    }
+    if d.ioengine == IoEngine::Libaio && !d.direct {
+        d.warnings.push(
+            "ioengine=libaio without direct=1: Linux completes buffered AIO inside io_submit, \
+             so the queue depth is not real (fio behaves the same); add direct=1"
+                .into(),
+        );
+    }
     if d.ioengine != IoEngine::Nbd && d.explicit.contains("nbd_connections") {
         d.warnings.push(format!(
             "nbd_connections has no effect with ioengine={}",

@@ -20,9 +20,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "blocksize_unaligned",
     "bs_is_seq_rand",
     "bs_unaligned",
-    "buffer_compress_chunk",
-    "buffer_compress_percentage",
-    "buffer_pattern",
     "busy_poll",
     "busy_wait_polling",
     "bwavgtime",
@@ -41,8 +38,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "cmdprio_percentage",
     "cont",
     "continue_on_error",
-    "cpuchunks",
-    "cpuload",
     "cpumask",
     "cpumode",
     "create_fsync",
@@ -52,7 +47,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "cuda_io",
     "dedupe_global",
     "dedupe_mode",
-    "dedupe_percentage",
     "dedupe_working_set_percentage",
     "direct_write_to_pmem",
     "disable_bw",
@@ -61,15 +55,12 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "disable_lat",
     "disable_slat",
     "disk_util",
-    "do_verify",
     "donorname",
     "error_dump",
     "exec_postrun",
     "exec_prerun",
     "exit_on_io_done",
     "exit_what",
-    "exitall",
-    "exitall_on_error",
     "experimental_verify",
     "fadvise_hint",
     "fallocate",
@@ -91,7 +82,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "gtod_cpu",
     "gtod_reduce",
     "hdfsdirectory",
-    "hipri",
     "hipri_percentage",
     "hostname",
     "http_host",
@@ -111,9 +101,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "ignore_zone_limits",
     "inplace",
     "interface",
-    "invalidate",
-    "io_limit",
-    "io_size",
     "io_submit_mode",
     "iodepth_low",
     "iomem",
@@ -158,9 +145,7 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "nonvectored",
     "nowait",
     "nrfiles",
-    "numa_cpu_nodes",
     "numa_mem_policy",
-    "number_ios",
     "numruns",
     "object_class",
     "offset_align",
@@ -191,7 +176,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "read_iolog",
     "read_iolog_chunked",
     "readfua",
-    "refill_buffers",
     "registerfiles",
     "replay_align",
     "replay_no_stall",
@@ -200,7 +184,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "replay_skip",
     "replay_time_scale",
     "rw_sequencer",
-    "scramble_buffers",
     "serialize_overlap",
     "serverip",
     "sg_write_mode",
@@ -225,8 +208,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "thinktime_blocks_type",
     "thinktime_iotime",
     "thinktime_spin",
-    "thread",
-    "threads",
     "touch_objects",
     "trim_backlog",
     "trim_backlog_batch",
@@ -241,17 +222,9 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "unlink_each_loop",
     "userspace_reap",
     "verb",
-    "verify",
     "verify_async",
     "verify_async_cpus",
-    "verify_backlog",
     "verify_backlog_batch",
-    "verify_dump",
-    "verify_fatal",
-    "verify_interval",
-    "verify_offset",
-    "verify_only",
-    "verify_pattern",
     "verify_state_load",
     "verify_state_save",
     "wait_for",
@@ -269,7 +242,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "xnvme_dev_nsid",
     "xnvme_iovec",
     "xnvme_sync",
-    "zero_buffers",
     "zone_reset_frequency",
     "zone_reset_threshold",
     "zonecapacity",
@@ -284,17 +256,12 @@ fn advice(name: &str) -> Option<&'static str> {
     Some(match name {
         "nrfiles" | "filesize" | "openfiles" | "file_service_type" | "filename_format"
         | "opendir" => "name the files with filename=a:b",
-        "io_size" | "io_limit" | "number_ios" => "limit the work with size, loops or runtime",
-        "cpumask" | "numa_cpu_nodes" => "pin workers with cpus_allowed",
+        "cpumask" => "pin workers with cpus_allowed",
         "rate_min" | "rate_iops_min" | "rate_cycle" => {
             "iolab caps rates (rate, rate_iops) but does not enforce minimums"
         }
-        "thread" => "iolab always runs workers as threads; drop it",
         "clat_percentiles" | "lat_percentiles" | "slat_percentiles" => {
             "iolab always records submission, completion and total latency"
-        }
-        n if n.starts_with("verify") || n == "do_verify" => {
-            "data verification is not supported yet"
         }
         _ => return None,
     })
@@ -309,7 +276,7 @@ pub(super) fn unknown_option(name: &str) -> JobError {
     } else if let Some(close) = closest(name) {
         format!(": did you mean '{close}'?")
     } else {
-        ": see `iolab run --help-options` for the options iolab knows".to_string()
+        ": see `iolab options` for the options iolab knows".to_string()
     };
     JobError::UnknownOption {
         name: name.to_string(),

@@ -1,14 +1,19 @@
 //! The option table: every job option iolab accepts, in fio's vocabulary.
 //!
-//! A declarative list, so it is long on purpose. Defaults written as
+//! A declarative list, so it is long on purpose. Each row carries its
+//! setter (`set`): how the value is parsed and where it is stored, so a new
+//! option is one row here plus its field. Defaults written as
 //! [`DefaultValue::Value`] are parsed and applied exactly like user input
 //! (see `draft::Draft::with_defaults`), so the documented default is the
 //! one in force.
 
+use super::val::{parse_bs_range, positive_size, put};
+use super::values;
 use super::DefaultValue::{Note, Value};
 use super::OptionDef;
 use super::OptionKind::{self, *};
-use crate::units::{NS_PER_S, NS_PER_US};
+use crate::job::BsSpec;
+use crate::units::{self, parse_size, NS_PER_S, NS_PER_US};
 
 const SECONDS: OptionKind = Time {
     default_unit_ns: NS_PER_S,
@@ -17,11 +22,13 @@ const MICROSECONDS: OptionKind = Time {
     default_unit_ns: NS_PER_US,
 };
 
-/// Every option iolab knows. Order = documentation order.
-pub static OPTIONS: &[OptionDef] = &[
+/// The job's options (the data and verify rows are in `table_data`).
+/// Order = documentation order.
+pub(super) static JOB_OPTIONS: &[OptionDef] = &[
     // --- identity -------------------------------------------------------
     OptionDef {
         name: "name",
+        set: |d, v| put(&mut d.name, v.nonempty_text().map(str::to_string)),
         aliases: &[],
         kind: Text,
         default: Note("the job's section name or --name"),
@@ -30,6 +37,8 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "description",
+        // Kept in the spec, which the prepared job carries.
+        set: |_, _| Ok(()),
         aliases: &[],
         kind: Text,
         default: Note("none"),
@@ -39,6 +48,7 @@ pub static OPTIONS: &[OptionDef] = &[
     // --- files ----------------------------------------------------------
     OptionDef {
         name: "filename",
+        set: |d, v| put(&mut d.filename, v.some_text()),
         aliases: &[],
         kind: Text,
         default: Note("each worker N uses its own file directory/name.N.0"),
@@ -48,6 +58,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "directory",
+        set: |d, v| put(&mut d.directory, v.some_text()),
         aliases: &[],
         kind: Text,
         default: Note("the current directory"),
@@ -57,6 +68,12 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "size",
+        set: |d, v| {
+            put(
+                &mut d.size,
+                v.size_no_pct().and_then(|n| v.positive(n)).map(Some),
+            )
+        },
         aliases: &[],
         kind: Size,
         default: Note(
@@ -64,19 +81,71 @@ pub static OPTIONS: &[OptionDef] = &[
         ),
         unit: "bytes",
         help: "Bytes of I/O per worker per pass, split evenly among the files. Required \
-               when iolab creates the files. Percentages are not supported yet.",
+               when iolab creates the files. A percentage (50%) of existing files is \
+               resolved by `iolab run` (fio compatibility, below).",
     },
     OptionDef {
         name: "offset",
+        set: |d, v| put(&mut d.offset, v.size_no_pct()),
         aliases: &[],
         kind: Size,
         default: Value("0"),
         unit: "bytes",
-        help: "Start of the I/O region within each file. Percentages are not supported yet.",
+        help: "Start of the I/O region within each file. A percentage is resolved by \
+               `iolab run` against existing files.",
+    },
+    OptionDef {
+        name: "io_size",
+        set: |d, v| put(&mut d.amounts.io_size, v.size().and_then(|n| v.positive(n)).map(Some)),
+        aliases: &["io_limit"],
+        kind: Size,
+        default: Note("size x loops"),
+        unit: "bytes",
+        help: "Bytes of I/O per worker; when more than size, passes over the region repeat \
+               until this much is issued (as in fio). Overrides loops.",
+    },
+    OptionDef {
+        name: "number_ios",
+        set: |d, v| put(&mut d.amounts.number_ios, v.size().and_then(|n| v.positive(n)).map(Some)),
+        aliases: &[],
+        kind: Int,
+        default: Note("no limit"),
+        unit: "I/Os",
+        help: "Stop each worker after this many I/Os, even if size is not done.",
+    },
+    OptionDef {
+        name: "thread",
+        set: |d, v| d.apply_thread(v.flag()?),
+        aliases: &["threads"],
+        kind: Bool,
+        default: Value("1"),
+        unit: "",
+        help: "Accepted for fio job files: iolab always runs workers as threads (fio's \
+               thread=1); thread=0 (processes) is not offered: it runs threads and says so.",
+    },
+    OptionDef {
+        name: "exitall",
+        set: |d, v| put(&mut d.amounts.exitall, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("0"),
+        unit: "",
+        help: "When a worker of this job finishes, stop every job of the run (later \
+               stonewall groups do not start).",
+    },
+    OptionDef {
+        name: "exitall_on_error",
+        set: |d, v| put(&mut d.amounts.exitall_on_error, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("0"),
+        unit: "",
+        help: "When a worker of this job fails, stop every job of the run.",
     },
     // --- what I/O -------------------------------------------------------
     OptionDef {
         name: "rw",
+        set: |d, v| d.apply_rw(v),
         aliases: &["readwrite"],
         kind: Choice(&[
             "read",
@@ -90,10 +159,13 @@ pub static OPTIONS: &[OptionDef] = &[
         default: Value("read"),
         unit: "",
         help: "I/O pattern: sequential or random reads, writes, or a mix (rw/readwrite = \
-               sequential mix, randrw = random mix; share from rwmixread).",
+               sequential mix, randrw = random mix; share from rwmixread). fio's offset \
+               modifier for sequential patterns: rw=read:17m adds 17 MiB after each I/O, \
+               rw=read:-8k steps back (reads backwards with bs=4k).",
     },
     OptionDef {
         name: "rwmixread",
+        set: |d, v| d.apply_rwmix("rwmixread", v),
         aliases: &[],
         kind: Int,
         default: Value("50"),
@@ -102,6 +174,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "rwmixwrite",
+        set: |d, v| d.apply_rwmix("rwmixwrite", v),
         aliases: &[],
         kind: Int,
         default: Note("100 - rwmixread"),
@@ -111,6 +184,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "bs",
+        set: |d, v| v.per_dir(&mut d.bs, |t, kb| Ok(BsSpec::Fixed(positive_size(t, kb)?))),
         aliases: &["blocksize"],
         kind: SizePerDir,
         // Written in bytes so that kb_base=1000 leaves it at 4096, as in fio.
@@ -121,6 +195,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "bsrange",
+        set: |d, v| v.per_dir(&mut d.bs, parse_bs_range),
         aliases: &["blocksize_range"],
         kind: RangePerDir,
         default: Note("bs"),
@@ -130,6 +205,11 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "bssplit",
+        set: |d, v| {
+            v.per_dir(&mut d.bs, |t, kb| {
+                units::parse_bssplit(t, kb).map(BsSpec::Split)
+            })
+        },
         aliases: &[],
         kind: SplitPerDir,
         default: Note("bs"),
@@ -139,6 +219,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "blockalign",
+        set: |d, v| v.per_dir(&mut d.blockalign, |t, kb| Ok(Some(positive_size(t, kb)?))),
         aliases: &["ba"],
         kind: SizePerDir,
         default: Note("the smallest block size of the direction"),
@@ -149,14 +230,17 @@ pub static OPTIONS: &[OptionDef] = &[
     // --- queueing -------------------------------------------------------
     OptionDef {
         name: "iodepth",
+        set: |d, v| put(&mut d.iodepth, v.u32_min(1)),
         aliases: &[],
         kind: Int,
         default: Value("1"),
         unit: "I/Os",
-        help: "I/Os kept in flight per worker. Synchronous engines (psync) always keep 1.",
+        help: "I/Os kept in flight per worker. Synchronous engines (psync, sync, pvsync, pvsync2) \
+               always keep 1.",
     },
     OptionDef {
         name: "iodepth_batch_submit",
+        set: |d, v| put(&mut d.batch_submit, v.u32_min(0)),
         aliases: &["iodepth_batch"],
         kind: Int,
         default: Value("1"),
@@ -165,6 +249,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "iodepth_batch_complete_min",
+        set: |d, v| put(&mut d.batch_complete_min, v.u32_min(0)),
         aliases: &["iodepth_batch_complete"],
         kind: Int,
         default: Value("1"),
@@ -173,6 +258,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "iodepth_batch_complete_max",
+        set: |d, v| put(&mut d.batch_complete_max, v.u32_min(1).map(Some)),
         aliases: &[],
         kind: Int,
         default: Note("iodepth_batch_complete_min (as in fio)"),
@@ -182,6 +268,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "numjobs",
+        set: |d, v| put(&mut d.numjobs, v.u32_min(1)),
         aliases: &[],
         kind: Int,
         default: Value("1"),
@@ -191,6 +278,7 @@ pub static OPTIONS: &[OptionDef] = &[
     // --- time -----------------------------------------------------------
     OptionDef {
         name: "runtime",
+        set: |d, v| put(&mut d.runtime_ns, v.time()),
         aliases: &["timeout"],
         kind: SECONDS,
         default: Note("none: run until size (x loops) is done"),
@@ -199,6 +287,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "time_based",
+        set: |d, v| put(&mut d.time_based, v.flag()),
         aliases: &[],
         kind: Bool,
         default: Value("0"),
@@ -207,6 +296,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "ramp_time",
+        set: |d, v| put(&mut d.ramp_time_ns, v.time()),
         aliases: &[],
         kind: SECONDS,
         default: Value("0"),
@@ -215,6 +305,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "startdelay",
+        set: |d, v| put(&mut d.startdelay_ns, v.time_no_range()),
         aliases: &[],
         kind: SECONDS,
         default: Value("0"),
@@ -223,6 +314,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "loops",
+        set: |d, v| put(&mut d.loops, v.u32_min(1)),
         aliases: &[],
         kind: Int,
         default: Value("1"),
@@ -232,6 +324,7 @@ pub static OPTIONS: &[OptionDef] = &[
     // --- caching and durability ----------------------------------------
     OptionDef {
         name: "direct",
+        set: |d, v| put(&mut d.direct, v.flag()),
         aliases: &[],
         kind: Bool,
         default: Value("0"),
@@ -241,6 +334,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "buffered",
+        set: |d, v| put(&mut d.direct, v.flag().map(|b| !b)),
         aliases: &[],
         kind: Bool,
         default: Note("1 (the opposite of direct)"),
@@ -248,7 +342,19 @@ pub static OPTIONS: &[OptionDef] = &[
         help: "The opposite of direct; the later of the two wins.",
     },
     OptionDef {
+        name: "invalidate",
+        set: |d, v| put(&mut d.engine.invalidate, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("1"),
+        unit: "",
+        help: "Drop the files' cached pages (posix_fadvise DONTNEED) when a worker opens \
+               them, so buffered reads start from the device (fio's default). Dirty pages \
+               stay until written back.",
+    },
+    OptionDef {
         name: "sync",
+        set: |d, v| put(&mut d.sync, v.wrap(values::parse_sync(v.text()))),
         aliases: &[],
         kind: Choice(&["none", "0", "sync", "1", "dsync"]),
         default: Value("none"),
@@ -257,6 +363,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "dsync",
+        set: |d, v| d.apply_dsync(v.flag()?),
         aliases: &[],
         kind: Bool,
         default: Value("0"),
@@ -265,6 +372,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "fsync",
+        set: |d, v| put(&mut d.fsync, v.u32_min(0)),
         aliases: &[],
         kind: Int,
         default: Value("0"),
@@ -273,6 +381,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "fdatasync",
+        set: |d, v| put(&mut d.fdatasync, v.u32_min(0)),
         aliases: &[],
         kind: Int,
         default: Value("0"),
@@ -281,6 +390,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "end_fsync",
+        set: |d, v| put(&mut d.end_fsync, v.flag()),
         aliases: &[],
         kind: Bool,
         default: Value("0"),
@@ -290,16 +400,60 @@ pub static OPTIONS: &[OptionDef] = &[
     // --- engine ---------------------------------------------------------
     OptionDef {
         name: "ioengine",
+        set: |d, v| put(&mut d.ioengine, v.wrap(values::parse_ioengine(v.text()))),
         aliases: &[],
-        kind: Choice(&["io_uring", "psync", "null", "nbd"]),
+        kind: Choice(&[
+            "io_uring", "libaio", "psync", "sync", "pvsync", "pvsync2", "mmap", "null", "nbd",
+            "cpuio",
+        ]),
         default: Value("psync"),
         unit: "",
-        help: "How I/O is issued: io_uring (asynchronous, honours iodepth), psync \
-               (pread/pwrite, fio's default on Linux), null (no I/O, measures iolab itself) \
-               or nbd (requests to an NBD server named by uri=, pipelined up to iodepth).",
+        help: "How I/O is issued: io_uring and libaio (asynchronous, honour iodepth and the \
+               iodepth_batch options), psync (pread/pwrite, fio's default on Linux), sync \
+               (lseek then read/write), pvsync (preadv/pwritev), pvsync2 (preadv2/pwritev2, \
+               see hipri), mmap (copies to and from a shared mapping; syncs are msync), null (no I/O, measures iolab itself), nbd (requests to an NBD \
+               server named by uri=, pipelined up to iodepth) or cpuio (no I/O: burns \
+               cpuload % of a CPU beside other jobs).",
+    },
+    OptionDef {
+        name: "cpuload",
+        set: |d, v| put(&mut d.engine.cpuload, v.percent()),
+        aliases: &[],
+        kind: Int,
+        default: Note("none; required with ioengine=cpuio"),
+        unit: "%",
+        help: "cpuio: percent of one CPU each worker burns (1-100), measured in the \
+               thread's own CPU time, so a busy host stretches the cycle rather than \
+               lowering the load.",
+    },
+    OptionDef {
+        name: "cpuchunks",
+        set: |d, v| {
+            put(
+                &mut d.engine.cpuchunks_us,
+                v.wrap(units::parse_uint(v.text()))
+                    .and_then(|n| v.positive(n)),
+            )
+        },
+        aliases: &[],
+        kind: Int,
+        default: Value("50000"),
+        unit: "us",
+        help: "cpuio: one cycle of burning then resting, in microseconds (as in fio).",
+    },
+    OptionDef {
+        name: "hipri",
+        set: |d, v| put(&mut d.engine.hipri, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("0"),
+        unit: "",
+        help: "pvsync2: issue with RWF_HIPRI (polled completion; the device must support \
+               polling, else reads fail with EOPNOTSUPP).",
     },
     OptionDef {
         name: "uri",
+        set: |d, v| put(&mut d.uri, v.some_text()),
         aliases: &[],
         kind: Text,
         default: Note("none; required with ioengine=nbd"),
@@ -312,6 +466,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "nbd_connections",
+        set: |d, v| put(&mut d.nbd_connections, v.u32_min(1)),
         aliases: &[],
         kind: Int,
         default: Value("1"),
@@ -322,6 +477,7 @@ pub static OPTIONS: &[OptionDef] = &[
     // --- rate -----------------------------------------------------------
     OptionDef {
         name: "rate",
+        set: |d, v| v.per_dir(&mut d.rate, parse_size),
         aliases: &[],
         kind: SizePerDir,
         default: Note("no limit"),
@@ -331,6 +487,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "rate_iops",
+        set: |d, v| v.per_dir(&mut d.rate_iops, parse_size),
         aliases: &[],
         kind: SizePerDir,
         default: Note("no limit"),
@@ -340,6 +497,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "rate_process",
+        set: |d, v| put(&mut d.rate_process, v.rate_process()),
         aliases: &[],
         kind: Choice(&["linear", "poisson"]),
         default: Value("linear"),
@@ -348,6 +506,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "thinktime",
+        set: |d, v| put(&mut d.thinktime_ns, v.time()),
         aliases: &[],
         kind: MICROSECONDS,
         default: Value("0"),
@@ -357,6 +516,12 @@ pub static OPTIONS: &[OptionDef] = &[
     // --- CPUs -----------------------------------------------------------
     OptionDef {
         name: "cpus_allowed",
+        set: |d, v| {
+            put(
+                &mut d.cpus_allowed,
+                v.wrap(units::parse_cpu_list(v.text())).map(Some),
+            )
+        },
         aliases: &[],
         kind: CpuList,
         default: Note("any CPU"),
@@ -364,7 +529,19 @@ pub static OPTIONS: &[OptionDef] = &[
         help: "CPUs the workers may run on, e.g. '0-3,6'.",
     },
     OptionDef {
+        name: "numa_cpu_nodes",
+        set: |d, v| put(&mut d.engine.numa_cpu_nodes, v.wrap(units::parse_cpu_list(v.text())).map(Some)),
+        aliases: &[],
+        kind: CpuList,
+        default: Note("any node"),
+        unit: "",
+        help: "NUMA nodes ('0-1,3') whose CPUs (from /sys/devices/system/node) the workers \
+               may run on; with cpus_allowed, only CPUs in both. Memory placement \
+               (numa_mem_policy) is not offered.",
+    },
+    OptionDef {
         name: "cpus_allowed_policy",
+        set: |d, v| put(&mut d.cpus_policy, v.cpus_policy()),
         aliases: &[],
         kind: Choice(&["shared", "split"]),
         default: Value("shared"),
@@ -375,6 +552,12 @@ pub static OPTIONS: &[OptionDef] = &[
     // --- randomness -----------------------------------------------------
     OptionDef {
         name: "randseed",
+        set: |d, v| {
+            put(
+                &mut d.randseed,
+                v.wrap(units::parse_uint(v.text())).map(Some),
+            )
+        },
         aliases: &[],
         kind: Int,
         default: Note("0xb1899bed when randrepeat=1, else a fresh random seed (recorded)"),
@@ -383,6 +566,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "randrepeat",
+        set: |d, v| put(&mut d.randrepeat, v.flag()),
         aliases: &[],
         kind: Bool,
         default: Value("1"),
@@ -391,6 +575,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "norandommap",
+        set: |d, v| put(&mut d.norandommap, v.flag()),
         aliases: &[],
         kind: Bool,
         default: Value("0"),
@@ -399,6 +584,12 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "random_distribution",
+        set: |d, v| {
+            put(
+                &mut d.distribution,
+                v.wrap(values::parse_distribution(v.text())),
+            )
+        },
         aliases: &[],
         kind: Distribution,
         default: Value("random"),
@@ -409,6 +600,12 @@ pub static OPTIONS: &[OptionDef] = &[
     // --- reporting ------------------------------------------------------
     OptionDef {
         name: "percentile_list",
+        set: |d, v| {
+            put(
+                &mut d.percentiles,
+                v.wrap(units::parse_percentile_list(v.text())),
+            )
+        },
         aliases: &[],
         kind: PercentileList,
         default: Value("1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.99"),
@@ -417,6 +614,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "group_reporting",
+        set: |d, v| put(&mut d.group_reporting, v.flag()),
         aliases: &[],
         kind: Bool,
         default: Value("0"),
@@ -425,6 +623,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "stonewall",
+        set: |d, v| put(&mut d.stonewall, v.flag()),
         aliases: &["wait_for_previous"],
         kind: Bool,
         default: Value("0"),
@@ -433,6 +632,7 @@ pub static OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "kb_base",
+        set: |_, v| v.kb_base_check(),
         aliases: &[],
         kind: Choice(&["1024", "1000"]),
         default: Value("1024"),

@@ -4,25 +4,47 @@
 
 use std::path::PathBuf;
 
-use crate::job::{IoEngine, Pattern, RandomDistribution, SyncMode, Zone};
-use crate::units::parse_float;
+use crate::job::{IoEngine, Pattern, RandomDistribution, SyncMode, VerifyKind, Zone};
+use crate::units::{parse_float, parse_size};
 
 /// Which directions an `rw=` value does; the mix share comes from `rwmixread`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum RwDirs {
+pub(crate) enum RwDirs {
     Read,
     Write,
     Mixed,
 }
 
-/// Parses `rw=`.
-pub(super) fn parse_rw(text: &str) -> Result<(Pattern, RwDirs), String> {
+/// Parses `rw=`, with fio's offset modifier for sequential patterns:
+/// `rw=read:17m` adds 17 MiB after each I/O (a hole), `rw=read:-8k` steps
+/// back (reads backwards with bs=4k). Returns the added bytes (0 without).
+/// The random form (`randread:8`, I/Os per random offset) is refused.
+pub(super) fn parse_rw(text: &str, kb_base: u64) -> Result<(Pattern, RwDirs, i64), String> {
     let text = text.trim();
-    if let Some((kind, modifier)) = text.split_once(':') {
+    let (kind, modifier) = match text.split_once(':') {
+        Some((kind, modifier)) => (kind.trim(), Some(modifier.trim())),
+        None => (text, None),
+    };
+    let (pattern, dirs) = parse_rw_kind(kind)?;
+    let Some(modifier) = modifier else {
+        return Ok((pattern, dirs, 0));
+    };
+    if pattern == Pattern::Random {
         return Err(format!(
-            "offset modifiers ('{kind}:{modifier}') are not supported yet; write rw={kind}"
+            "'{kind}:{modifier}' (I/Os per random offset) is not supported yet; write rw={kind}"
         ));
     }
+    let (negative, magnitude) = match modifier.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, modifier),
+    };
+    let bytes = parse_size(magnitude, kb_base)?;
+    let bytes =
+        i64::try_from(bytes).map_err(|_| format!("offset modifier '{modifier}' is too large"))?;
+    Ok((pattern, dirs, if negative { -bytes } else { bytes }))
+}
+
+fn parse_rw_kind(text: &str) -> Result<(Pattern, RwDirs), String> {
     Ok(match text {
         "read" => (Pattern::Sequential, RwDirs::Read),
         "write" => (Pattern::Sequential, RwDirs::Write),
@@ -43,22 +65,62 @@ pub(super) fn parse_rw(text: &str) -> Result<(Pattern, RwDirs), String> {
     })
 }
 
-/// Parses `ioengine=`. Only engines iolab implements are accepted; fio's
-/// other synchronous engines are refused rather than mapped to psync,
-/// because they issue different system calls (and so cost different CPU).
+/// Parses `ioengine=`. Only engines iolab implements are accepted; others
+/// are refused rather than mapped to a near one, because they issue
+/// different system calls (and so cost different CPU).
 pub(super) fn parse_ioengine(text: &str) -> Result<IoEngine, String> {
     match text.trim() {
         "io_uring" => Ok(IoEngine::IoUring),
         "psync" => Ok(IoEngine::Psync),
         "null" => Ok(IoEngine::Null),
         "nbd" => Ok(IoEngine::Nbd),
-        e @ ("sync" | "vsync" | "pvsync" | "pvsync2") => Err(format!(
-            "iolab has no '{e}' engine (it would issue other system calls than pread/pwrite); \
-             use ioengine=psync, or io_uring for queue depth"
-        )),
+        "libaio" => Ok(IoEngine::Libaio),
+        "sync" => Ok(IoEngine::Sync),
+        "pvsync" => Ok(IoEngine::Pvsync),
+        "pvsync2" => Ok(IoEngine::Pvsync2),
+        "cpuio" => Ok(IoEngine::Cpuio),
+        "mmap" => Ok(IoEngine::Mmap),
+        "vsync" => Err(
+            "iolab has no 'vsync' engine (readv/writev merging neighbours); use sync or pvsync"
+                .into(),
+        ),
         "iouring" | "uring" => Err("did you mean io_uring?".into()),
-        _ => Err("not supported by iolab; supported engines: io_uring, psync, null, nbd".into()),
+        _ => Err(
+            "not supported by iolab; supported engines: io_uring, libaio, psync, sync, \
+                  pvsync, pvsync2, mmap, null, nbd, cpuio"
+                .into(),
+        ),
     }
+}
+
+/// Parses `verify=` (fio's names; `crc32c-intel` is crc32c, which uses the
+/// CPU's instruction where there is one).
+pub(super) fn parse_verify(text: &str) -> Result<VerifyKind, String> {
+    Ok(match text.trim() {
+        "0" | "none" => VerifyKind::Off,
+        "crc32c" | "crc32c-intel" => VerifyKind::Crc32c,
+        "md5" => VerifyKind::Md5,
+        "sha1" => VerifyKind::Sha1,
+        "sha256" => VerifyKind::Sha256,
+        "xxhash" => VerifyKind::Xxhash,
+        "meta" => VerifyKind::Meta,
+        "pattern" => VerifyKind::Pattern,
+        "null" => VerifyKind::Null,
+        other @ ("crc64" | "crc32" | "crc16" | "crc7" | "sha224" | "sha384" | "sha512"
+        | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "xxhash64") => {
+            return Err(format!(
+                "verify={other} is not supported yet; use crc32c, md5, sha1, sha256, xxhash, \
+                 meta, pattern or null"
+            ))
+        }
+        _ => {
+            return Err(
+                "expected 0, crc32c, crc32c-intel, md5, sha1, sha256, xxhash, meta, pattern \
+                 or null"
+                    .into(),
+            )
+        }
+    })
 }
 
 /// Parses `sync=`.
@@ -134,14 +196,21 @@ fn parse_zones(args: &str) -> Result<Vec<Zone>, String> {
     if args.is_empty() {
         return Err("zoned needs zones, e.g. zoned:60/10:30/20:10/70".into());
     }
-    let mut zones = Vec::new();
-    for item in args.split(':') {
+    let mut zones: Vec<Zone> = Vec::new();
+    let items: Vec<&str> = args.split(':').collect();
+    for (i, item) in items.iter().enumerate() {
         let Some((access, size)) = item.split_once('/') else {
             return Err(format!("zone '{item}' is not access%/size% (e.g. 60/10)"));
         };
+        // fio: a last zone written without a size ("20/") covers the rest.
+        let size_pct = if size.trim().is_empty() && i + 1 == items.len() {
+            100.0 - zones.iter().map(|z| z.size_pct).sum::<f64>()
+        } else {
+            parse_float(size)?
+        };
         let zone = Zone {
             access_pct: parse_float(access)?,
-            size_pct: parse_float(size)?,
+            size_pct,
         };
         if zone.size_pct <= 0.0 {
             return Err(format!("zone '{item}' has no size"));

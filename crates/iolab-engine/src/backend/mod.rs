@@ -3,13 +3,20 @@
 //! The shape mirrors fio's engines and io_uring's SQ/CQ split:
 //! [`Backend::queue`] stages one request, [`Backend::commit`] hands staged
 //! requests to the kernel, [`Backend::reap`] collects completions.
-//! Synchronous backends (psync) complete inside `queue` and say so
+//! Synchronous backends (psync, sync, pvsync, pvsync2; see `blocking`)
+//! complete inside `queue` and say so
 //! through [`Queued::Done`]. Workers are generic over `B: Backend`, so the
 //! per-I/O path is statically dispatched.
 
+pub mod blocking;
+pub mod cpuio;
+pub mod libaio;
+pub mod mmap;
 pub mod nbd;
 pub mod null;
 pub mod psync;
+pub mod pvsync;
+pub mod sync;
 pub mod uring;
 
 use std::os::fd::RawFd;
@@ -44,8 +51,8 @@ pub struct Request {
     pub file: u32,
     pub offset: u64,
     pub len: u32,
-    /// Buffer of at least `len` bytes, owned by the worker, valid until the
-    /// request completes. Null for Fsync/Fdatasync.
+    /// Buffer of at least `len` bytes, owned by the worker (see the
+    /// contract of [`Backend::queue`]). Null for Fsync/Fdatasync.
     pub buf: *mut u8,
 }
 
@@ -72,7 +79,7 @@ pub struct OpenFile {
 }
 
 /// Set-up parameters common to all backends.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct BackendConfig {
     pub iodepth: u32,
     /// The worker's buffers (registered with io_uring when possible).
@@ -82,6 +89,8 @@ pub struct BackendConfig {
     /// `sync=` was given: the nbd backend sends writes with FUA (file
     /// backends get O_SYNC/O_DSYNC from the open flags instead).
     pub sync_writes: bool,
+    /// Engine-specific options (`hipri`, …).
+    pub engine: iolab_core::job::EngineOptions,
 }
 
 pub trait Backend: Sized {
@@ -90,12 +99,28 @@ pub trait Backend: Sized {
     const SYNC: bool;
 
     fn open(files: &[OpenFile], cfg: &BackendConfig) -> Result<Self, crate::EngineError>;
-    fn queue(&mut self, req: &Request) -> std::io::Result<Queued>;
-    /// Submit staged requests; returns how many were submitted.
-    fn commit(&mut self) -> std::io::Result<u32>;
+    /// Stages one request (or completes it, for synchronous backends).
+    ///
+    /// # Safety
+    /// The one contract of every backend, stated here once: unless `req.op`
+    /// is `Fsync`/`Fdatasync` (where `buf` may be null), `req.buf` points to
+    /// at least `req.len` bytes, valid for reads and writes, that the caller
+    /// neither touches nor frees until this request's completion has come
+    /// back (from `queue` as [`Queued::Done`], or from `reap`); the kernel or
+    /// the backend may read or write them until then. `req.file` indexes the
+    /// files the backend was opened with, which stay open as long as it.
+    unsafe fn queue(&mut self, req: &Request) -> std::io::Result<Queued>;
+    /// Submit staged requests; returns how many were submitted. The default
+    /// is for synchronous backends, which stage nothing.
+    fn commit(&mut self) -> std::io::Result<u32> {
+        Ok(0)
+    }
     /// Wait for at least `min` completions (0 = don't wait) and append up to
-    /// `max` of them to `out`; returns how many were appended.
-    fn reap(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> std::io::Result<u32>;
+    /// `max` of them to `out`; returns how many were appended. The default
+    /// is for synchronous backends, whose requests complete in `queue`.
+    fn reap(&mut self, _min: u32, _max: u32, _out: &mut Vec<Completion>) -> std::io::Result<u32> {
+        Ok(0)
+    }
     /// What the backend decided at set-up that the user should know (e.g.
     /// io_uring fell back to unregistered buffers), one line each.
     fn notes(&self) -> Vec<String> {

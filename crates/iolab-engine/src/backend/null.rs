@@ -44,7 +44,7 @@ impl Backend for NullBackend {
     }
 
     #[inline]
-    fn queue(&mut self, req: &Request) -> std::io::Result<Queued> {
+    unsafe fn queue(&mut self, req: &Request) -> std::io::Result<Queued> {
         let result = match req.op {
             Op::Read | Op::Write => i64::from(req.len),
             Op::Fsync | Op::Fdatasync => 0,
@@ -86,6 +86,13 @@ mod tests {
         }
     }
 
+    /// Tests queue into buffers that outlive the request's completion.
+    fn q<B: Backend>(b: &mut B, r: &Request) -> std::io::Result<Queued> {
+        // Safety: every caller here keeps the buffer alive and untouched
+        // until the completion is reaped (the queue contract).
+        unsafe { b.queue(r) }
+    }
+
     #[test]
     fn staged_requests_complete_on_commit_only() {
         let cfg = BackendConfig {
@@ -93,11 +100,12 @@ mod tests {
             buffers: Vec::new(),
             nbd: None,
             sync_writes: false,
+            engine: Default::default(),
         };
         let mut b = NullBackend::open(&[], &cfg).unwrap();
         let mut out = Vec::new();
-        b.queue(&req(0, Op::Read, 4096)).unwrap();
-        b.queue(&req(1, Op::Fsync, 0)).unwrap();
+        q(&mut b, &req(0, Op::Read, 4096)).unwrap();
+        q(&mut b, &req(1, Op::Fsync, 0)).unwrap();
         assert_eq!(b.reap(1, 8, &mut out).unwrap(), 0, "nothing committed yet");
         assert_eq!(b.commit().unwrap(), 2);
         assert_eq!(b.reap(0, 1, &mut out).unwrap(), 1, "max is honoured");

@@ -1,99 +1,48 @@
-//! The psync backend: `pread(2)`/`pwrite(2)`, `fsync(2)`/`fdatasync(2)`,
-//! one request at a time inside [`Backend::queue`] (fio's `psync`).
-//!
-//! Requests complete before `queue` returns ([`Queued::Done`]), so the
-//! worker records no submission latency for it: clat = lat = the system
-//! call's duration. The result is the byte count the call returned (a short
-//! transfer is the worker's business) or `-errno`. `EINTR` is retried here:
-//! it says nothing about the storage.
+//! The psync backend: `pread(2)`/`pwrite(2)` at the request's offset
+//! (fio's `psync`, its default engine on Linux). The shared synchronous
+//! machinery (EINTR, syncs, completion in `queue`) is in `blocking`.
 
 use std::os::fd::RawFd;
 
-use super::{Backend, BackendConfig, Completion, Op, OpenFile, Queued, Request};
-use crate::EngineError;
+use super::blocking::{BlockingBackend, Syscall};
+use super::{BackendConfig, Op, Request};
 
 #[derive(Debug)]
-pub struct PsyncBackend {
-    fds: Vec<RawFd>,
-    iodepth: u32,
-}
+pub struct Pread;
 
-impl PsyncBackend {
-    fn call(&self, req: &Request) -> i64 {
-        let fd = self.fds[req.file as usize];
-        loop {
-            let off = req.offset as libc::off_t;
-            let len = req.len as usize;
-            // Safety: `fd` is open for the backend's lifetime (the worker owns
-            // the files and drops the backend first); `buf` points to at least
-            // `len` bytes the worker owns and does not touch until this call
-            // returns (the Request contract).
-            let ret = unsafe {
-                match req.op {
-                    Op::Read => libc::pread(fd, req.buf.cast(), len, off) as i64,
-                    Op::Write => libc::pwrite(fd, req.buf.cast_const().cast(), len, off) as i64,
-                    Op::Fsync => i64::from(libc::fsync(fd)),
-                    Op::Fdatasync => i64::from(libc::fdatasync(fd)),
-                }
-            };
-            if ret >= 0 {
-                return ret;
-            }
-            let errno = std::io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO);
-            if errno != libc::EINTR {
-                return -i64::from(errno);
-            }
-        }
-    }
-}
-
-impl Backend for PsyncBackend {
+impl Syscall for Pread {
     const NAME: &'static str = "psync";
-    const SYNC: bool = true;
-
-    fn open(files: &[OpenFile], cfg: &BackendConfig) -> Result<Self, EngineError> {
-        Ok(PsyncBackend {
-            fds: files.iter().map(|f| f.fd).collect(),
-            iodepth: cfg.iodepth,
-        })
+    fn new(_cfg: &BackendConfig) -> Self {
+        Pread
     }
-
     #[inline]
-    fn queue(&mut self, req: &Request) -> std::io::Result<Queued> {
-        Ok(Queued::Done(Completion {
-            slot: req.slot,
-            result: self.call(req),
-        }))
-    }
-
-    fn commit(&mut self) -> std::io::Result<u32> {
-        Ok(0)
-    }
-
-    fn reap(&mut self, _min: u32, _max: u32, _out: &mut Vec<Completion>) -> std::io::Result<u32> {
-        Ok(0)
-    }
-
-    fn notes(&self) -> Vec<String> {
-        if self.iodepth > 1 {
-            // Said, not silently ignored: fio prints the same warning.
-            vec![format!(
-                "psync is synchronous: iodepth={} is capped at 1 (one I/O at a time per worker)",
-                self.iodepth
-            )]
-        } else {
-            Vec::new()
+    unsafe fn rw(&mut self, fd: RawFd, req: &Request) -> isize {
+        let (off, len) = (req.offset as libc::off_t, req.len as usize);
+        // Safety: the caller guarantees `fd` is open and `buf` holds `len` bytes.
+        unsafe {
+            match req.op {
+                Op::Write => libc::pwrite(fd, req.buf.cast_const().cast(), len, off),
+                _ => libc::pread(fd, req.buf.cast(), len, off),
+            }
         }
     }
 }
+
+pub type PsyncBackend = BlockingBackend<Pread>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::{Backend, OpenFile, Queued};
     use std::io::Write;
     use std::os::fd::AsRawFd;
+
+    /// Tests queue into buffers that outlive the request's completion.
+    fn q<B: Backend>(b: &mut B, r: &Request) -> std::io::Result<Queued> {
+        // Safety: every caller here keeps the buffer alive and untouched
+        // until the completion is reaped (the queue contract).
+        unsafe { b.queue(r) }
+    }
 
     #[test]
     fn reads_writes_and_reports_errno() {
@@ -104,6 +53,7 @@ mod tests {
             buffers: Vec::new(),
             nbd: None,
             sync_writes: false,
+            engine: Default::default(),
         };
         let mut b = PsyncBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
         let mut buf = vec![0u8; 4096];
@@ -115,20 +65,20 @@ mod tests {
             len: 4096,
             buf: buf.as_mut_ptr(),
         };
-        let Queued::Done(c) = b.queue(&rq).unwrap() else {
+        let Queued::Done(c) = q(&mut b, &rq).unwrap() else {
             panic!("psync must complete in queue")
         };
         assert_eq!((c.slot, c.result), (3, 4096));
         assert!(buf.iter().all(|&x| x == 7));
         // A read at end of file transfers 0 bytes (the worker treats it as an error).
         rq.offset = 8192;
-        let Queued::Done(c) = b.queue(&rq).unwrap() else {
+        let Queued::Done(c) = q(&mut b, &rq).unwrap() else {
             panic!()
         };
         assert_eq!(c.result, 0);
         // A closed descriptor gives -EBADF, not a panic.
         let mut bad = PsyncBackend::open(&[OpenFile { fd: -1 }], &cfg).unwrap();
-        let Queued::Done(c) = bad.queue(&rq).unwrap() else {
+        let Queued::Done(c) = q(&mut bad, &rq).unwrap() else {
             panic!()
         };
         assert_eq!(c.result, -i64::from(libc::EBADF));

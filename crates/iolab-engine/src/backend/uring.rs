@@ -211,7 +211,7 @@ impl Backend for UringBackend {
     }
 
     #[inline]
-    fn queue(&mut self, req: &Request) -> io::Result<Queued> {
+    unsafe fn queue(&mut self, req: &Request) -> io::Result<Queued> {
         let e = self.entry(req);
         // Safety: the buffer and descriptor stay valid until the completion
         // is reaped (Request contract; the worker drains before it frees).
@@ -268,6 +268,13 @@ mod tests {
     use std::io::Write;
     use std::os::fd::AsRawFd;
 
+    /// Tests queue into buffers that outlive the request's completion.
+    fn q<B: Backend>(b: &mut B, r: &Request) -> std::io::Result<Queued> {
+        // Safety: every caller here keeps the buffer alive and untouched
+        // until the completion is reaped (the queue contract).
+        unsafe { b.queue(r) }
+    }
+
     #[test]
     fn fixed_read_write_and_fsync_round_trip() {
         let mut f = tempfile::tempfile().unwrap();
@@ -278,6 +285,7 @@ mod tests {
             buffers: bufs.iter_mut().map(|b| (b.as_mut_ptr(), b.len())).collect(),
             nbd: None,
             sync_writes: false,
+            engine: Default::default(),
         };
         let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
         assert_eq!(b.ring.params().sq_entries(), 4);
@@ -298,8 +306,8 @@ mod tests {
             len: 4096,
             buf: cfg.buffers[1].0,
         };
-        assert!(matches!(b.queue(&rd).unwrap(), Queued::Staged));
-        b.queue(&wr).unwrap();
+        assert!(matches!(q(&mut b, &rd).unwrap(), Queued::Staged));
+        q(&mut b, &wr).unwrap();
         assert_eq!(b.commit().unwrap(), 2);
         let mut out = Vec::new();
         while out.len() < 2 {
@@ -308,14 +316,17 @@ mod tests {
         out.sort_by_key(|c| c.slot);
         assert_eq!((out[0].result, out[1].result), (4096, 4096));
         assert!(bufs[0].iter().all(|&x| x == 1));
-        b.queue(&Request {
-            slot: 2,
-            op: Op::Fdatasync,
-            file: 0,
-            offset: 0,
-            len: 0,
-            buf: std::ptr::null_mut(),
-        })
+        q(
+            &mut b,
+            &Request {
+                slot: 2,
+                op: Op::Fdatasync,
+                file: 0,
+                offset: 0,
+                len: 0,
+                buf: std::ptr::null_mut(),
+            },
+        )
         .unwrap();
         b.commit().unwrap();
         out.clear();
@@ -336,20 +347,24 @@ mod tests {
             buffers: Vec::new(),
             nbd: None,
             sync_writes: false,
+            engine: Default::default(),
         };
         // A read-only view of a descriptor: write to an O_RDONLY file gives EBADF.
         let path = format!("/proc/self/fd/{}", f.as_raw_fd());
         let ro = std::fs::File::open(path).unwrap();
         let mut b = UringBackend::open(&[OpenFile { fd: ro.as_raw_fd() }], &cfg).unwrap();
         let mut buf = vec![0u8; 512];
-        b.queue(&Request {
-            slot: 0,
-            op: Op::Write,
-            file: 0,
-            offset: 0,
-            len: 512,
-            buf: buf.as_mut_ptr(),
-        })
+        q(
+            &mut b,
+            &Request {
+                slot: 0,
+                op: Op::Write,
+                file: 0,
+                offset: 0,
+                len: 512,
+                buf: buf.as_mut_ptr(),
+            },
+        )
         .unwrap();
         b.commit().unwrap();
         let mut out = Vec::new();

@@ -53,10 +53,14 @@ impl FileNeed {
     }
 }
 
-/// Jobs that touch no file: the null engine only pretends to do I/O, and
-/// nbd jobs do theirs on a server's export (set up in `run::nbd`).
+/// Jobs that touch no file: the null engine only pretends to do I/O, cpuio
+/// does none, and nbd jobs do theirs on a server's export (set up in
+/// `run::nbd`).
 pub(crate) fn uses_files(job: &PreparedJob) -> bool {
-    !matches!(job.ioengine, IoEngine::Null | IoEngine::Nbd)
+    !matches!(
+        job.ioengine,
+        IoEngine::Null | IoEngine::Nbd | IoEngine::Cpuio
+    )
 }
 
 /// Every path the jobs use, in first-use order, each described once.

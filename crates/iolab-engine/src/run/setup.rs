@@ -88,7 +88,10 @@ fn worker_spec(
         None => layout::regions_for_worker(layout, job, w)?,
     };
     let mut files = Vec::new();
-    if !matches!(job.ioengine, IoEngine::Null | IoEngine::Nbd) {
+    if !matches!(
+        job.ioengine,
+        IoEngine::Null | IoEngine::Nbd | IoEngine::Cpuio
+    ) {
         for r in &regions {
             let pf = layout.file(&r.path).ok_or_else(|| not_laid_out(&r.path))?;
             files.push(layout::open(pf, job)?);
@@ -108,8 +111,8 @@ fn worker_spec(
     )?;
     let rate = RateLimiter::new(job, gen.seed());
     let slot_bytes = job.bs[0].max().max(job.bs[1].max()) as usize;
-    // psync does one I/O at a time: one buffer is all it ever uses.
-    let slots = if job.ioengine == IoEngine::Psync {
+    // Synchronous engines do one I/O at a time: one buffer is all they use.
+    let slots = if job.ioengine.synchronous() {
         1
     } else {
         job.iodepth.max(1) as usize
@@ -122,7 +125,7 @@ fn worker_spec(
         files,
         gen,
         rate,
-        cpus: cpus_for_worker(job, w),
+        cpus: cpus_for_worker(job, w)?,
         interval_ns: cfg.interval.as_nanos() as u64,
         host: cfg.host.clone(),
         bufs,

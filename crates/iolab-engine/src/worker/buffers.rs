@@ -51,6 +51,19 @@ impl AlignedBufs {
         unsafe { self.ptr.add(i as usize * self.slot_bytes) }
     }
 
+    /// Slot `i`'s first `len` bytes.
+    ///
+    /// # Safety
+    /// Slot `i` has no I/O in flight (nothing else reads or writes it), and
+    /// `len` is at most [`Self::slot_bytes`].
+    #[inline]
+    pub unsafe fn slot_mut(&mut self, i: u32, len: usize) -> &mut [u8] {
+        debug_assert!(len <= self.slot_bytes);
+        // Safety: inside the allocation (caller: len ≤ slot_bytes); no I/O
+        // aliases it (caller), and `&mut self` excludes other borrows.
+        unsafe { std::slice::from_raw_parts_mut(self.slot_ptr(i), len) }
+    }
+
     pub fn slot_bytes(&self) -> usize {
         self.slot_bytes
     }

@@ -44,6 +44,10 @@ pub struct Slot {
     pub done: u32,
     pub file: u32,
     pub dir: IoDir,
+    /// Seed of a write's verified data, or the seed a verify read expects.
+    pub seed: u64,
+    /// A read whose data is checked on completion.
+    pub check: bool,
 }
 
 impl Default for Slot {
@@ -55,6 +59,8 @@ impl Default for Slot {
             done: 0,
             file: 0,
             dir: IoDir::Read,
+            seed: 0,
+            check: false,
         }
     }
 }
@@ -76,6 +82,8 @@ impl Slot {
             done: 0,
             file: u.file,
             dir: u.dir,
+            seed: 0,
+            check: false,
         }
     }
 }
@@ -150,7 +158,7 @@ impl<B: Backend> Worker<B> {
         while self.batch.len() < want {
             let (u, due) = match self.pending.take() {
                 Some(p) => p,
-                None => match self.gen.next() {
+                None => match self.next_unit() {
                     Some(u) => (u, self.due_for(&u)),
                     None => {
                         self.gen_done = true;
@@ -166,6 +174,58 @@ impl<B: Backend> Worker<B> {
             self.batch.push((u, due));
             if u.dir == IoDir::Write && self.count_write(u.file) {
                 return;
+            }
+        }
+    }
+
+    /// The next unit: a verify read when one is due, else the generator's.
+    #[inline]
+    fn next_unit(&mut self) -> Option<IoUnit> {
+        if let Some(u) = self.data.next_read() {
+            return Some(u);
+        }
+        if self.data.phase || self.bytes_left == 0 || self.ios_left == 0 {
+            return None;
+        }
+        let u = self.gen.next()?;
+        self.bytes_left = self.bytes_left.saturating_sub(u.len);
+        self.ios_left -= 1;
+        Some(self.data.adapt(u))
+    }
+
+    /// Fill a write's buffer as the data options say, or mark a read to be
+    /// checked; the slot is free (nothing in flight uses its buffer).
+    #[inline]
+    fn prepare_data(&mut self, slot: u32) {
+        let s = &mut self.slots[slot as usize];
+        if s.dir == IoDir::Write {
+            // Safety: the slot is being issued, so no I/O uses its buffer;
+            // len ≤ the largest block size = the slot size.
+            let buf = unsafe { self.bufs.slot_mut(slot, s.len as usize) };
+            s.seed = self.data.before_write(buf, s.offset);
+        } else if let Some(seed) = self.data.read_seed() {
+            (s.check, s.seed) = (true, seed);
+        }
+    }
+
+    /// A whole I/O completed: log a write, check a verify read.
+    #[inline]
+    fn data_done(&mut self, slot: u32) {
+        let s = self.slots[slot as usize];
+        if s.dir == IoDir::Write {
+            let unit = IoUnit {
+                dir: s.dir,
+                file: s.file,
+                offset: s.offset,
+                len: u64::from(s.len),
+            };
+            self.data.written(unit, s.seed);
+        } else if s.check {
+            // Safety: the read completed, so the kernel is done with the buffer.
+            let buf = unsafe { self.bufs.slot_mut(slot, s.len as usize) };
+            let path = &self.paths[s.file as usize];
+            if let Err(e) = self.data.check(buf, s.offset, s.seed, path) {
+                self.error.get_or_insert(e);
             }
         }
     }
@@ -217,6 +277,7 @@ impl<B: Backend> Worker<B> {
             let (u, due) = self.batch[i];
             let slot = self.free.pop().expect("batch never exceeds free slots");
             self.slots[slot as usize] = Slot::issued(&u, t0, 0, due);
+            self.prepare_data(slot);
             self.staged.push(slot);
             per_dir[u.dir as usize] += 1;
             self.queue(slot)?;
@@ -242,8 +303,12 @@ impl<B: Backend> Worker<B> {
             let (u, due) = self.batch[i];
             let t0 = self.clock();
             self.slots[0] = Slot::issued(&u, t0, t0, due);
+            self.prepare_data(slot);
             loop {
-                let c = match self.backend.queue(&self.request(slot)) {
+                let req = self.request(slot);
+                // Safety: `request` points into slot 0's buffer, which the
+                // worker owns and leaves alone until the call completes it.
+                let c = match unsafe { self.backend.queue(&req) } {
                     Ok(Queued::Done(c)) => c,
                     Ok(Queued::Staged) => unreachable!("a SYNC backend completes in queue"),
                     Err(e) => return Err(self.backend_err("queue", e)),
@@ -277,7 +342,11 @@ impl<B: Backend> Worker<B> {
 
     #[inline]
     fn queue(&mut self, slot: u32) -> Result<(), EngineError> {
-        match self.backend.queue(&self.request(slot)) {
+        let req = self.request(slot);
+        // Safety: the slot's buffer belongs to this request until its
+        // completion is reaped: the slot is not reused or freed before then
+        // (the worker drains the queue before it drops the buffers).
+        match unsafe { self.backend.queue(&req) } {
             Ok(_) => Ok(()),
             Err(e) => Err(self.backend_err("queue", e)),
         }
@@ -319,6 +388,7 @@ impl<B: Backend> Worker<B> {
             let (dir, len, times) = (s.dir, s.len, s.times);
             self.rec
                 .completed(dir, u64::from(len), &times, ts, !B::SYNC);
+            self.data_done(c.slot);
             return false;
         }
         if c.result > 0 {

@@ -14,16 +14,21 @@
 //!    [`WorkerOutcome`]: the result of what it did, and the error that
 //!    stopped it, if any.
 //!
-//! Modules: [`buffers`] (aligned buffers), [`clock`] (monotonic ns, waits),
+//! Modules: [`buffers`] (aligned buffers), `content` and `verify` (what
+//! writes carry, verified chunks), `data` (the verify log and phase),
+//! [`clock`] (monotonic ns, waits),
 //! [`record`] (stats, intervals, ramp), `io_loop` (the hot path), `waits`
 //! (quiesce, syncs, sleeps), [`thread`] (spawning, pinning, dispatch on
 //! the backend).
 
 pub mod buffers;
 pub mod clock;
+mod content;
+mod data;
 mod io_loop;
 pub mod record;
 pub mod thread;
+mod verify;
 mod waits;
 
 use std::fs::File;
@@ -32,10 +37,11 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use iolab_core::gen::{IoGen, IoUnit};
-use iolab_core::job::PreparedJob;
+use iolab_core::job::{IoEngine, PreparedJob};
 use iolab_core::rate::RateLimiter;
 use iolab_core::stats::{IntervalSample, WorkerResult};
 
+use crate::backend::cpuio::CpuBurner;
 use crate::backend::{Backend, BackendConfig, Completion, Op, OpenFile};
 use crate::EngineError;
 use buffers::AlignedBufs;
@@ -176,6 +182,14 @@ pub(crate) struct Worker<B: Backend> {
     rec: Recorder,
     error: Option<EngineError>,
     ctl: Arc<Control>,
+    data: data::DataState,
+    /// cpuio: burn CPU instead of doing I/O.
+    burner: Option<CpuBurner>,
+    /// What io_size and number_ios still allow the generator to issue.
+    bytes_left: u64,
+    ios_left: u64,
+    /// exitall and exitall_on_error are read at the end.
+    job_amounts: iolab_core::job::Amounts,
 }
 
 impl<B: Backend> std::fmt::Debug for Worker<B> {
@@ -230,12 +244,16 @@ impl<B: Backend> Worker<B> {
             buffers: spec.bufs.regions(),
             nbd: spec.job.nbd.clone(),
             sync_writes: spec.job.writes() && spec.job.sync != iolab_core::job::SyncMode::None,
+            engine: spec.job.engine.clone(),
         };
         let backend = B::open(&open, &cfg)?;
         let n = spec.paths.len();
+        let mut data = data::DataState::new(&spec.job, spec.gen.seed());
+        let mut bufs = spec.bufs;
+        data.initial_fill(bufs.as_mut_slice());
         let w = Worker {
             backend,
-            bufs: spec.bufs,
+            bufs,
             _files: spec.files,
             paths: spec.paths,
             p,
@@ -259,6 +277,12 @@ impl<B: Backend> Worker<B> {
             rec,
             error: None,
             ctl,
+            data,
+            burner: (spec.job.ioengine == IoEngine::Cpuio)
+                .then(|| CpuBurner::new(spec.job.engine.cpuload, spec.job.engine.cpuchunks_us)),
+            bytes_left: spec.job.amounts.io_size.unwrap_or(u64::MAX),
+            ios_left: spec.job.amounts.number_ios.unwrap_or(u64::MAX),
+            job_amounts: spec.job.amounts.clone(),
         };
         Ok((
             w,
@@ -296,19 +320,47 @@ impl<B: Backend> Worker<B> {
         self.last_ns = origin;
         self.rate_origin_ns = origin;
         self.rec.begin(origin, self.p.ramp_ns);
-        if let Err(e) = self.main_loop() {
+        if let Some(burner) = self.burner {
+            while !self.stopping() {
+                burner.cycle();
+                self.clock();
+            }
+        } else if let Err(e) = self.main_loop() {
             self.error.get_or_insert(e);
         }
         if let Err(e) = self.quiesce() {
             self.error.get_or_insert(e);
         }
+        self.verify_phase();
         if self.p.end_fsync && self.error.is_none() {
             self.end_fsync();
         }
         let end = self.clock();
+        let a = &self.job_amounts;
+        if a.exitall || (a.exitall_on_error && self.error.is_some()) {
+            self.ctl
+                .stop
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         WorkerOutcome {
             result: self.rec.finish(end, parts.worker, parts.host),
             error: self.error.take(),
+        }
+    }
+
+    /// After the writes: read back and check what was logged (do_verify),
+    /// unless the run was stopped or failed; then report any mismatch.
+    fn verify_phase(&mut self) {
+        let stopped = self.ctl.stop.load(std::sync::atomic::Ordering::Relaxed);
+        if self.data.verify_pending() && self.error.is_none() && !stopped {
+            self.data.phase = true;
+            self.gen_done = false;
+            if let Err(e) = self.main_loop().and_then(|()| self.quiesce()) {
+                self.error.get_or_insert(e);
+            }
+        }
+        if let Some(e) = self.data.error() {
+            self.error.get_or_insert(e);
         }
     }
 

@@ -30,11 +30,9 @@ impl<B: Backend> Worker<B> {
             buf: std::ptr::null_mut(),
         };
         let t0 = self.clock();
-        let c = match self
-            .backend
-            .queue(&req)
-            .map_err(|e| self.backend_err("queue", e))?
-        {
+        // Safety: a sync carries no buffer (null is allowed for Fsync/Fdatasync).
+        let queued = unsafe { self.backend.queue(&req) };
+        let c = match queued.map_err(|e| self.backend_err("queue", e))? {
             Queued::Done(c) => c,
             Queued::Staged => {
                 self.backend

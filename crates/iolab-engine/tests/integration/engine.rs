@@ -5,6 +5,7 @@
 //! - `common`: a complete `PreparedJob` with fio's defaults, and run helpers.
 //! - `counts`: null engine — exact I/O counts, bytes, histogram counts, the
 //!   read/write mix, stonewall groups.
+//! - `data`: buffer contents on disk (zlib, duplicate blocks) and verify.
 //! - `files`: psync and io_uring on real files (O_DIRECT): bytes read, data
 //!   written and read back, fsync counts, I/O errors.
 //! - `timing`: runtime and ramp, intervals, rate limiting, thinktime,
@@ -14,6 +15,8 @@
 mod common;
 #[path = "engine/counts.rs"]
 mod counts;
+#[path = "engine/data.rs"]
+mod data;
 #[path = "engine/files.rs"]
 mod files;
 #[path = "engine/timing.rs"]

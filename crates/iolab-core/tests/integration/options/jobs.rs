@@ -381,6 +381,11 @@ fn cpus_seeds_distributions_and_reporting() {
     ];
     assert_eq!(
         dist("zoned:60/10:40/90").random_distribution,
+        RandomDistribution::Zoned(zones.clone())
+    );
+    // fio's examples/rand-zones.fio: a last zone without a size covers the rest.
+    assert_eq!(
+        dist("zoned:60/10:40/").random_distribution,
         RandomDistribution::Zoned(zones)
     );
     // Fixes a bug: prepare warned "no effect" and kept the distribution,
@@ -421,4 +426,120 @@ fn kb_base_applies_wherever_written() {
         prep(&["kb_base=1000", "size=1m"]).bs[0],
         BsSpec::Fixed(4096)
     );
+}
+
+#[test]
+fn new_engines_are_taken_with_fio_adjustments() {
+    for (engine, sync) in [
+        ("libaio", false),
+        ("sync", true),
+        ("pvsync", true),
+        ("pvsync2", true),
+        ("mmap", true),
+    ] {
+        let j = prep(&["size=1m", &format!("ioengine={engine}"), "iodepth=8"]);
+        assert_eq!(j.ioengine.name(), engine);
+        assert_eq!(j.ioengine.synchronous(), sync);
+        // Synchronous engines keep one I/O in flight, and say so (as fio does).
+        assert_eq!(j.iodepth, if sync { 1 } else { 8 }, "{engine}");
+        assert_eq!(
+            j.warnings.iter().any(|w| w.contains("is synchronous")),
+            sync
+        );
+    }
+    let buffered = prep(&["size=1m", "ioengine=libaio"]);
+    assert!(buffered
+        .warnings
+        .iter()
+        .any(|w| w.contains("without direct=1")));
+    let direct = prep(&["size=1m", "ioengine=libaio", "direct=1"]);
+    assert!(direct.warnings.is_empty(), "{:?}", direct.warnings);
+    let hipri = prep(&["size=1m", "ioengine=pvsync2", "hipri"]);
+    assert!(hipri.engine.hipri && hipri.warnings.is_empty());
+    let idle = prep(&["size=1m", "ioengine=psync", "hipri"]);
+    assert!(idle
+        .warnings
+        .iter()
+        .any(|w| w.contains("hipri has no effect")));
+}
+
+#[test]
+fn buffer_and_verify_options_as_fio_reads_them() {
+    let d = prep(&["size=1m", "rw=write", "buffer_pattern=0xDEADbeef"]).data;
+    assert_eq!(d.buffer_pattern, Some(vec![0xde, 0xad, 0xbe, 0xef]));
+    assert!(d.scramble_buffers, "fio's default");
+    let d = prep(&["size=1m", "rw=write", "buffer_pattern='ab'"]).data;
+    assert_eq!(d.buffer_pattern.as_deref(), Some(&b"ab"[..]));
+    let d = prep(&["size=1m", "rw=write", "buffer_pattern=258"]).data;
+    assert_eq!(d.buffer_pattern, Some(vec![2, 1]));
+    // verify_pattern alone means verify=pattern; the interval defaults to bs.
+    let d = prep(&["size=1m", "rw=write", "bs=8k", "verify_pattern=0x5a"]).data;
+    assert_eq!((d.verify, d.verify_interval), (VerifyKind::Pattern, 8192));
+    let d = prep(&["size=1m", "rw=read", "verify=crc32c-intel"]).data;
+    assert_eq!(d.verify, VerifyKind::Crc32c);
+    let w = prep(&["size=1m", "rw=read", "zero_buffers"]).warnings;
+    assert!(w
+        .iter()
+        .any(|w| w.contains("zero_buffers has no effect: the job does not write")));
+    let w = prep(&["size=1m", "rw=write", "verify_fatal"]).warnings;
+    assert!(w
+        .iter()
+        .any(|w| w.contains("verify_fatal has no effect without verify")));
+}
+
+#[test]
+fn verify_conflicts_are_named() {
+    let e = |o: &[&str]| spec(o).prepare().unwrap_err().to_string();
+    assert!(e(&["size=1m", "rw=randrw", "verify=md5"]).contains("read/write mix"));
+    assert!(e(&["size=1m", "rw=write", "ioengine=null", "verify=md5"]).contains("moves none"));
+    assert!(e(&["size=1m", "rw=write", "verify=pattern"]).contains("needs verify_pattern"));
+    assert!(e(&[
+        "size=1m",
+        "rw=write",
+        "bs=4k",
+        "verify=md5",
+        "verify_interval=3k"
+    ])
+    .contains("must divide every block size"));
+    assert!(e(&[
+        "size=1m",
+        "rw=write",
+        "bs=4k",
+        "verify=md5",
+        "verify_offset=4080"
+    ])
+    .contains("does not fit"));
+    assert!(e(&["size=1m", "verify=crc64"]).contains("not supported yet"));
+    assert!(e(&["size=1m", "buffer_compress_percentage=101"]).contains("0 to 100"));
+    assert!(e(&["size=1m", "buffer_pattern=0xzz"]).contains("not a hex number"));
+}
+
+#[test]
+fn cpuio_needs_a_load_and_a_runtime_and_no_size() {
+    let j = prep(&["ioengine=cpuio", "cpuload=30", "runtime=5"]);
+    assert_eq!((j.engine.cpuload, j.engine.cpuchunks_us), (30, 50_000));
+    assert!(j.time_based && j.filenames.is_empty());
+    let e = |o: &[&str]| spec(o).prepare().unwrap_err().to_string();
+    assert!(e(&["ioengine=cpuio", "runtime=5"]).contains("needs cpuload"));
+    assert!(e(&["ioengine=cpuio", "cpuload=30"]).contains("needs runtime"));
+    assert!(e(&["ioengine=cpuio", "cpuload=130", "runtime=1"]).contains("0 to 100"));
+    let w = prep(&["size=1m", "cpuload=30"]).warnings;
+    assert!(w
+        .iter()
+        .any(|w| w.contains("cpuload and cpuchunks have no effect")));
+}
+
+#[test]
+fn amounts_and_thread_as_fio_takes_them() {
+    let j = prep(&["size=4m", "io_size=10m"]);
+    assert_eq!((j.amounts.io_size, j.loops), (Some(10 << 20), 3));
+    let j = prep(&["size=4m", "number_ios=7", "thread"]);
+    assert_eq!(j.amounts.number_ios, Some(7));
+    assert!(j.warnings.is_empty(), "{:?}", j.warnings);
+    let w = prep(&["size=4m", "thread=0"]).warnings;
+    assert!(w
+        .iter()
+        .any(|w| w.contains("iolab runs workers as threads")));
+    let w = prep(&["size=4m", "loops=5", "io_size=8m"]).warnings;
+    assert!(w.iter().any(|w| w.contains("loops=5 has no effect")));
 }

@@ -7,7 +7,7 @@ use iolab_core::options::{self, lookup, options_markdown, OptionKind, OPTIONS};
 #[test]
 fn table_is_consistent() {
     let mut seen = std::collections::HashSet::new();
-    for o in OPTIONS {
+    for o in OPTIONS.iter() {
         for n in std::iter::once(&o.name).chain(o.aliases) {
             assert!(seen.insert(*n), "'{n}' appears twice in the table");
             assert!(std::ptr::eq(lookup(n).unwrap(), o));
@@ -36,7 +36,7 @@ fn table_is_consistent() {
 fn every_option_is_accepted_and_documented() {
     let md = options_markdown();
     assert!(md.starts_with("| Option | Aliases | Type | Default | Unit | Description |"));
-    for o in OPTIONS {
+    for o in OPTIONS.iter() {
         assert!(
             md.contains(&format!("| `{}` |", o.name)),
             "{} missing from the docs",
@@ -49,5 +49,7 @@ fn every_option_is_accepted_and_documented() {
         };
         prep(&["size=1m", &format!("{}={value}", o.name)]);
     }
-    assert!(md.contains("Values: io_uring, psync, null, nbd."));
+    assert!(md.contains(
+        "Values: io_uring, libaio, psync, sync, pvsync, pvsync2, mmap, null, nbd, cpuio."
+    ));
 }

@@ -229,7 +229,7 @@ impl Backend for NbdBackend {
     }
 
     #[inline]
-    fn queue(&mut self, req: &Request) -> io::Result<Queued> {
+    unsafe fn queue(&mut self, req: &Request) -> io::Result<Queued> {
         self.staged += 1;
         let (cmd, flags, payload): (u16, u16, &[u8]) = match req.op {
             Op::Fsync | Op::Fdatasync => {

@@ -1,6 +1,7 @@
 //! Null engine: the worker path without a kernel. Every count is exact.
 
 use iolab_core::job::IoDir;
+use iolab_engine::{EngineError, Run};
 
 use super::common::*;
 
@@ -203,4 +204,123 @@ fn each_note_is_told_once_and_named_by_job_where_jobs_differ() {
     assert_eq!(rings.len(), 2, "{rings:?}");
     assert!(rings[0].starts_with("qd5, qd8: io_uring ring of 8 entries, "));
     assert!(rings[1].starts_with("qd32: io_uring ring of 32 entries, "));
+}
+
+/// cpuio burns its share of a CPU and does no I/O. The burn is counted in
+/// thread CPU time, so the process's CPU over the window is at most the
+/// load; a busy host (this one runs eight builds at times) stretches the
+/// cycles, so the lower bound only says it burned at all. The exact CPU
+/// time per cycle is checked in `backend::cpuio`'s unit test.
+#[test]
+fn cpuio_burns_its_load_and_does_no_io() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let j = job(
+        "burn",
+        dir.path(),
+        &[
+            "ioengine=cpuio",
+            "cpuload=50",
+            "cpuchunks=10000",
+            "runtime=1",
+        ],
+    );
+    let r = run_ok(config(vec![j]));
+    let w = worker(&r, 0, 0);
+    assert_eq!(w.dirs[0].ios + w.dirs[1].ios, 0, "no I/O");
+    let c = &r.cpu[0];
+    let share = (c.proc_user_ns + c.proc_sys_ns) as f64 / c.window_ns as f64;
+    assert!(
+        (0.05..0.6).contains(&share),
+        "50% asked, {share:.2} of a CPU used"
+    );
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "no file made"
+    );
+}
+
+/// io_size repeats the region until its bytes are issued; number_ios stops
+/// a worker after exactly that many I/Os (null engine: exact counts).
+#[test]
+fn io_size_and_number_ios_decide_the_amount() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let null = [
+        "ioengine=null",
+        "rw=randread",
+        "bs=4k",
+        "size=4m",
+        "iodepth=8",
+    ];
+    let ios = |extra: &[&str]| {
+        let r = run_ok(config(vec![job(
+            "n",
+            dir.path(),
+            &[&null[..], extra].concat(),
+        )]));
+        let w = worker(&r, 0, 0);
+        (w.dirs[0].ios, w.dirs[0].bytes)
+    };
+    assert_eq!(ios(&["io_size=10m"]), (2560, 10 * MIB));
+    assert_eq!(ios(&["io_limit=2m"]), (512, 2 * MIB));
+    assert_eq!(ios(&["number_ios=1000"]), (1000, 1000 * 4096));
+    assert_eq!(ios(&["number_ios=1000", "io_size=1m"]), (256, MIB));
+}
+
+/// exitall: the first worker to finish ends the run; exitall_on_error: the
+/// first to fail does. The long job would otherwise run for 120 s.
+#[test]
+fn exitall_and_exitall_on_error_end_the_run() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let long = || {
+        job(
+            "long",
+            dir.path(),
+            &["ioengine=null", "size=1m", "runtime=120", "time_based"],
+        )
+    };
+    for (ender, opts) in [
+        ("short", &["ioengine=null", "size=1m", "exitall"][..]),
+        (
+            "few",
+            &["ioengine=null", "size=1m", "exitall", "number_ios=5"][..],
+        ),
+    ] {
+        let t0 = std::time::Instant::now();
+        let r = run_ok(config(vec![long(), job(ender, dir.path(), opts)]));
+        assert!(
+            t0.elapsed().as_secs() < 60,
+            "{ender}: the run was not ended"
+        );
+        assert_eq!(
+            worker(&r, 1, 0).dirs[0].ios,
+            if ender == "few" { 5 } else { 256 }
+        );
+    }
+    // A job that fails (its file shrinks under the run) ends the run with its error.
+    let bad = job(
+        "bad",
+        dir.path(),
+        &["rw=read", "size=1m", "exitall_on_error"],
+    );
+    let mut run = Run::prepare(config(vec![long(), bad])).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.path().join("bad.0.0"))
+        .unwrap();
+    f.set_len(8192).unwrap();
+    let t0 = std::time::Instant::now();
+    run.start(None).unwrap();
+    let o = run.finish().unwrap();
+    assert!(
+        t0.elapsed().as_secs() < 60,
+        "exitall_on_error did not end the run"
+    );
+    assert!(
+        matches!(o.error, Some(EngineError::IoFailed { .. })),
+        "{:?}",
+        o.error
+    );
 }

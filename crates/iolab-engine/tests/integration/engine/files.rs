@@ -1,4 +1,4 @@
-//! psync and io_uring on real files in a temporary directory (on the same
+//! Every file engine (psync, io_uring, libaio, sync, pvsync, pvsync2, mmap) on real files in a temporary directory (on the same
 //! filesystem as the target dir's tmp; O_DIRECT is used where it works).
 
 use std::os::unix::fs::FileExt;
@@ -12,7 +12,15 @@ use iolab_engine::{EngineError, Run};
 
 use super::common::*;
 
-const ENGINES: [&str; 2] = ["ioengine=psync", "ioengine=io_uring"];
+const ENGINES: [&str; 7] = [
+    "ioengine=psync",
+    "ioengine=io_uring",
+    "ioengine=libaio",
+    "ioengine=sync",
+    "ioengine=pvsync",
+    "ioengine=pvsync2",
+    "ioengine=mmap",
+];
 
 /// "direct=1" where the filesystem supports O_DIRECT (tmpfs does not).
 fn direct(dir: &Path) -> &'static str {
@@ -50,11 +58,11 @@ fn size_based_read_moves_exactly_size() {
             "{engine:?}"
         );
         assert_eq!(w.dirs[0].lat_ns.count(), 2048);
-        if engine == "ioengine=psync" {
+        if r.jobs[0].job.ioengine.synchronous() {
             assert_eq!(
                 w.dirs[0].slat_ns.count(),
                 0,
-                "psync has no submission stage"
+                "{engine}: a synchronous engine has no submission stage"
             );
         } else {
             assert_eq!(w.dirs[0].slat_ns.count(), 2048);
@@ -87,6 +95,8 @@ fn written_data_reaches_the_file() {
                 "rw=randwrite",
                 "size=2m",
                 "iodepth=4",
+                // Unstamped, so each block is exactly a slot's buffer.
+                "scramble_buffers=0",
                 direct(dir.path()),
             ],
         );
@@ -185,4 +195,54 @@ fn reading_past_a_truncated_file_is_an_io_error_with_partial_result() {
         );
         let _ = f.write_at(&[0], 0);
     }
+}
+
+/// Pages of `path` in the page cache (mincore over a mapping of it).
+fn resident_pages(path: &Path) -> usize {
+    let f = std::fs::File::open(path).unwrap();
+    let len = f.metadata().unwrap().len() as usize;
+    let page = 4096;
+    let mut vec = vec![0u8; len.div_ceil(page)];
+    // Safety: a private read-only mapping of the whole file, unmapped below;
+    // `vec` has one byte per page as mincore needs.
+    unsafe {
+        use std::os::fd::AsRawFd;
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            f.as_raw_fd(),
+            0,
+        );
+        assert_ne!(p, libc::MAP_FAILED);
+        assert_eq!(libc::mincore(p, len, vec.as_mut_ptr()), 0);
+        libc::munmap(p, len);
+    }
+    vec.iter().filter(|&&b| b & 1 == 1).count()
+}
+
+/// invalidate=1 (fio's default) drops the file's cached pages when a worker
+/// opens it; invalidate=0 keeps them.
+#[test]
+fn invalidate_drops_the_files_cached_pages() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.0.0");
+    let read = |inv: &str| {
+        let j = job(
+            "c",
+            dir.path(),
+            &["rw=read", "size=4m", "number_ios=1", inv],
+        );
+        run_ok(config(vec![j]));
+    };
+    read("invalidate=0"); // lays the file out
+    std::fs::read(&path).unwrap(); // every page cached
+    read("invalidate=0");
+    assert_eq!(resident_pages(&path), 1024, "invalidate=0 keeps the cache");
+    read("invalidate=1");
+    // One 4 KiB read after the drop (plus the kernel's readahead around it).
+    let left = resident_pages(&path);
+    assert!(left < 512, "{left} of 1024 pages still cached");
 }

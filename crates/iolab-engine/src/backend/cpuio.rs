@@ -1,0 +1,76 @@
+//! The cpuio engine (fio's `cpuio`): no I/O at all; each worker burns
+//! `cpuload` percent of one CPU, in cycles of `cpuchunks` microseconds —
+//! busy for the load's share of the cycle, asleep for the rest. Used to
+//! load a host beside the I/O jobs.
+//!
+//! Not a [`super::Backend`]: there is nothing to queue, and cycles are not
+//! I/Os, so the worker runs [`CpuBurner::cycle`] instead of its I/O loop
+//! (no I/O is reported; the run's CPU accounting shows the load).
+//!
+//! The busy part is measured in the thread's own CPU time
+//! (`CLOCK_THREAD_CPUTIME_ID`), not wall time: on a busy host the thread
+//! still gets its share of work done, and the cycle stretches instead.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+/// One worker's burn settings.
+#[derive(Debug, Clone, Copy)]
+pub struct CpuBurner {
+    busy_ns: u64,
+    cycle_ns: u64,
+}
+
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // Safety: `ts` is a valid timespec to write into.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+impl CpuBurner {
+    pub fn new(load_pct: u32, chunk_us: u64) -> CpuBurner {
+        let cycle_ns = chunk_us.max(1) * 1000;
+        CpuBurner {
+            busy_ns: cycle_ns * u64::from(load_pct.min(100)) / 100,
+            cycle_ns,
+        }
+    }
+
+    /// One cycle: burn `busy_ns` of this thread's CPU time, then sleep for
+    /// what is left of the cycle's wall time (nothing when the burn itself
+    /// took that long).
+    pub fn cycle(&self) {
+        let start = Instant::now();
+        let until = thread_cpu_ns() + self.busy_ns;
+        let mut x = 0x9e37_79b9_u64;
+        while thread_cpu_ns() < until {
+            // Work the compiler cannot drop; the clock is read every 1000 rounds.
+            for _ in 0..1000 {
+                x = black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
+            }
+        }
+        let rest = Duration::from_nanos(self.cycle_ns).saturating_sub(start.elapsed());
+        if !rest.is_zero() {
+            std::thread::sleep(rest);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cycle_burns_its_share_of_thread_cpu_time() {
+        let b = CpuBurner::new(40, 50_000);
+        let t0 = thread_cpu_ns();
+        b.cycle();
+        let used = thread_cpu_ns() - t0;
+        // 20 ms asked; the clock is read every 1000 rounds (a few µs).
+        assert!((20_000_000..22_000_000).contains(&used), "{used} ns");
+    }
+}

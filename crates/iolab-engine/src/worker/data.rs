@@ -1,0 +1,228 @@
+//! A worker's data: what its writes carry ([`Content`] or verified chunks)
+//! and the verify log — fio's verify flow. A write job logs every write
+//! when it completes; the logged blocks are read back and checked after
+//! the write phase, or every `verify_backlog` writes. A read job (or
+//! `verify_only`) checks what it reads against the headers alone.
+//! Mismatches are counted; the first is kept for the error, and with
+//! `verify_fatal` the first one ends the job.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+
+use iolab_core::gen::IoUnit;
+use iolab_core::job::{IoDir, PreparedJob, VerifyKind};
+
+use super::content::Content;
+use super::verify::{Layout, Mismatch};
+use crate::EngineError;
+
+/// Logged writes by (file, offset): (length, seed). A later write over
+/// the same bytes replaces what it covers (fio keeps its log the same way),
+/// so overwritten data is never expected back.
+type Log = BTreeMap<(u32, u64), (u64, u64)>;
+
+#[derive(Debug)]
+pub struct DataState {
+    content: Content,
+    verify: Option<Layout>,
+    /// Log writes for a verify phase (write jobs with do_verify).
+    log_writes: bool,
+    /// Turn written units into verify reads (verify_only).
+    only: bool,
+    fatal: bool,
+    dump: bool,
+    backlog: u64,
+    log: Log,
+    /// Seeds of the logged reads handed out, in issue order.
+    expected: VecDeque<u64>,
+    /// Reads left to hand out before writing resumes (verify_backlog).
+    draining: u64,
+    /// The verify phase after the writes (only logged reads are issued).
+    pub phase: bool,
+    pub failures: u64,
+    pub verified: u64,
+    first: Option<(Mismatch, PathBuf)>,
+}
+
+impl DataState {
+    pub fn new(job: &PreparedJob, seed: u64) -> DataState {
+        let d = &job.data;
+        let verify = (d.verify != VerifyKind::Off).then(|| Layout {
+            kind: d.verify,
+            interval: d.verify_interval.max(1) as usize,
+            header_at: d.verify_offset as usize,
+            pattern: d.verify_pattern.clone(),
+        });
+        let writes = job.writes() && !d.verify_only;
+        DataState {
+            content: Content::new(d, seed ^ 0x5eed),
+            log_writes: verify.is_some() && writes && d.do_verify,
+            verify,
+            only: d.verify_only,
+            fatal: d.verify_fatal,
+            dump: d.verify_dump,
+            backlog: d.verify_backlog,
+            log: Log::new(),
+            expected: VecDeque::new(),
+            draining: 0,
+            phase: false,
+            failures: 0,
+            verified: 0,
+            first: None,
+        }
+    }
+
+    /// Fill the buffers at start, where the options change them from the
+    /// random bytes they were allocated with.
+    pub fn initial_fill(&mut self, buf: &mut [u8]) {
+        if self.content.changes_initial() {
+            self.content.initial(buf);
+        }
+    }
+
+    /// A verify read to issue now instead of the generator's next unit.
+    pub fn next_read(&mut self) -> Option<IoUnit> {
+        if !self.phase {
+            if self.draining == 0 && self.backlog > 0 && self.log.len() as u64 >= self.backlog {
+                self.draining = self.backlog;
+            }
+            if self.draining == 0 {
+                return None;
+            }
+            self.draining -= 1;
+        }
+        let ((file, offset), (len, seed)) = self.log.pop_first()?;
+        self.expected.push_back(seed);
+        Some(IoUnit {
+            dir: IoDir::Read,
+            file,
+            offset,
+            len,
+        })
+    }
+
+    /// The generator's unit as this job issues it (verify_only reads what
+    /// it would have written).
+    #[inline]
+    pub fn adapt(&self, mut u: IoUnit) -> IoUnit {
+        if self.only {
+            u.dir = IoDir::Read;
+        }
+        u
+    }
+
+    /// True when a verify phase has blocks to read.
+    pub fn verify_pending(&self) -> bool {
+        !self.log.is_empty()
+    }
+
+    /// Prepare a write's buffer; returns the seed to remember in its slot.
+    #[inline]
+    pub fn before_write(&mut self, buf: &mut [u8], offset: u64) -> u64 {
+        let Some(l) = &self.verify else {
+            self.content.before_write(buf, offset);
+            return 0;
+        };
+        let seed = self.content.next_u64() | 1;
+        for (i, c) in buf.chunks_mut(l.interval).enumerate() {
+            let i = i as u64;
+            l.build(c, offset + i * l.interval as u64, seed.wrapping_add(i));
+        }
+        seed
+    }
+
+    /// A read is issued: the seed it must find (0 = unknown).
+    #[inline]
+    pub fn read_seed(&mut self) -> Option<u64> {
+        self.verify.as_ref()?;
+        Some(if self.log_writes {
+            self.expected.pop_front().unwrap_or(0)
+        } else {
+            0
+        })
+    }
+
+    /// A write completed: log it for the verify phase.
+    #[inline]
+    pub fn written(&mut self, unit: IoUnit, seed: u64) {
+        if !self.log_writes {
+            return;
+        }
+        let (file, start, end) = (unit.file, unit.offset, unit.offset + unit.len);
+        let before = self.log.range(..(file, start)).next_back();
+        if let Some((&k, &(len, _))) = before {
+            if k.0 == file && k.1 + len > start {
+                self.log.remove(&k);
+            }
+        }
+        let covered: Vec<(u32, u64)> = self
+            .log
+            .range((file, start)..(file, end))
+            .map(|(k, _)| *k)
+            .collect();
+        for k in covered {
+            self.log.remove(&k);
+        }
+        self.log.insert((file, start), (unit.len, seed));
+    }
+
+    /// A verify read completed: check its chunks. Err only when the job
+    /// must end now (verify_fatal).
+    pub fn check(
+        &mut self,
+        buf: &mut [u8],
+        offset: u64,
+        seed: u64,
+        path: &Path,
+    ) -> Result<(), EngineError> {
+        let Some(l) = self.verify.take() else {
+            return Ok(());
+        };
+        let mut bad = None;
+        for (i, c) in buf.chunks_mut(l.interval).enumerate() {
+            let i = i as u64;
+            let s = if seed == 0 { 0 } else { seed.wrapping_add(i) };
+            let as_read = self.dump.then(|| c.to_vec());
+            if let Err(m) = l.check(c, offset + i * l.interval as u64, s) {
+                if let Some(found) = as_read {
+                    dump(path, &m, &found);
+                }
+                bad.get_or_insert(m);
+            }
+        }
+        self.verify = Some(l);
+        self.verified += 1;
+        let Some(m) = bad else { return Ok(()) };
+        self.failures += 1;
+        self.first.get_or_insert((m, path.to_path_buf()));
+        match self.fatal {
+            true => Err(self.error().expect("a failure was just counted")),
+            false => Ok(()),
+        }
+    }
+
+    /// The job's verify error, if any block failed.
+    pub fn error(&self) -> Option<EngineError> {
+        let (m, path) = self.first.clone()?;
+        Some(EngineError::Verify {
+            path,
+            offset: m.offset,
+            len: m.len as u64,
+            what: m.what,
+            expected: m.expected,
+            found: m.found,
+            failures: self.failures,
+            verified: self.verified,
+        })
+    }
+}
+
+/// verify_dump: the chunk as read and as expected, next to the file.
+fn dump(path: &Path, m: &Mismatch, found: &[u8]) {
+    let base = format!("{}.{}", path.display(), m.offset);
+    // Best effort: a failed dump must not hide the mismatch itself.
+    let _ = std::fs::write(format!("{base}.received"), found);
+    if let Some(e) = &m.expected_chunk {
+        let _ = std::fs::write(format!("{base}.expected"), e);
+    }
+}

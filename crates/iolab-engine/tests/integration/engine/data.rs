@@ -9,7 +9,7 @@ use std::path::Path;
 
 use iolab_engine::EngineError;
 
-use crate::common::*;
+use crate::engine::common::*;
 
 /// Writes `size` to dir/w.0.0 with `opts`; returns the file's bytes.
 fn written(dir: &Path, size: &str, opts: &[&str]) -> Vec<u8> {

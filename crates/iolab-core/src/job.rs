@@ -160,7 +160,7 @@ pub struct EngineOptions {
 
 /// How much I/O a worker does beyond size × loops, and when the whole run
 /// ends early (fio's amounts and exitall options).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Amounts {
     /// `io_size`/`io_limit`: bytes of I/O per worker; passes over the region
@@ -172,6 +172,26 @@ pub struct Amounts {
     pub exitall: bool,
     /// `exitall_on_error`: a worker of this job that fails stops the run.
     pub exitall_on_error: bool,
+    /// `rate_min`: bytes/s per direction a worker must keep (0 = none).
+    pub rate_min_bytes: [u64; 2],
+    /// `rate_iops_min`: I/Os per second per direction (0 = none).
+    pub rate_min_iops: [u64; 2],
+    /// `ratecycle`: the window the minimums are averaged over, ms.
+    pub ratecycle_ms: u64,
+}
+
+impl Default for Amounts {
+    fn default() -> Self {
+        Amounts {
+            io_size: None,
+            number_ios: None,
+            exitall: false,
+            exitall_on_error: false,
+            rate_min_bytes: [0, 0],
+            rate_min_iops: [0, 0],
+            ratecycle_ms: 1000,
+        }
+    }
 }
 
 impl Default for EngineOptions {

@@ -120,6 +120,13 @@ impl<B: Backend> Worker<B> {
             if self.stopping() {
                 return Ok(());
             }
+            if let Some(r) = self.ratemin.as_mut() {
+                let measuring = self.rec.measured_start_ns().is_some();
+                if let Err(e) = r.check(self.last_ns, measuring, self.done) {
+                    self.error.get_or_insert(e);
+                    continue;
+                }
+            }
             if let Some((file, op)) = self.sync_due.take() {
                 self.quiesce()?;
                 self.sync(file, op)?;
@@ -388,6 +395,8 @@ impl<B: Backend> Worker<B> {
             let (dir, len, times) = (s.dir, s.len, s.times);
             self.rec
                 .completed(dir, u64::from(len), &times, ts, !B::SYNC);
+            let d = &mut self.done[dir as usize];
+            (d.0, d.1) = (d.0 + 1, d.1 + u64::from(len));
             self.data_done(c.slot);
             return false;
         }

@@ -200,43 +200,6 @@ impl<B: Backend> Worker<B> {
         Some(self.data.adapt(u))
     }
 
-    /// Fill a write's buffer as the data options say, or mark a read to be
-    /// checked; the slot is free (nothing in flight uses its buffer).
-    #[inline]
-    fn prepare_data(&mut self, slot: u32) {
-        let s = &mut self.slots[slot as usize];
-        if s.dir == IoDir::Write {
-            // Safety: the slot is being issued, so no I/O uses its buffer;
-            // len ≤ the largest block size = the slot size.
-            let buf = unsafe { self.bufs.slot_mut(slot, s.len as usize) };
-            s.seed = self.data.before_write(buf, s.offset);
-        } else if let Some(seed) = self.data.read_seed() {
-            (s.check, s.seed) = (true, seed);
-        }
-    }
-
-    /// A whole I/O completed: log a write, check a verify read.
-    #[inline]
-    fn data_done(&mut self, slot: u32) {
-        let s = self.slots[slot as usize];
-        if s.dir == IoDir::Write {
-            let unit = IoUnit {
-                dir: s.dir,
-                file: s.file,
-                offset: s.offset,
-                len: u64::from(s.len),
-            };
-            self.data.written(unit, s.seed);
-        } else if s.check {
-            // Safety: the read completed, so the kernel is done with the buffer.
-            let buf = unsafe { self.bufs.slot_mut(slot, s.len as usize) };
-            let path = &self.paths[s.file as usize];
-            if let Err(e) = self.data.check(buf, s.offset, s.seed, path) {
-                self.error.get_or_insert(e);
-            }
-        }
-    }
-
     /// Intended issue time of `u` (0 = whenever: no rate in its direction).
     /// The rate schedule starts when I/O starts (ramp included), so the
     /// pace does not jump when the measured window begins.

@@ -189,8 +189,16 @@ def run(
     if fleet_launch() is not None:  # mpiexec/srun iolab run ...: every rank runs, rank 0 reports
         if dry_run:
             raise JobError("--dry-run under MPI: run `iolab run --dry-run ...` without mpiexec")
-        unsupported = [name for name, given in (("--minimal", minimal), ("--terse-version", terse_version is not None),
-                                                ("--section", bool(section)), ("--showcmd", showcmd)) if given]
+        unsupported = [
+            name
+            for name, given in (
+                ("--minimal", minimal),
+                ("--terse-version", terse_version is not None),
+                ("--section", bool(section)),
+                ("--showcmd", showcmd),
+            )
+            if given
+        ]
         formats_given = render.output_formats(output_format)
         if len(formats_given) != 1 or formats_given[0] not in ("text", "json", "fio-json"):
             unsupported.append(f"--output-format={output_format}")

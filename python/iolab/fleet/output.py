@@ -158,7 +158,7 @@ def fio_json(res: FleetResults) -> Json:
     summary = res.total.summary
     groups = {g["group"]: g for g in summary["groups"]}
     for job in summary["jobs"]:
-        e = _entry(job, job["merged"], groups[job["group"]], None)
+        e = _entry(job, job["merged"], groups[job["group"]], None, None)  # plain json: no bins
         e["jobname"] = "All clients"
         e["iolab"]["job"] = job["name"]
         e["iolab"]["hosts"] = [label for label, _ in res.per_host]

@@ -30,14 +30,24 @@ fn runtime_is_measured_after_the_ramp() {
     let took = t0.elapsed();
     let w = worker(&r, 0, 0);
     let rt = w.runtime_ns as f64 / 1e9;
-    assert!((rt - 1.0).abs() < 0.05, "measured runtime {rt} s");
+    // The measured runtime is at least the 1 s asked for and excludes the
+    // ramp: it fits in the wall time minus the 500 ms ramp. (Its overshoot
+    // past 1 s is how late the worker saw its end: on a loaded 2-core
+    // machine a worker may be descheduled for 100 ms or more, so the bound
+    // is the wall clock, not a fixed tolerance.)
+    assert!(rt >= 1.0, "measured runtime {rt} s");
+    assert!(
+        rt <= took.as_secs_f64() - 0.5,
+        "measured runtime {rt} s includes the ramp (ramp + runtime took {took:?})"
+    );
     assert!(
         took >= Duration::from_millis(1500),
         "ramp + runtime took {took:?}"
     );
+    let grid = (rt * 10.0).ceil() as usize;
     assert!(
-        (10..=11).contains(&w.series.len()),
-        "{} intervals of 100 ms",
+        (10..=grid + 1).contains(&w.series.len()),
+        "{} intervals of 100 ms for {rt} s",
         w.series.len()
     );
     for (i, s) in w.series.iter().enumerate().take(10) {
@@ -108,11 +118,12 @@ fn thinktime_stalls_after_each_io() {
     let w = worker(&r, 0, 0);
     assert_eq!(w.dirs[0].ios, 200);
     let ms = w.runtime_ns as f64 / 1e6;
-    // At least 200 stalls of 1 ms; well under the 1600 ms of a stall per
-    // queued I/O (iodepth 8). The upper bound leaves room for a loaded
-    // 2-core machine, where a 1 ms sleep may take 1.7 ms (seen: 341 ms).
+    // At least 200 stalls of 1 ms; under the 1600 ms of a stall per queued
+    // I/O (iodepth 8). The upper bound leaves room for a loaded 2-core
+    // machine, where a 1 ms sleep may take several ms (seen: 341 ms and,
+    // with eight other builds running, over 800 ms).
     assert!(
-        (199.0..800.0).contains(&ms),
+        (199.0..1500.0).contains(&ms),
         "200 I/Os with 1 ms thinktime took {ms} ms"
     );
 }

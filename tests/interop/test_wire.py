@@ -71,13 +71,18 @@ def test_loopback_wire_latency_band_across_queue_depths(target: dict[str, Any]) 
     # machine: every p50 under 200 µs, and no two QDs more than 100 µs
     # apart. (A delay timer that spun instead of yielding its CPU pushed the
     # reader and client off it: 30 → 330 µs from QD 1 to 32, caught here.)
+    # Other work on the machine only adds time, so each QD keeps the best of
+    # up to three short runs (a spinning timer is slow in every run).
     p50 = {}
     for qd in (1, 4, 16, 32):
-        w = _wire(target, "d", rw="randread", iodepth=qd, time_based=True, runtime="500ms")
-        d = w["exports"][0]["directions"]["read"]
-        assert d["ios_match"] and d["client_ios"] == d["server_ios"] > 0, d
-        assert DELAY_NS <= _p(d, 50.0, "server_ns") <= 1.1 * DELAY_NS, d
-        p50[qd] = _p(d, 50.0)
+        for _ in range(3):
+            w = _wire(target, "d", rw="randread", iodepth=qd, time_based=True, runtime="500ms")
+            d = w["exports"][0]["directions"]["read"]
+            assert d["ios_match"] and d["client_ios"] == d["server_ios"] > 0, d
+            assert DELAY_NS <= _p(d, 50.0, "server_ns") <= 1.1 * DELAY_NS, d
+            p50[qd] = min(p50.get(qd, _p(d, 50.0)), _p(d, 50.0))
+            if p50[qd] <= 100_000:
+                break
     print(f"loopback wire p50 by QD (ns): {p50}")
     assert all(0 < v < 200_000 for v in p50.values()), p50
     assert max(p50.values()) - min(p50.values()) <= 100_000, p50

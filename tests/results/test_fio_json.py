@@ -162,3 +162,35 @@ def test_rate_limited_extras_and_top_level(ours: Json, doc: Json) -> None:
         "percentile_list": "1:50:90:99:99.9:99.99",
     }
     assert ours["disk_util"] == []
+
+
+def test_json_plus_bins_use_fios_own_bucket_values(tmp_path: Path, doc: Json) -> None:
+    """fio's json+ (run here) keys its bins by bucket midpoints: every key
+    it wrote is a value of iolab's bucket scheme, and maps back to itself;
+    iolab's json+ of the example result keys its bins the same way."""
+    from iolab.results.fio_plat import PLAT_NR, plat_index, plat_value
+
+    fio = require_peer("fio")
+    args = ["--name=p", "--ioengine=null", "--size=64m", "--rw=randread", "--bs=4k", "--output-format=json+"]
+    out = subprocess.run([fio, *args], cwd=tmp_path, capture_output=True, text=True, check=True)
+    fio_keys = {int(k) for k in json.loads(out.stdout)["jobs"][0]["read"]["clat_ns"]["bins"]}
+    values = {plat_value(i) for i in range(PLAT_NR)}
+    assert fio_keys and fio_keys <= values
+    assert all(plat_value(plat_index(v)) == v for v in fio_keys)
+    plus = to_fio_json(doc["result"], doc["summary"], plus=True)
+    for entry in plus["jobs"]:
+        for d in ("read", "write"):
+            bins = entry[d]["clat_ns"].get("bins", {})
+            assert {int(k) for k in bins} <= values
+            assert sum(bins.values()) == entry[d]["clat_ns"]["N"]
+
+
+def test_plat_buckets_contain_their_values() -> None:
+    """Every value lands in a bucket whose midpoint is within 1/128 of it
+    (fio's stated error bound), and buckets are ordered."""
+    from iolab.results.fio_plat import plat_index, plat_value
+
+    for v in [*range(0, 5000), *(int(1.0137**k) for k in range(600, 1500))]:
+        i = plat_index(v)
+        assert abs(plat_value(i) - v) <= max(1.0, v / 128), v
+        assert plat_index(v + 1) >= i

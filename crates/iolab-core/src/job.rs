@@ -359,6 +359,11 @@ pub struct PreparedJob {
     /// Start offset within each file, in bytes.
     pub offset: u64,
     pub rw: RwMix,
+    /// `rw=read:17m`: bytes added to the sequential position after each
+    /// I/O (negative: moved back; `rw=read:-8k` with bs=4k reads backwards);
+    /// the position wraps around the region, as in fio. 0 = none.
+    #[serde(default)]
+    pub rw_seq_add_bytes: i64,
     pub bs: [BsSpec; 2],
     /// Offset alignment of random I/O, bytes; 0 = not given (the random
     /// map's block, or the direction's minimum block size as in fio).

@@ -279,6 +279,48 @@ mod bytes {
 mod sequential {
     use super::*;
 
+    /// Offsets (KiB) of one pass over 32 KiB with bs=4k and `rw`.
+    fn seq_offsets_kib(rw: &str) -> Vec<u64> {
+        let units = all(&mut IoGen::new(&job(&[rw]), 0, one(32 * K)).unwrap());
+        assert_eq!(
+            total(&units),
+            32 * K,
+            "a pass still moves the region's length"
+        );
+        units.iter().map(|u| u.offset / K).collect()
+    }
+
+    #[test]
+    fn offset_modifiers_give_fios_offsets() {
+        // Each sequence is what fio 3.33 wrote to its write_iolog for the
+        // same job (size=32k, bs=4k): holes forward, steps back, and its
+        // wrapping (past the end → start; before the start → end + add).
+        assert_eq!(job(&["rw=read:-8k"]).rw_seq_add_bytes, -8 * K as i64);
+        assert_eq!(seq_offsets_kib("rw=read:-8k"), [0, 24, 20, 16, 12, 8, 4, 0]);
+        assert_eq!(seq_offsets_kib("rw=write:4k"), [0, 8, 16, 24, 0, 8, 16, 24]);
+        assert_eq!(
+            seq_offsets_kib("rw=write:8k"),
+            [0, 12, 24, 0, 12, 24, 0, 12]
+        );
+        assert_eq!(
+            seq_offsets_kib("rw=read:-12k"),
+            [0, 20, 12, 4, 20, 12, 4, 20]
+        );
+        assert_eq!(
+            seq_offsets_kib("rw=write:12k"),
+            [0, 16, 0, 16, 0, 16, 0, 16]
+        );
+    }
+
+    #[test]
+    fn offset_modifier_on_random_io_is_refused() {
+        let e = JobSpec::new("t")
+            .args(["size=1m", "ioengine=null", "rw=randread:8"])
+            .prepare()
+            .unwrap_err();
+        assert!(e.to_string().contains("I/Os per random offset"), "{e}");
+    }
+
     #[test]
     fn files_round_robin_one_io_each_like_fio() {
         // fio 3.33: size=40k nrfiles=3 bs=4k → 12k per file, x.0.0 x.0.1 x.0.2 in turn.

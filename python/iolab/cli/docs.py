@@ -78,11 +78,14 @@ def options_page() -> str:
         "on the command line, `name=value` in a job file, or `name=value` keywords of "
         "`iolab.Job`. Sizes take k/m/g/t suffixes (`kb_base`), times take ns/us/ms/s/m/h.\n\n"
     )
+    from iolab.jobs.compat import compat_markdown
+
     return (
         "# Job options\n\n"
         + HEADER.replace("the commands themselves", "the option table")
         + intro
         + (_native.options_markdown())
+        + compat_markdown()
     )
 
 

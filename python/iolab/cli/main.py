@@ -5,7 +5,6 @@ Errors are mapped to messages and exit statuses in :mod:`iolab.cli.errors`.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,13 +21,17 @@ from iolab.cli import target as target_commands
 from iolab.cli.errors import EXIT_INTERRUPTED, IolabGroup
 from iolab.cli.options import AllowOverwrite
 from iolab.errors import IolabError
+from iolab.jobs import command_line, select_sections
+from iolab.jobs.effects import plan_extras
 from iolab.results.catalog import save_run
 from iolab.results.diskstats import diskstats_observers
+from iolab.results.fio_logs import write_fio_logs
 from iolab.run.api import parse_interval_ns, prepare
 from iolab.run.local import RunOutput, partial_output, run_jobs
 from iolab.run.progress import TerminalProgress
 from iolab.run.quick import QuickOutput, default_results_path, run_quick, write_quick_report
 from iolab.run.sources import jobs_from_command_line
+from iolab.run.steady import SteadyState
 from iolab.run.wire import WIRE_FILE, target_observer, wire_section
 
 app = typer.Typer(
@@ -42,17 +45,27 @@ app = typer.Typer(
 )
 
 
-class OutputFormat(str, enum.Enum):
-    text = "text"
-    json = "json"
-    fio_json = "fio-json"
-
-
-def _interval(value: str) -> str:
+def _interval(value: Optional[str]) -> Optional[str]:
+    if value is None:
+        return None
     try:
         parse_interval_ns(value)
     except ValueError as e:
         raise typer.BadParameter(str(e)) from None
+    return value
+
+
+def _formats(value: str) -> str:
+    try:
+        render.output_formats(value)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
+    return value
+
+
+def _terse_version(value: Optional[int]) -> Optional[int]:
+    if value is not None and value != 3:
+        raise typer.BadParameter(f"terse version {value} is not written; iolab writes fio's terse version 3")
     return value
 
 
@@ -114,16 +127,47 @@ def run(
         ),
     ] = None,
     output_format: Annotated[
-        OutputFormat,
-        typer.Option("--output-format", help="text (the summary), json (iolab.result/1) or fio-json."),
-    ] = OutputFormat.text,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print each job as resolved (every option, with units); run nothing.")
+        str,
+        typer.Option(
+            "--output-format",
+            help="text (the summary; fio's name: normal), json (iolab.result/1), fio-json (fio's JSON), "
+            "json+ (fio's JSON with latency bins) or terse (fio's terse v3); several separated by ','.",
+            callback=_formats,
+        ),
+    ] = "text",
+    minimal: Annotated[
+        bool, typer.Option("--minimal", help="fio's terse v3 output (= --output-format=terse).")
     ] = False,
+    terse_version: Annotated[
+        Optional[int],
+        typer.Option("--terse-version", help="fio's terse format version; only 3 is written.", callback=_terse_version),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            "--parse-only",
+            help="Print each job as resolved (every option, with units); run nothing.",
+        ),
+    ] = False,
+    showcmd: Annotated[
+        bool, typer.Option("--showcmd", help="Print the jobs as one fio-style command line; run nothing.")
+    ] = False,
+    section: Annotated[
+        Optional[list[str]],
+        typer.Option("--section", help="Run only this job (section) of the job files; may be repeated."),
+    ] = None,
     allow_overwrite: AllowOverwrite = False,
     interval: Annotated[
-        str, typer.Option("--interval", help="Time-series interval (e.g. 1s, 500ms).", callback=_interval)
-    ] = "1s",
+        Optional[str],
+        typer.Option(
+            "--interval",
+            help="Time-series interval (e.g. 1s, 500ms); the jobs' log_avg_msec or steady-state interval "
+            "sets it when given.",
+            show_default="1s",
+            callback=_interval,
+        ),
+    ] = None,
     results: Annotated[
         Optional[Path],
         typer.Option("--results", help="Also keep the run as a result directory under this root (see `iolab ls`)."),
@@ -138,14 +182,30 @@ def run(
     ] = None,
 ) -> None:
     jobs = jobs_from_command_line(ctx.args)
+    if section:
+        jobs = select_sections(jobs, section)
+    if showcmd:
+        typer.echo(command_line(jobs))
+        return
+    formats = render.output_formats("terse" if minimal else output_format)
+    plan = plan_extras(jobs, None if interval is None else parse_interval_ns(interval), check_files=not dry_run)
+    for note in plan.notes:
+        typer.echo(f"note: {note}", err=True)
+    jobs = plan.jobs
     if dry_run:
-        typer.echo(render.prepared_jobs([prepare(j) for j in jobs]))
+        typer.echo(render.prepared_jobs([prepare(j) for j in jobs], plan.extras))
         return
     observers = [target_observer(target_stats, jobs, "--target-stats")] if target_stats else []
     device_observers = diskstats_observers(jobs) if results is not None else []  # → diskstats.json
 
+    interval_ns = plan.interval_ns or parse_interval_ns(interval or "1s")
+    steady = SteadyState.plan(plan.extras, [prepare(j) for j in jobs], interval_ns)
+
     def keep(out: RunOutput, error: Optional[BaseException] = None) -> None:
-        render.run_output(out, output_format.value, output)
+        fio_extra = steady.fio_entries(out.summary) if steady else None
+        render.run_output(out, formats, output, fio_extra)
+        if steady:
+            typer.echo(steady.line(out.summary), err=True)
         if results is not None:
             wire = wire_section(out)
             extra = {WIRE_FILE: wire} if wire is not None else None
@@ -156,11 +216,14 @@ def run(
         out = run_jobs(
             jobs,
             allow_overwrite=allow_overwrite,
-            interval_ns=parse_interval_ns(interval),
+            interval_ns=interval_ns,
+            run_factory=steady.factory if steady else _native.Run,
             progress=TerminalProgress(),
             observers=[*observers, *device_observers],
         )
     keep(out)
+    for path in write_fio_logs(out.result, plan.extras):
+        typer.echo(f"fio log: {path}", err=True)
     if out.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
 

@@ -11,9 +11,11 @@ from typing import Any, Optional
 
 import typer
 
+from iolab.jobs.extras import JobExtras
 from iolab.report import format_quick_table, format_text
 from iolab.report.units import fmt_bw, fmt_bytes, fmt_secs
 from iolab.results import build_output, to_fio_json
+from iolab.results.fio_terse import to_terse
 from iolab.run.local import RunOutput
 from iolab.run.quick import write_quick_results
 from iolab.run.wire import NAME as WIRE_SECTION
@@ -22,28 +24,62 @@ from iolab.run.wire import wire_section
 # ---- run results ----
 
 
-def formatted(out: RunOutput, output_format: str) -> str:
-    """The run's results in ``output_format`` (text, json, fio-json)."""
+#: ``--output-format`` values; fio's spellings (``normal``, ``json+``,
+#: ``terse``) beside iolab's. ``json`` is iolab's own document; fio's JSON
+#: layout is ``fio-json``.
+OUTPUT_FORMATS = {
+    "text": "text",
+    "normal": "text",
+    "json": "json",
+    "fio-json": "fio-json",
+    "json+": "json+",
+    "terse": "terse",
+}
+
+
+def output_formats(value: str) -> list[str]:
+    """``"normal,json+"`` → ``["text", "json+"]``; an unknown name is a ValueError naming it."""
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    unknown = [n for n in names if n not in OUTPUT_FORMATS]
+    if unknown or not names:
+        raise ValueError(
+            f"unknown output format '{','.join(unknown) or value}': use one or more of "
+            f"{', '.join(OUTPUT_FORMATS)}, separated by ','"
+        )
+    return list(dict.fromkeys(OUTPUT_FORMATS[n] for n in names))
+
+
+def formatted(out: RunOutput, output_format: str, fio_extra: Optional[dict[str, Any]] = None) -> str:
+    """The run's results in ``output_format`` (text, json, fio-json, json+, terse);
+    ``fio_extra``: keys to add to fio JSON entries, by job name (steadystate)."""
     doc = build_output(out.result_json, out.summary_json)
     wire = wire_section(out)  # iolab run --target-stats
     if wire is not None:
         doc[WIRE_SECTION] = wire
     if output_format == "json":
         return json.dumps(doc, indent=2) + "\n"
-    if output_format == "fio-json":
-        return json.dumps(to_fio_json(doc["result"], doc["summary"]), indent=2) + "\n"
+    if output_format in ("fio-json", "json+"):
+        fio = to_fio_json(doc["result"], doc["summary"], plus=output_format == "json+")
+        for entry in fio["jobs"]:
+            entry.update((fio_extra or {}).get(entry["jobname"], {}))
+        return json.dumps(fio, indent=2) + "\n"
+    if output_format == "terse":
+        return to_terse(to_fio_json(doc["result"], doc["summary"]))
     return format_text(doc)
 
 
-def run_output(out: RunOutput, output_format: str, output: Optional[Path]) -> None:
-    """stdout gets ``output_format``; with ``output``, the file gets it and
-    stdout the text summary."""
+def run_output(
+    out: RunOutput, output_formats: list[str], output: Optional[Path], fio_extra: Optional[dict[str, Any]] = None
+) -> None:
+    """stdout gets each of ``output_formats`` in turn (as fio prints several);
+    with ``output``, the file gets them and stdout the text summary."""
+    text = "".join(formatted(out, f, fio_extra) for f in output_formats)
     if output is None:
-        sys.stdout.write(formatted(out, output_format))
+        sys.stdout.write(text)
         return
-    output.write_text(formatted(out, output_format))
+    output.write_text(text)
     sys.stdout.write(formatted(out, "text"))
-    typer.echo(f"results ({output_format}) written to {output}", err=True)
+    typer.echo(f"results ({','.join(output_formats)}) written to {output}", err=True)
 
 
 # ---- prepared jobs (--dry-run) ----
@@ -89,13 +125,17 @@ def _field(key: str, v: Any) -> str:
     return _value(key, v)
 
 
-def prepared_jobs(jobs: list[dict[str, Any]]) -> str:
-    """Each prepared job: the options as written, then every resolved field."""
+def prepared_jobs(jobs: list[dict[str, Any]], extras: Optional[list[JobExtras]] = None) -> str:
+    """Each prepared job: the options as written, then every resolved field,
+    then the options handled around the engine (``extras``, same order)."""
     blocks = []
-    for job in jobs:
+    for i, job in enumerate(jobs):
         written = " ".join(f"--{k}" if v is None else f"--{k}={v}" for k, v in job["spec"]["options"])
         lines = [f"job {job['name']}", f"  as written: {written}"]
         lines += [f"  {k}: {_field(k, v)}" for k, v in job.items() if k not in {"name", "spec", "warnings"}]
+        if extras is not None and extras[i].values:
+            around = " ".join(f"{k}={v}" for k, v in extras[i].values.items())
+            lines.append(f"  handled around the engine: {around}")
         lines += [f"  warning: {w}" for w in job.get("warnings", [])]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)

@@ -64,7 +64,16 @@ class ParseError(JobError):
 
 
 # Imported last: both modules use JobSpec and ParseError from here.
-from iolab.jobs.cmdline import DEFAULT_JOB_NAME, parse_fio_args  # noqa: E402
+from iolab.jobs.cmdline import DEFAULT_JOB_NAME, command_line, parse_fio_args, select_sections  # noqa: E402
 from iolab.jobs.fiofile import parse_job_file  # noqa: E402
 
-__all__ = ["DEFAULT_JOB_NAME", "JobSpec", "Option", "ParseError", "parse_fio_args", "parse_job_file"]
+__all__ = [
+    "DEFAULT_JOB_NAME",
+    "JobSpec",
+    "Option",
+    "ParseError",
+    "command_line",
+    "parse_fio_args",
+    "parse_job_file",
+    "select_sections",
+]

@@ -20,6 +20,7 @@ option takes a value. A fio *program* option (``--output-format``,
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 
 from iolab.jobs import JobSpec, Option, ParseError
@@ -81,3 +82,25 @@ def _split(arg: str) -> tuple[str, str | None]:
 
 def _error(arg: str, message: str) -> ParseError:
     return ParseError(SOURCE, None, f"'{arg}': {message}")
+
+
+def command_line(jobs: Sequence[JobSpec]) -> str:
+    """fio's ``--showcmd``: the jobs as one command line, ``--name`` first in
+    each job and its options (``[global]`` ones folded in) after it."""
+    args = ["iolab", "run"]
+    for job in jobs:
+        args.append(f"--name={job.name}")
+        args += [f"--{k}" if v is None else f"--{k}={v}" for k, v in job.options]
+    return " ".join(shlex.quote(a) for a in args)
+
+
+def select_sections(jobs: Sequence[JobSpec], sections: Sequence[str]) -> list[JobSpec]:
+    """fio's ``--section``: only the jobs named in ``sections``, in file order.
+    A name no job has is an error naming the ones there are."""
+    names = {j.name for j in jobs}
+    missing = [s for s in sections if s not in names]
+    if missing:
+        raise ParseError(
+            SOURCE, None, f"--section {', '.join(missing)}: no such job; the jobs are {', '.join(sorted(names))}"
+        )
+    return [j for j in jobs if j.name in sections]

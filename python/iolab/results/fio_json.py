@@ -6,6 +6,10 @@ latencies in ns, percentile keys like ``"99.900000"``) — was copied from
 real fio 3.33 output; tests/results/test_fio_json.py compares the key sets
 against fio run on the spot.
 
+``to_fio_json(..., plus=True)`` is fio's json+: every latency with samples
+also carries ``bins`` in fio's own buckets (:mod:`iolab.results.fio_plat`),
+so fio's ``fio_jsonplus_clat2csv`` reads it unchanged.
+
 Like fio: one ``jobs`` entry per worker without ``group_reporting``, one
 per job with it. Values are only ever measured or structurally fixed (trim
 is always zero: iolab issues no trims; ``latency_target`` is off because
@@ -20,6 +24,8 @@ from __future__ import annotations
 import math
 import time
 from typing import Any
+
+from iolab.results.fio_plat import plat_bins, plat_counts
 
 Json = dict[str, Any]
 
@@ -36,6 +42,7 @@ FIO_OMITTED_KEYS: dict[str, str] = {
 }
 
 _DIRS = ("read", "write")
+_LATS = ("slat_ns", "clat_ns", "lat_ns")
 
 
 def _pct_key(p: float) -> str:
@@ -62,13 +69,15 @@ def _zero_lat() -> Json:
     return {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}
 
 
-def _dir(d: Json, runtime_ns: int, group_bw_bytes_per_s: float) -> Json:
-    """One direction of a Summary → fio's read/write object."""
+def _dir(d: Json, runtime_ns: int, group_bw_bytes_per_s: float, hists: list[Json] | None) -> Json:
+    """One direction of a Summary → fio's read/write object; with ``hists``
+    (the direction's raw histograms of the workers it covers: json+), each
+    latency with samples also gets fio's ``bins``."""
     active = d["ios"] + d["errors"] > 0
     iv = d["intervals"]
     bw_mean_kib = iv["bw_mean_bytes_per_s"] / 1024
     group_kib = group_bw_bytes_per_s / 1024
-    return {
+    out: Json = {
         "io_bytes": d["bytes"],
         "io_kbytes": d["bytes"] // 1024,
         # Rates come from the ns-exact runtime (fio divides by whole ms).
@@ -92,6 +101,11 @@ def _dir(d: Json, runtime_ns: int, group_bw_bytes_per_s: float) -> Json:
         "iops_stddev": iv["iops_stdev"],
         "iops_samples": iv["samples"],
     }
+    if hists is not None:
+        for lat in _LATS:
+            if out[lat]["N"] > 0:
+                out[lat]["bins"] = plat_bins(plat_counts(h[lat] for h in hists))
+    return out
 
 
 def _trim() -> Json:
@@ -148,8 +162,9 @@ def _job_options(options: list[list[Any]]) -> Json:
     return {name: ("" if value is None else value) for name, value in options}
 
 
-def _entry(job: Json, stats: Json, group: Json, worker: Json | None) -> Json:
-    """One fio ``jobs`` entry from a Summary (a worker's, or the merged job's)."""
+def _entry(job: Json, stats: Json, group: Json, worker: Json | None, raw: list[Json] | None) -> Json:
+    """One fio ``jobs`` entry from a Summary (a worker's, or the merged job's);
+    ``raw``: the result's workers it covers, for json+ bins (None: plain json)."""
     cfg = job["config"]
     lat_ns, lat_us, lat_ms = _lat_dist(stats["clat_dist"])
     entry: Json = {
@@ -160,8 +175,9 @@ def _entry(job: Json, stats: Json, group: Json, worker: Json | None) -> Json:
         "elapsed": math.ceil((cfg["ramp_time_ns"] + stats["runtime_ns"]) / 1e9),
         "job options": _job_options(cfg["options"]),
     }
-    for d in _DIRS:
-        entry[d] = _dir(stats[d], stats["runtime_ns"], group[d]["bw_bytes_per_s"])
+    for i, d in enumerate(_DIRS):
+        hists = None if raw is None else [w["dirs"][i] for w in raw]
+        entry[d] = _dir(stats[d], stats["runtime_ns"], group[d]["bw_bytes_per_s"], hists)
     entry["trim"] = _trim()
     entry["sync"] = {"total_ios": stats["sync"]["count"], "lat_ns": _lat(stats["sync"]["lat"])}
     entry.update(
@@ -199,16 +215,23 @@ def _extras(job: Json, stats: Json, worker: Json | None) -> Json:
     return extras
 
 
-def to_fio_json(result: Json, summary: Json) -> Json:
-    """fio 3.33's JSON layout from a run result and its summary (parsed dicts)."""
+def to_fio_json(result: Json, summary: Json, *, plus: bool = False) -> Json:
+    """fio 3.33's JSON layout from a run result and its summary (parsed dicts);
+    ``plus``: fio's json+ (each latency's ``bins`` in fio's buckets, from the
+    workers' HDR histograms merged exactly)."""
     groups = {g["group"]: g for g in summary["groups"]}
     jobs: list[Json] = []
-    for job in summary["jobs"]:
+    for job, raw_job in zip(summary["jobs"], result["jobs"]):
+        assert job["name"] == raw_job["name"], "summary and result list the same jobs in order"
         group = groups[job["group"]]
+        raw = raw_job["workers"] if plus else None
         if job["config"]["group_reporting"]:
-            jobs.append(_entry(job, job["merged"], group, None))
+            jobs.append(_entry(job, job["merged"], group, None, raw))
         else:
-            jobs.extend(_entry(job, w["stats"], group, w) for w in job["workers"])
+            jobs.extend(
+                _entry(job, w["stats"], group, w, None if raw is None else [raw[k]])
+                for k, w in enumerate(job["workers"])
+            )
     start_s = result["start_unix_ns"] // 1_000_000_000
     version = result["tool_version"]
     return {

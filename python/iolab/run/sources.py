@@ -24,6 +24,7 @@ from pathlib import Path
 from iolab import _native
 from iolab.errors import JobError
 from iolab.jobs import JobSpec, parse_fio_args, parse_job_file
+from iolab.jobs.extras import EXTRA_OPTIONS
 
 
 @lru_cache(maxsize=1)
@@ -34,12 +35,15 @@ def _flags() -> frozenset[str]:
         if o["type"] == "bool":
             names.add(o["name"])
             names.update(o["aliases"])
+    # fio's options handled around the engine (iolab.jobs.extras) too.
+    names.update(n for d in EXTRA_OPTIONS if d.kind == "bool" for n in (d.name, *d.aliases))
     return frozenset(names)
 
 
 @lru_cache(maxsize=1)
 def _known() -> frozenset[str]:
-    return frozenset(n for o in _native.option_table() for n in (o["name"], *o["aliases"]))
+    extras = (n for d in EXTRA_OPTIONS for n in (d.name, *d.aliases))
+    return frozenset([*(n for o in _native.option_table() for n in (o["name"], *o["aliases"])), *extras])
 
 
 def split_command_line(tokens: Sequence[str]) -> tuple[list[str], list[str]]:

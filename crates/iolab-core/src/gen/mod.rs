@@ -324,7 +324,10 @@ fn walk_for(
     key: u64,
 ) -> Result<Walk, JobError> {
     if job.rw.pattern == Pattern::Sequential {
-        return Ok(Walk::Seq { pos: [0, 0] });
+        return Ok(Walk::Seq {
+            pos: [0, 0],
+            add: job.rw_seq_add_bytes,
+        });
     }
     let unit = ctx[0].unit.bytes;
     if let Some(dist) = Dist::new(&job.random_distribution, (len / unit).max(1), key)? {

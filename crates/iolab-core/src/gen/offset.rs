@@ -7,6 +7,9 @@
 //!   one position per direction (fio keeps `last_pos` per direction, so
 //!   `rw=rw` reads and writes each start at the beginning). The pass ends
 //!   when the two positions together have covered the region.
+//!   With fio's offset modifier (`rw=read:17m`, `rw=read:-8k`) each I/O
+//!   also moves the position by the modifier, wrapping around the region;
+//!   the pass still ends after the region's length in bytes, as in fio.
 //! - [`Walk::MapFixed`]: one size for every I/O; a keyed permutation of the
 //!   blocks ([`super::perm`]) gives each block exactly once per pass.
 //! - [`Walk::MapVar`]: sizes vary; a permutation of grain-sized blocks
@@ -26,9 +29,16 @@ use super::rng::{below, WorkerRng};
 
 #[derive(Debug, Clone)]
 pub enum Walk {
-    Seq { pos: [u64; 2] },
+    /// `add`: bytes added after each I/O (`rw=read:17m`; negative: back).
+    Seq {
+        pos: [u64; 2],
+        add: i64,
+    },
     MapFixed(BlockPerm),
-    MapVar { perm: BlockPerm, done: Bitmap },
+    MapVar {
+        perm: BlockPerm,
+        done: Bitmap,
+    },
     Uniform,
     Dist(Dist),
 }
@@ -85,7 +95,7 @@ impl FileState {
     pub fn restart(&mut self, key: u64) {
         self.remaining = self.len;
         match &mut self.walk {
-            Walk::Seq { pos } => *pos = [0, 0],
+            Walk::Seq { pos, .. } => *pos = [0, 0],
             Walk::MapFixed(perm) => perm.restart(key),
             Walk::MapVar { perm, done } => {
                 perm.restart(key);
@@ -110,11 +120,15 @@ impl FileState {
         // The two commonest walks stay inline; the others are calls, which
         // keeps this function (and the caller's frame) small.
         let (off, len) = match &mut self.walk {
-            Walk::Seq { pos } => {
+            Walk::Seq { pos, add } => {
                 let len = bs.fit(drawn, self.remaining);
-                let off = pos[dir];
-                pos[dir] += len;
-                (off, len)
+                if *add == 0 {
+                    let off = pos[dir];
+                    pos[dir] += len;
+                    (off, len)
+                } else {
+                    seq_with_add(&mut pos[dir], *add, len, self.len)
+                }
             }
             Walk::MapFixed(perm) => {
                 let block = perm
@@ -178,4 +192,23 @@ fn take_var(
         done.set_range(b, b + grain.div(len));
         return (b * grain.bytes, len);
     }
+}
+
+/// The next sequential I/O with an offset modifier: this I/O at `*pos` (at
+/// the region's start if it would run past the end), then the position
+/// moved by its length plus `add`. Wrapping follows fio 3.33 (measured with
+/// its write_iolog): past the end → the start; before the start → the end
+/// plus `add` (so `rw=read:-8k`, bs=4k, 32k reads 0, 24, 20, ... 4, 0).
+#[inline(never)]
+fn seq_with_add(pos: &mut u64, add: i64, len: u64, region: u64) -> (u64, u64) {
+    let off = if *pos + len > region { 0 } else { *pos };
+    let next = off as i128 + len as i128 + add as i128;
+    *pos = if next < 0 {
+        (region as i128 + add as i128).max(0) as u64
+    } else if next >= region as i128 {
+        0
+    } else {
+        next as u64
+    };
+    (off, len)
 }

@@ -27,6 +27,8 @@ pub(crate) struct Draft {
     pub offset: u64,
     pub pattern: Pattern,
     pub dirs: RwDirs,
+    /// `rw=read:17m`: bytes added after each sequential I/O (negative: back).
+    pub rw_seq_add: i64,
     pub read_pct: u32,
     /// The last explicit rwmixread/rwmixwrite: (canonical name, `rwmixread=70` as written).
     pub rwmix_written: Option<(&'static str, String)>,
@@ -100,6 +102,7 @@ impl Draft {
             offset: 0,
             pattern: Pattern::Sequential,
             dirs: RwDirs::Read,
+            rw_seq_add: 0,
             read_pct: 50,
             rwmix_written: None,
             bs: [BsSpec::Fixed(4096), BsSpec::Fixed(4096)],
@@ -159,7 +162,8 @@ impl Draft {
 
     /// `rw=` sets two fields (pattern and directions).
     pub fn apply_rw(&mut self, v: &Val<'_>) -> Result<(), JobError> {
-        (self.pattern, self.dirs) = v.wrap(values::parse_rw(v.text()))?;
+        (self.pattern, self.dirs, self.rw_seq_add) =
+            v.wrap(values::parse_rw(v.text(), self.kb_base))?;
         Ok(())
     }
 

@@ -51,6 +51,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         size: d.size,
         offset: d.offset,
         rw,
+        rw_seq_add_bytes: d.rw_seq_add,
         bs: d.bs,
         blockalign,
         iodepth: depth.iodepth,

@@ -81,7 +81,8 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         ),
         unit: "bytes",
         help: "Bytes of I/O per worker per pass, split evenly among the files. Required \
-               when iolab creates the files. Percentages are not supported yet.",
+               when iolab creates the files. A percentage (50%) of existing files is \
+               resolved by `iolab run` (fio compatibility, below).",
     },
     OptionDef {
         name: "offset",
@@ -90,7 +91,8 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         kind: Size,
         default: Value("0"),
         unit: "bytes",
-        help: "Start of the I/O region within each file. Percentages are not supported yet.",
+        help: "Start of the I/O region within each file. A percentage is resolved by \
+               `iolab run` against existing files.",
     },
     // --- what I/O -------------------------------------------------------
     OptionDef {
@@ -109,7 +111,9 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         default: Value("read"),
         unit: "",
         help: "I/O pattern: sequential or random reads, writes, or a mix (rw/readwrite = \
-               sequential mix, randrw = random mix; share from rwmixread).",
+               sequential mix, randrw = random mix; share from rwmixread). fio's offset \
+               modifier for sequential patterns: rw=read:17m adds 17 MiB after each I/O, \
+               rw=read:-8k steps back (reads backwards with bs=4k).",
     },
     OptionDef {
         name: "rwmixread",

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::job::{IoEngine, Pattern, RandomDistribution, SyncMode, VerifyKind, Zone};
-use crate::units::parse_float;
+use crate::units::{parse_float, parse_size};
 
 /// Which directions an `rw=` value does; the mix share comes from `rwmixread`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,14 +15,36 @@ pub(crate) enum RwDirs {
     Mixed,
 }
 
-/// Parses `rw=`.
-pub(super) fn parse_rw(text: &str) -> Result<(Pattern, RwDirs), String> {
+/// Parses `rw=`, with fio's offset modifier for sequential patterns:
+/// `rw=read:17m` adds 17 MiB after each I/O (a hole), `rw=read:-8k` steps
+/// back (reads backwards with bs=4k). Returns the added bytes (0 without).
+/// The random form (`randread:8`, I/Os per random offset) is refused.
+pub(super) fn parse_rw(text: &str, kb_base: u64) -> Result<(Pattern, RwDirs, i64), String> {
     let text = text.trim();
-    if let Some((kind, modifier)) = text.split_once(':') {
+    let (kind, modifier) = match text.split_once(':') {
+        Some((kind, modifier)) => (kind.trim(), Some(modifier.trim())),
+        None => (text, None),
+    };
+    let (pattern, dirs) = parse_rw_kind(kind)?;
+    let Some(modifier) = modifier else {
+        return Ok((pattern, dirs, 0));
+    };
+    if pattern == Pattern::Random {
         return Err(format!(
-            "offset modifiers ('{kind}:{modifier}') are not supported yet; write rw={kind}"
+            "'{kind}:{modifier}' (I/Os per random offset) is not supported yet; write rw={kind}"
         ));
     }
+    let (negative, magnitude) = match modifier.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, modifier),
+    };
+    let bytes = parse_size(magnitude, kb_base)?;
+    let bytes =
+        i64::try_from(bytes).map_err(|_| format!("offset modifier '{modifier}' is too large"))?;
+    Ok((pattern, dirs, if negative { -bytes } else { bytes }))
+}
+
+fn parse_rw_kind(text: &str) -> Result<(Pattern, RwDirs), String> {
     Ok(match text {
         "read" => (Pattern::Sequential, RwDirs::Read),
         "write" => (Pattern::Sequential, RwDirs::Write),
@@ -174,14 +196,21 @@ fn parse_zones(args: &str) -> Result<Vec<Zone>, String> {
     if args.is_empty() {
         return Err("zoned needs zones, e.g. zoned:60/10:30/20:10/70".into());
     }
-    let mut zones = Vec::new();
-    for item in args.split(':') {
+    let mut zones: Vec<Zone> = Vec::new();
+    let items: Vec<&str> = args.split(':').collect();
+    for (i, item) in items.iter().enumerate() {
         let Some((access, size)) = item.split_once('/') else {
             return Err(format!("zone '{item}' is not access%/size% (e.g. 60/10)"));
         };
+        // fio: a last zone written without a size ("20/") covers the rest.
+        let size_pct = if size.trim().is_empty() && i + 1 == items.len() {
+            100.0 - zones.iter().map(|z| z.size_pct).sum::<f64>()
+        } else {
+            parse_float(size)?
+        };
         let zone = Zone {
             access_pct: parse_float(access)?,
-            size_pct: parse_float(size)?,
+            size_pct,
         };
         if zone.size_pct <= 0.0 {
             return Err(format!("zone '{item}' has no size"));

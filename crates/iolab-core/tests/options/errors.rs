@@ -79,7 +79,8 @@ fn malformed_values() {
 #[test]
 fn unsupported_choices() {
     assert!(err(&["size=1m", "rw=randread:8"])
-        .contains("offset modifiers ('randread:8') are not supported yet; write rw=randread"));
+        .contains("'randread:8' (I/Os per random offset) is not supported yet; write rw=randread"));
+    assert!(err(&["size=1m", "rw=read:x"]).contains("'rw'"));
     assert!(err(&["size=1m", "rw=trim"]).contains("does not issue trims"));
     assert!(err(&["size=1m", "rw=sideways"]).contains("expected read, write"));
     assert!(err(&["size=1m", "ioengine=posixaio"])

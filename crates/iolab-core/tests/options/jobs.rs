@@ -381,6 +381,11 @@ fn cpus_seeds_distributions_and_reporting() {
     ];
     assert_eq!(
         dist("zoned:60/10:40/90").random_distribution,
+        RandomDistribution::Zoned(zones.clone())
+    );
+    // fio's examples/rand-zones.fio: a last zone without a size covers the rest.
+    assert_eq!(
+        dist("zoned:60/10:40/").random_distribution,
         RandomDistribution::Zoned(zones)
     );
     // Fixes a bug: prepare warned "no effect" and kept the distribution,

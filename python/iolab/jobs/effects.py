@@ -1,0 +1,168 @@
+"""What the extra options (:mod:`iolab.jobs.extras`) do before a run.
+
+:func:`plan_extras` takes the jobs as written and returns an
+:class:`ExtrasPlan`: the jobs the engine gets (extras taken out, a
+``stonewall`` added where ``wait_for`` asks), each job's typed extras, the
+run's interval when logs or steady state decide it, and the notes to show
+once. It checks what can be checked before any I/O: ``allow_file_create=0``
+with a missing file, ``wait_for`` naming no earlier job, a per-I/O latency
+log, log windows that disagree.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Optional
+
+from iolab.jobs import JobSpec, ParseError
+from iolab.jobs.extras import JobExtras, split_extras
+from iolab.jobs.percent import resolve_percentages
+
+#: fio's bwavgtime/iopsavgtime: the bw and iops log window when log_avg_msec=0.
+FIO_BW_AVG_MS = 500
+NS_PER_MS = 1_000_000
+
+
+@dataclass
+class ExtrasPlan:
+    jobs: list[JobSpec]
+    extras: list[JobExtras]
+    #: The interval the run must use (ns), or None to keep the caller's.
+    interval_ns: Optional[int] = None
+    notes: list[str] = field(default_factory=list)
+
+    def wants_logs(self) -> bool:
+        return any(
+            e.text(n)
+            for e in self.extras
+            for n in ("write_bw_log", "write_iops_log", "write_lat_log", "write_hist_log")
+        )
+
+    def wants_steadystate(self) -> bool:
+        return any(e.text("steadystate") for e in self.extras)
+
+
+def _option(spec: JobSpec, name: str) -> Optional[str]:
+    value = None
+    for k, v in spec.options:
+        if k == name:
+            value = v
+    return value
+
+
+def _check_files_exist(spec: JobSpec) -> None:
+    filename = _option(spec, "filename")
+    if not filename:
+        raise ParseError(
+            f"job {spec.name}", None, "allow_file_create=0 needs filename= naming files that exist already"
+        )
+    directory = _option(spec, "directory") or ""
+    # fio's ':' separates files; '\:' is a colon inside a name.
+    for name in (p.replace("\0", ":") for p in filename.replace("\\:", "\0").split(":")):
+        path = name if os.path.isabs(name) else os.path.join(directory, name)
+        if not os.path.exists(path):
+            raise ParseError(
+                f"job {spec.name}",
+                None,
+                f"allow_file_create=0 and {path} does not exist: create it, or drop the option",
+            )
+
+
+def _notes(e: JobExtras, spec: JobSpec) -> list[str]:
+    notes = []
+    for name in ("gtod_reduce", "disable_lat", "disable_clat", "disable_slat"):
+        if e.get(name) is True:
+            notes.append(f"{name}=1: iolab measures slat, clat and lat of every I/O anyway")
+    if e.get("disable_bw_measurement") is True:
+        notes.append("disable_bw_measurement=1: iolab measures bandwidth and IOPS per interval anyway")
+    if "random_generator" in e.values:
+        notes.append(f"random_generator={e.get('random_generator')}: iolab draws offsets with its own generator")
+    if "clocksource" in e.values:
+        notes.append(f"clocksource={e.get('clocksource')}: iolab times I/O with clock_gettime(CLOCK_MONOTONIC)")
+    if "iodepth_low" in e.values:
+        notes.append(
+            f"iodepth_low={e.get('iodepth_low')}: iolab refills the queue as soon as an I/O completes "
+            "(no low watermark)"
+        )
+    hint = e.get("fadvise_hint")
+    if hint not in (None, "0") and _option(spec, "direct") not in ("1", None):
+        notes.append(f"fadvise_hint={hint}: iolab gives the kernel no access-pattern hint")
+    if e.get("log_prio") is True:
+        notes.append("log_prio=1: iolab sets no I/O priorities; the logs' priority column is 0")
+    return notes
+
+
+def _log_window_ns(e: JobExtras) -> Optional[int]:
+    """The interval this job's bw/iops/lat logs need (ns), or None without logs."""
+    avg = e.ms("log_avg_msec")
+    if e.text("write_lat_log") and avg == 0:
+        raise ParseError(
+            f"job {e.job}",
+            None,
+            "write_lat_log with log_avg_msec=0 asks for one line per I/O, which iolab does not record: "
+            "set log_avg_msec (e.g. log_avg_msec=1000)",
+        )
+    if e.text("write_bw_log") or e.text("write_iops_log") or e.text("write_lat_log"):
+        return (avg or FIO_BW_AVG_MS) * NS_PER_MS
+    return None
+
+
+def plan_extras(jobs: Sequence[JobSpec], interval_ns: Optional[int] = None, *, check_files: bool = True) -> ExtrasPlan:
+    """See the module doc. ``interval_ns``: the interval the user asked for
+    (``--interval``), which logs and steady state must agree with.
+    ``check_files=False`` (``--parse-only``): ``allow_file_create=0`` does
+    not look for the files (fio's parse-only does not either)."""
+    plan = ExtrasPlan([], [])
+    names_so_far: set[str] = set()
+    windows: dict[int, str] = {}
+    for spec in jobs:
+        native, e = split_extras(spec)
+        native = resolve_percentages(native)
+        wait_for = e.text("wait_for")
+        if wait_for:
+            if wait_for not in names_so_far:
+                raise ParseError(f"job {spec.name}", None, f"wait_for={wait_for}: no earlier job has that name")
+            native = native.with_options(("stonewall", None))
+        if e.values.get("allow_file_create") is False and check_files:
+            _check_files_exist(native)
+        window = _log_window_ns(e)
+        if window is not None:
+            windows.setdefault(window, spec.name)
+        ss_ns = e.get("steadystate_check_interval")
+        if e.text("steadystate"):
+            windows.setdefault(ss_ns if isinstance(ss_ns, int) else 1_000_000_000, spec.name)
+        for note in _notes(e, native):
+            if note not in plan.notes:
+                plan.notes.append(note)
+        names_so_far.add(spec.name)
+        plan.jobs.append(native)
+        plan.extras.append(e)
+    hist_ms = sorted({e.ms("log_hist_msec") for e in plan.extras if e.text("write_hist_log")})
+    if 0 in hist_ms:
+        raise ParseError("write_hist_log", None, "needs log_hist_msec (fio writes an empty file without it)")
+    if not windows and hist_ms and interval_ns is None:
+        windows[hist_ms[0] * NS_PER_MS] = "log_hist_msec"
+    if len(windows) > 1:
+        detail = ", ".join(f"{ns // NS_PER_MS} ms ({job})" for ns, job in windows.items())
+        raise ParseError(
+            "job files",
+            None,
+            f"log and steady-state windows differ ({detail}): iolab samples every job at one interval",
+        )
+    if windows:
+        (window,) = windows
+        if interval_ns is not None and interval_ns != window:
+            raise ParseError(
+                "--interval",
+                None,
+                f"{interval_ns // NS_PER_MS} ms disagrees with the jobs' log/steady-state window of "
+                f"{window // NS_PER_MS} ms: leave --interval out",
+            )
+        plan.interval_ns = window
+    step_ms = (plan.interval_ns or interval_ns or 1_000_000_000) // NS_PER_MS
+    for ms in hist_ms:
+        if ms % step_ms:
+            raise ParseError("log_hist_msec", None, f"{ms} ms is not a multiple of the run's interval ({step_ms} ms)")
+    return plan

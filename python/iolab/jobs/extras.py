@@ -1,0 +1,281 @@
+"""fio job options that iolab handles around the engine, in Python.
+
+Some of fio's options are about what happens *around* the I/O: which log
+files to write, when a job has reached steady state, how fio itself keeps
+time. The engine (the Rust option table, ``iolab options``) does not take
+them; :func:`split_extras` takes them out of a :class:`~iolab.jobs.JobSpec`
+before it goes to the engine and returns them checked and typed as
+:class:`JobExtras`. :data:`EXTRA_OPTIONS` is their table (name, aliases,
+type, default, help); docs/options.md shows it (:func:`extras_markdown`).
+
+Each option has an effect or says, as a note, why iolab already behaves
+as asked: ``thread`` (iolab always runs workers as threads) is accepted
+silently; ``gtod_reduce`` and friends say that iolab measures every
+latency anyway; ``random_generator`` says that iolab draws offsets with
+its own generator. Notes are shown once per run, not per job.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from iolab.jobs import JobSpec, ParseError
+
+_BOOL = {"1": True, "0": False, "true": True, "false": False, "yes": True, "no": False, "on": True, "off": False}
+_MS_PER = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+_TIME = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d|us|usec|msec|sec)?$")
+
+
+@dataclass(frozen=True)
+class ExtraDef:
+    """One option of the table: fio's name, its aliases, type, default and help."""
+
+    name: str
+    kind: str  # bool, int, text, choice, time (fio's default unit: s), ms (plain milliseconds)
+    default: str
+    help: str
+    aliases: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
+
+
+_MEASURED_ANYWAY = "iolab measures submission, completion and total latency of every I/O whatever it is set to."
+
+#: Every option :func:`split_extras` takes. Order = documentation order.
+EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
+    ExtraDef(
+        "thread",
+        "bool",
+        "1",
+        "iolab always runs workers as threads of one process; accepted as fio's.",
+        aliases=("threads",),
+    ),
+    ExtraDef("gtod_reduce", "bool", "0", _MEASURED_ANYWAY),
+    ExtraDef("disable_lat", "bool", "0", _MEASURED_ANYWAY),
+    ExtraDef("disable_clat", "bool", "0", _MEASURED_ANYWAY),
+    ExtraDef("disable_slat", "bool", "0", _MEASURED_ANYWAY),
+    ExtraDef(
+        "disable_bw_measurement",
+        "bool",
+        "0",
+        "iolab measures bandwidth and IOPS per interval whatever it is set to.",
+        aliases=("disable_bw",),
+    ),
+    ExtraDef("clat_percentiles", "bool", "1", "iolab reports percentiles of slat, clat and lat always."),
+    ExtraDef("lat_percentiles", "bool", "0", "iolab reports percentiles of slat, clat and lat always."),
+    ExtraDef("slat_percentiles", "bool", "0", "iolab reports percentiles of slat, clat and lat always."),
+    ExtraDef(
+        "random_generator",
+        "choice",
+        "tausworthe",
+        "Accepted by name; iolab draws offsets with its own generator (with the random map, every block "
+        "is visited once per pass, as fio's lfsr guarantees).",
+        choices=("tausworthe", "lfsr", "tausworthe64"),
+    ),
+    ExtraDef(
+        "clocksource",
+        "choice",
+        "clock_gettime",
+        "Accepted by name; iolab times every I/O with clock_gettime(CLOCK_MONOTONIC).",
+        choices=("gettimeofday", "clock_gettime", "cpu"),
+    ),
+    ExtraDef(
+        "iodepth_low",
+        "int",
+        "iodepth",
+        "iolab refills the queue as soon as an I/O completes (fio's default, iodepth_low=iodepth); "
+        "a lower watermark is not applied, and a note says so.",
+    ),
+    ExtraDef(
+        "fadvise_hint",
+        "choice",
+        "1",
+        "Accepted; iolab gives the kernel no access-pattern hints (a note says so when buffered I/O "
+        "could have used one).",
+        choices=("0", "1", "sequential", "random", "noreuse"),
+    ),
+    ExtraDef(
+        "allow_file_create",
+        "bool",
+        "1",
+        "0: every file the job names must exist already; iolab stops before the run, naming the one missing.",
+    ),
+    ExtraDef(
+        "unit_base",
+        "choice",
+        "0",
+        "Units of printed rates: 0 and 1 mean bytes (iolab's only unit).",
+        choices=("0", "1"),
+    ),
+    ExtraDef(
+        "wait_for",
+        "text",
+        "none",
+        "Start this job after the named (earlier) job: iolab starts a new stonewall group here, so it also "
+        "waits for every other earlier job.",
+    ),
+    ExtraDef(
+        "iomem",
+        "choice",
+        "malloc",
+        "Buffer memory: iolab's buffers are aligned heap memory, fio's malloc; other kinds are refused.",
+        aliases=("mem",),
+        choices=("malloc",),
+    ),
+    ExtraDef("new_group", "bool", "0", "Accepted; iolab reports every job on its own, groups are stonewall groups."),
+    # --- fio's log files (iolab.results.fio_logs) ---------------------------------------------
+    ExtraDef("write_bw_log", "text", "off", "Write NAME_bw.N.log: bandwidth (KiB/s) per window, in fio's format."),
+    ExtraDef("write_iops_log", "text", "off", "Write NAME_iops.N.log: IOPS per window, in fio's format."),
+    ExtraDef(
+        "write_lat_log",
+        "text",
+        "off",
+        "Write NAME_lat.N.log: total latency (ns) per window (needs log_avg_msec); iolab keeps no "
+        "per-window slat/clat, so NAME_slat/NAME_clat logs are not written.",
+    ),
+    ExtraDef(
+        "write_hist_log",
+        "text",
+        "off",
+        "Write NAME_lat_hist.N.log: a total-latency histogram per log_hist_msec window in fio's 1856 "
+        "buckets (fio's NAME_clat_hist holds completion latency).",
+    ),
+    ExtraDef(
+        "log_avg_msec",
+        "ms",
+        "0",
+        "Window of the bw/iops/lat logs (ms); sets the run's interval. 0: bw/iops every 500 ms (fio's "
+        "bwavgtime); a per-I/O latency log is refused.",
+    ),
+    ExtraDef("log_hist_msec", "ms", "0", "Window of the histogram log (ms); a multiple of the run's interval."),
+    ExtraDef("log_hist_coarseness", "int", "0", "Merge 2^N adjacent buckets of the histogram log (0-6)."),
+    ExtraDef(
+        "log_max_value",
+        "choice",
+        "avg",
+        "Latency log value per window: avg, max or both (0 = avg, 1 = max).",
+        aliases=("log_window_value",),
+        choices=("avg", "max", "both", "0", "1"),
+    ),
+    ExtraDef("per_job_logs", "bool", "1", "1: one log per worker (NAME_bw.N.log); 0: one per job (NAME_bw.log)."),
+    ExtraDef("log_offset", "bool", "0", "Add fio's offset column (always 0 in windowed logs, as in fio)."),
+    ExtraDef("log_prio", "bool", "0", "Accepted; iolab sets no I/O priorities, so the priority column is 0."),
+    # --- steady state (iolab.run.steady) -------------------------------------------------------
+    ExtraDef(
+        "steadystate",
+        "text",
+        "off",
+        "End the job when steady: iops:N[%], iops_slope:N[%], bw:N[%] or bw_slope:N[%], as fio.",
+        aliases=("ss",),
+    ),
+    ExtraDef(
+        "steadystate_duration",
+        "time",
+        "0",
+        "Window over which steady state is judged (s).",
+        aliases=("ss_dur",),
+    ),
+    ExtraDef(
+        "steadystate_ramp_time",
+        "time",
+        "0",
+        "Time before steady-state data starts being collected (s).",
+        aliases=("ss_ramp",),
+    ),
+    ExtraDef(
+        "steadystate_check_interval",
+        "time",
+        "1",
+        "Sampling interval of the steady-state check (s); must equal the run's interval.",
+        aliases=("ss_interval",),
+    ),
+)
+
+_BY_NAME = {n: d for d in EXTRA_OPTIONS for n in (d.name, *d.aliases)}
+
+
+@dataclass
+class JobExtras:
+    """The extra options of one job, typed, by their main name."""
+
+    job: str
+    values: dict[str, object] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def get(self, name: str, default: object = None) -> object:
+        return self.values.get(name, default)
+
+    def text(self, name: str) -> Optional[str]:
+        v = self.values.get(name)
+        return None if v is None else str(v)
+
+    def flag(self, name: str) -> bool:
+        return bool(self.values.get(name, _BOOL.get(_BY_NAME[name].default, False)))
+
+    def ms(self, name: str) -> int:
+        v = self.values.get(name, 0)
+        assert isinstance(v, int)
+        return v
+
+
+def is_extra(name: str) -> bool:
+    return name in _BY_NAME
+
+
+def _parse(job: str, d: ExtraDef, written: str, value: Optional[str]) -> object:
+    def bad(what: str) -> ParseError:
+        return ParseError(f"job {job}", None, f"{written}={value}: {what}")
+
+    if d.kind == "bool":
+        if value is None:
+            return True
+        if value.strip().lower() not in _BOOL:
+            raise bad("expected 0 or 1")
+        return _BOOL[value.strip().lower()]
+    if value is None:
+        if d.kind == "text" and d.name.startswith("write_"):
+            return job  # fio: a bare write_*_log names the logs after the job
+        raise bad("needs a value")
+    v = value.strip()
+    if d.kind == "choice":
+        if v not in d.choices:
+            raise bad(f"expected one of {', '.join(d.choices)}")
+        return v
+    if d.kind in ("int", "ms"):
+        if not v.isdigit():
+            raise bad("expected a whole number" + (" of milliseconds" if d.kind == "ms" else ""))
+        return int(v)
+    if d.kind == "time":
+        m = _TIME.match(v)
+        if not m:
+            raise bad("expected a time such as 30, 30s, 5m")
+        unit = {"usec": "us", "msec": "ms", "sec": "s"}.get(m.group(2) or "s", m.group(2) or "s")
+        if unit == "us":
+            return round(float(m.group(1)) * 1000)  # µs → ns
+        return round(float(m.group(1)) * _MS_PER[unit] * 1_000_000)  # → ns
+    return v
+
+
+def split_extras(spec: JobSpec) -> tuple[JobSpec, JobExtras]:
+    """``spec`` without the options of :data:`EXTRA_OPTIONS`, and those options
+    checked and typed (later ones win, as for every option)."""
+    kept = []
+    extras = JobExtras(spec.name)
+    for name, value in spec.options:
+        d = _BY_NAME.get(name)
+        if d is None:
+            kept.append((name, value))
+        else:
+            extras.values[d.name] = _parse(spec.name, d, name, value)
+    return JobSpec(spec.name, tuple(kept)), extras
+
+
+def extras_markdown() -> str:
+    """The table of :data:`EXTRA_OPTIONS` for docs/options.md."""
+    lines = ["| Option | Aliases | Type | Default | Description |", "|---|---|---|---|---|"]
+    for d in EXTRA_OPTIONS:
+        aliases = ", ".join(f"`{a}`" for a in d.aliases)
+        help_text = d.help + (f" Values: {', '.join(d.choices)}." if d.choices else "")
+        lines.append(f"| `{d.name}` | {aliases} | {d.kind} | {d.default} | {help_text} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,105 @@
+"""Survey: does iolab run the job files of fio's examples/ directory?
+
+Usage: ``python tests/jobs/fio_examples_survey.py FIO_CHECKOUT/examples``
+
+Takes every job file whose engine is general-purpose (libaio, sync, psync,
+vsync, pvsync, pvsync2, io_uring, null, nbd, mmap, cpuio, or no ioengine
+line), runs ``iolab run --parse-only`` on it as written, then — where it
+parses — a short real run in a scratch directory with sizes shrunk
+(``--size=4m --runtime=1s``; devices other than /dev/null and /dev/zero
+replaced by a scratch file, which is also given to files written to be
+handed a device on the command line (``allow_file_create=0`` and no
+``filename``); ``directory=`` pointed at the scratch directory). Prints a Markdown table: file, engine, parse, short run, and the
+first error (the named fio feature that stopped it). docs/options.md keeps
+the table; the job files themselves are not copied into this repository.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+GENERAL = {"libaio", "sync", "psync", "vsync", "pvsync", "pvsync2", "io_uring", "null", "nbd", "mmap", "cpuio"}
+IOLAB = [sys.executable, "-m", "iolab.cli.main", "run"]
+#: Values for the variables fio's examples leave to the user.
+ENV = {
+    "uri": "nbd+unix:///survey?socket=/nonexistent.sock",
+    "FIO_BS": "4k",
+    "FIO_RW": "randwrite",
+    "FIO_IODEPTH": "1",
+}
+_ENGINE = re.compile(r"^\s*ioengine\s*=\s*([\w.-]+)", re.M)
+_DEVICE = re.compile(r"^\s*filename\s*=\s*/dev/(?!null\b|zero\b)", re.M)
+
+
+def engines(text: str) -> set[str]:
+    return set(_ENGINE.findall(text))
+
+
+def first_error(stderr: str) -> str:
+    lines = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith(("note:", "fio log:"))]
+    err = [ln for ln in lines if ln.startswith("iolab:")] or lines[-1:] or ["?"]
+    return err[0].removeprefix("iolab: ").replace("|", "\\|")[:160]
+
+
+def survey_one(path: Path, scratch: Path) -> tuple[str, str, str, str]:
+    text = path.read_text()
+    env = {**os.environ, **ENV}
+    parse = subprocess.run([*IOLAB, str(path), "--parse-only"], capture_output=True, text=True, env=env, timeout=60)
+    if parse.returncode != 0:
+        return "no", "-", first_error(parse.stderr), ""
+    if "nbd" in engines(text):
+        return (
+            "yes",
+            "not run",
+            "needs an NBD server (the nbd engine is tested against iolab target in tests/interop)",
+            "",
+        )
+    extra = ["--size=4m", "--runtime=1s"]
+    image = scratch / "survey.img"
+    if re.search(r"^\s*allow_file_create\s*=\s*0", text, re.M) and not re.search(r"^\s*filename\s*=", text, re.M):
+        # Written to be given a device on the command line (--filename=/dev/nvme0n1).
+        with open(image, "wb") as f:
+            f.truncate(64 << 20)
+        extra += [f"--filename={image}", "--allow-overwrite"]  # the scratch image made just now
+    elif _DEVICE.search(text):
+        extra.append(f"--filename={image}")
+    if re.search(r"^\s*directory\s*=", text, re.M):
+        extra.append(f"--directory={scratch}")
+    run = subprocess.run(
+        [*IOLAB, str(path), *extra, "--output-format=terse"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=scratch,
+        timeout=120,
+    )
+    if run.returncode != 0:
+        return "yes", "no", first_error(run.stderr), " ".join(extra)
+    return "yes", "yes", "", " ".join(extra)
+
+
+def main(examples: Path) -> int:
+    rows = []
+    for path in sorted(examples.glob("*.fio")):
+        used = engines(path.read_text())
+        if used - GENERAL:
+            continue
+        with tempfile.TemporaryDirectory(prefix="iolab-survey-") as tmp:
+            parsed, ran, error, _extra = survey_one(path, Path(tmp))
+        rows.append((path.name, ", ".join(sorted(used)) or "(none)", parsed, ran, error))
+    print("| job file | ioengine | parses | short run | first refusal |")
+    print("|---|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    ok = sum(1 for r in rows if r[3] == "yes")
+    print(f"\n{ok} of {len(rows)} run; {sum(1 for r in rows if r[2] == 'yes')} parse.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1])))

@@ -1,0 +1,156 @@
+"""fio options handled around the engine (iolab.jobs.extras/effects/percent)
+and their effects, one test each: what iolab does, or the note that says why
+it already behaves as asked."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from iolab.jobs import JobSpec, ParseError
+from iolab.jobs.effects import plan_extras
+from iolab.jobs.extras import EXTRA_OPTIONS, split_extras
+from iolab.jobs.percent import resolve_percentages
+
+NULL = ["--name=a", "--ioengine=null", "--size=4m", "--bs=4k", "--rw=randread"]
+
+
+def _fio_run(cli: Callable[..., Any], *args: str) -> tuple[dict[str, Any], str]:
+    r = cli("run", *args, "--output-format=fio-json")
+    assert r.exit_code == 0, r.output
+    return dict(json.loads(r.stdout)), r.stderr
+
+
+def test_split_takes_extras_out_and_types_them() -> None:
+    spec = JobSpec("j", (("bs", "4k"), ("threads", "1"), ("write_bw_log", None), ("ss_dur", "30s"), ("ss", "iops:5%")))
+    native, e = split_extras(spec)
+    assert native.options == (("bs", "4k"),)
+    assert e.values == {
+        "thread": True,
+        "write_bw_log": "j",
+        "steadystate_duration": 30 * 10**9,
+        "steadystate": "iops:5%",
+    }
+
+
+def test_every_extra_is_in_the_docs_table() -> None:
+    from iolab.jobs.extras import extras_markdown
+
+    table = extras_markdown()
+    assert all(f"`{d.name}`" in table for d in EXTRA_OPTIONS)
+
+
+@pytest.mark.parametrize(
+    ("option", "note"),
+    [
+        ("--gtod_reduce=1", "gtod_reduce=1: iolab measures slat, clat and lat of every I/O anyway"),
+        ("--disable_clat=1", "disable_clat=1: iolab measures"),
+        ("--random_generator=lfsr", "random_generator=lfsr: iolab draws offsets with its own generator"),
+        ("--clocksource=cpu", "clocksource=cpu: iolab times I/O with clock_gettime(CLOCK_MONOTONIC)"),
+        ("--iodepth_low=4", "iodepth_low=4: iolab refills the queue as soon as an I/O completes"),
+    ],
+)
+def test_options_iolab_already_honours_say_so_and_latencies_stay_measured(
+    cli: Callable[..., Any], option: str, note: str
+) -> None:
+    doc, stderr = _fio_run(cli, *NULL, option)
+    assert f"note: {note}" in stderr
+    read = doc["jobs"][0]["read"]
+    # Still measured: every I/O has its slat, clat and lat.
+    assert read["total_ios"] == 1024
+    assert read["slat_ns"]["N"] == read["clat_ns"]["N"] == read["lat_ns"]["N"] == 1024
+
+
+def test_thread_and_percentile_switches_are_silent(cli: Callable[..., Any]) -> None:
+    doc, stderr = _fio_run(cli, *NULL, "--thread", "--lat_percentiles=1", "--clat_percentiles=0")
+    assert "note:" not in stderr
+    assert "percentile" in doc["jobs"][0]["read"]["lat_ns"]
+
+
+def test_notes_are_shown_once_per_run(cli: Callable[..., Any]) -> None:
+    _doc, stderr = _fio_run(cli, "--gtod_reduce=1", "--ioengine=null", "--size=1m", "--name=a", "--name=b")
+    assert stderr.count("gtod_reduce=1") == 1
+
+
+def test_allow_file_create_0_refuses_a_missing_file_before_any_io(cli: Callable[..., Any], workdir: Path) -> None:
+    r = cli("run", "--name=a", "--filename=missing.dat", "--size=1m", "--rw=write", "--allow_file_create=0")
+    assert r.exit_code == 2 and "allow_file_create=0 and missing.dat does not exist" in r.stderr, r.output
+    assert not (workdir / "missing.dat").exists()
+    (workdir / "there.dat").write_bytes(b"\0" * 65536)
+    doc, _ = _fio_run(cli, "--name=a", "--filename=there.dat", "--rw=read", "--allow_file_create=0")
+    assert doc["jobs"][0]["read"]["io_bytes"] == 65536
+
+
+def test_wait_for_starts_a_new_group_after_the_named_job(cli: Callable[..., Any]) -> None:
+    doc, _ = _fio_run(cli, *NULL, "--name=b", "--wait_for=a", "--ioengine=null", "--size=4m")
+    assert [(j["jobname"], j["groupid"]) for j in doc["jobs"]] == [("a", 0), ("b", 1)]
+    r = cli("run", *NULL, "--wait_for=nobody")
+    assert r.exit_code == 2 and "wait_for=nobody: no earlier job has that name" in r.stderr, r.output
+
+
+def test_new_group_unit_base_and_bad_values(cli: Callable[..., Any]) -> None:
+    doc, _ = _fio_run(cli, *NULL, "--new_group", "--unit_base=1")
+    assert doc["jobs"][0]["read"]["total_ios"] == 1024
+    r = cli("run", *NULL, "--unit_base=8")
+    assert r.exit_code == 2 and "unit_base=8: expected one of 0, 1" in r.stderr, r.output
+    doc, _ = _fio_run(cli, *NULL, "--mem=malloc")
+    assert doc["jobs"][0]["read"]["total_ios"] == 1024
+    r = cli("run", *NULL, "--iomem=mmaphuge")
+    assert r.exit_code == 2 and "iomem=mmaphuge: expected one of malloc" in r.stderr, r.output
+    r = cli("run", *NULL, "--thread=maybe")
+    assert r.exit_code == 2 and "thread=maybe: expected 0 or 1" in r.stderr, r.output
+
+
+def test_size_and_offset_percentages_of_an_existing_file(tmp_path: Path) -> None:
+    f = tmp_path / "f.dat"
+    f.write_bytes(b"\0" * (1 << 20))
+    spec = JobSpec("p", (("filename", str(f)), ("size", "50%"), ("offset", "30%")))
+    resolved = dict(resolve_percentages(spec).options)
+    assert resolved["size"] == str(1 << 19)
+    assert resolved["offset"] == str(int((1 << 20) * 0.3) // 4096 * 4096)  # aligned down to 4 KiB
+
+
+def test_percentage_run_moves_that_share(cli: Callable[..., Any], workdir: Path) -> None:
+    (workdir / "f.dat").write_bytes(b"\0" * (1 << 20))
+    doc, _ = _fio_run(cli, "--name=p", "--filename=f.dat", "--rw=read", "--size=25%", "--offset=50%")
+    assert doc["jobs"][0]["read"]["io_bytes"] == 1 << 18
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ((("size", "50%"),), "a percentage needs filename="),
+        ((("filename", "/nonexistent/x"), ("size", "50%")), "cannot size /nonexistent/x"),
+        ((("filename", "/dev/null"), ("size", "150%")), "a percentage from 0 (excluded) to 100"),
+    ],
+)
+def test_percentage_errors_name_the_problem(options: tuple[tuple[str, str], ...], message: str) -> None:
+    with pytest.raises(ParseError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        resolve_percentages(JobSpec("p", options))
+
+
+def test_block_device_size_is_its_capacity(tmp_path: Path) -> None:
+    # /dev/zero has no end; a regular file stands in, and lseek(SEEK_END) is what sizes both.
+    f = tmp_path / "dev.img"
+    with open(f, "wb") as fh:
+        fh.truncate(8 << 20)
+    assert dict(resolve_percentages(JobSpec("p", (("filename", str(f)), ("size", "100%")))).options)["size"] == str(
+        8 << 20
+    )
+    assert os.path.getsize(f) == 8 << 20
+
+
+def test_plan_sets_the_interval_from_the_log_window() -> None:
+    plan = plan_extras([JobSpec("a", (("write_bw_log", "x"), ("log_avg_msec", "250")))])
+    assert plan.interval_ns == 250_000_000 and plan.jobs[0].options == ()
+    plan = plan_extras([JobSpec("a", (("write_iops_log", "x"),))])
+    assert plan.interval_ns == 500_000_000  # fio's iopsavgtime when log_avg_msec=0
+
+
+def test_extra_options_take_a_separate_value_like_engine_options(cli: Callable[..., Any], workdir: Path) -> None:
+    r = cli("run", *NULL, "--write_iops_log", "sep", "--log_avg_msec", "200", "--thread", "--output-format=terse")
+    assert r.exit_code == 0, r.output
+    assert (workdir / "sep_iops.1.log").exists()

@@ -1,0 +1,116 @@
+"""Our own job files (tests/jobs/data/), written in the styles people use and
+with the features of fio's examples/: each parses, runs as written (tiny
+sizes), and shows the effect of what it asks for.
+
+They keep the survey of fio's examples (docs/options.md) from going back
+without copying fio's files into this repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+FILES = sorted(p.name for p in DATA.glob("*.fio"))
+ENV = {"IOLAB_TEST_BS": "8k"}
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for k, v in ENV.items():
+        monkeypatch.setenv(k, v)
+
+
+def _inputs(name: str) -> None:
+    """Files a job file expects to exist (in the current directory)."""
+    if name == "percent.fio":
+        Path("percent.dat").write_bytes(os.urandom(1 << 20))
+
+
+def _run(cli: Callable[..., Any], name: str, *args: str) -> dict[str, Any]:
+    _inputs(name)
+    r = cli("run", str(DATA / name), *args, "--output-format=fio-json")
+    assert r.exit_code == 0, r.output
+    return dict(json.loads(r.stdout))
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_job_file_parses(cli: Callable[..., Any], workdir: Path, name: str) -> None:
+    _inputs(name)
+    r = cli("run", str(DATA / name), "--parse-only")
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("job ")
+
+
+def test_cloud_profile_runs_four_groups_with_libaio(cli: Callable[..., Any], workdir: Path) -> None:
+    doc = _run(cli, "cloud-disk-profile.fio")
+    assert [(j["jobname"], j["groupid"]) for j in doc["jobs"]] == [
+        ("seq-read-1m", 0),
+        ("rand-read-4k", 1),
+        ("rand-write-4k", 2),
+        ("mixed-70-30", 3),
+    ]
+    mixed = doc["jobs"][3]
+    assert mixed["read"]["total_ios"] > mixed["write"]["total_ios"] > 0
+    assert all(j["job options"]["ioengine"] == "libaio" for j in doc["jobs"])
+
+
+def test_sync_engines_each_move_the_whole_size(cli: Callable[..., Any], workdir: Path) -> None:
+    doc = _run(cli, "sync-engines.fio")
+    assert [j["read"]["io_bytes"] for j in doc["jobs"]] == [2 << 20] * 4
+
+
+def test_distributions_run_on_null(cli: Callable[..., Any], workdir: Path) -> None:
+    doc = _run(cli, "null-distributions.fio")
+    assert [j["read"]["total_ios"] for j in doc["jobs"]] == [(64 << 20) // 4096] * 3
+
+
+def test_logs_file_writes_every_log(cli: Callable[..., Any], workdir: Path) -> None:
+    _run(cli, "logs.fio")
+    for kind in ("bw", "iops", "lat", "lat_hist"):
+        lines = (workdir / f"logged_{kind}.1.log").read_text().splitlines()
+        assert lines, kind
+
+
+def test_steady_file_ends_early(cli: Callable[..., Any], workdir: Path) -> None:
+    (entry,) = _run(cli, "steady.fio")["jobs"]
+    assert entry["steadystate"]["attained"] == 1 and entry["read"]["runtime"] < 30_000
+
+
+def test_include_vars_and_repeated_sections(cli: Callable[..., Any], workdir: Path) -> None:
+    doc = _run(cli, "include-and-vars.fio", "--group_reporting")
+    names = [j["jobname"] for j in doc["jobs"]]
+    assert names == ["vars", "twice", "twice"]
+    assert doc["jobs"][0]["job options"]["bs"] == "8k"
+    assert doc["jobs"][0]["read"]["total_ios"] == (os.cpu_count() or 1) * (1 << 20) // 8192
+    assert doc["jobs"][1]["write"]["total_ios"] == 1  # bs=1B,1M: 1 MiB writes
+    assert doc["jobs"][2]["read"]["total_ios"] == (1 << 20) // 4096
+
+
+def test_unset_variable_is_named(cli: Callable[..., Any], workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("IOLAB_TEST_BS")
+    r = cli("run", str(DATA / "include-and-vars.fio"), "--parse-only")
+    assert r.exit_code == 2 and "environment variable 'IOLAB_TEST_BS' is not set" in r.stderr, r.output
+
+
+def test_wait_for_puts_readers_after_writers(cli: Callable[..., Any], workdir: Path) -> None:
+    doc = _run(cli, "waits.fio")
+    assert sorted({(j["jobname"], j["groupid"]) for j in doc["jobs"]}) == [("readers", 1), ("writers", 0)]
+
+
+def test_percent_file_reads_half_from_a_quarter(cli: Callable[..., Any], workdir: Path) -> None:
+    (entry,) = _run(cli, "percent.fio")["jobs"]
+    assert entry["read"]["io_bytes"] == 1 << 19
+    assert entry["job options"]["size"] == str(1 << 19) and entry["job options"]["offset"] == str(1 << 18)
+
+
+def test_offset_modifiers_move_the_whole_size(cli: Callable[..., Any], workdir: Path) -> None:
+    doc = _run(cli, "backwards.fio")
+    writes, reads = doc["jobs"]
+    assert writes["write"]["io_bytes"] == reads["read"]["io_bytes"] == 256 << 10
+    assert reads["job options"]["rw"] == "read:-8k"

@@ -1,0 +1,101 @@
+"""fio's steady-state detection (iolab.run.steady).
+
+Truths: the criteria are fio's HOWTO equations, checked on series whose
+answer is known by hand (a flat series, a line of known slope, one
+outlier); the run wrapper stops the engine exactly when the window holds
+(a scripted engine, no clock); a real null job with a loose criterion ends
+long before its runtime and reports fio's ``steadystate`` object.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+import pytest
+from iolab.jobs import ParseError
+from iolab.jobs.extras import JobExtras
+from iolab.run.steady import Criterion, SteadyStateRun, check_placement, criterion, judge
+
+S = 1_000_000_000
+
+
+def _c(text: str, dur_s: int = 4) -> Criterion:
+    e = JobExtras("j", {"steadystate": text, "steadystate_duration": dur_s * S})
+    c = criterion(e, S)
+    assert c is not None
+    return c
+
+
+def test_mean_deviation_criterion() -> None:
+    c = _c("iops:10%")
+    assert judge([100.0, 100.0, 100.0, 100.0], c)[:3] == (True, 0.0, 0.0)
+    ok, value, max_dev, _slope = judge([100.0, 100.0, 100.0, 120.0], c)  # mean 105, worst 15 off
+    assert not ok and max_dev == 15.0 and value == pytest.approx(15 / 105 * 100)
+    assert judge([100.0, 100.0, 100.0, 120.0], _c("iops:15"))[0]  # absolute limit
+
+
+def test_slope_criterion_is_the_least_squares_slope_per_second() -> None:
+    ok, value, _dev, slope = judge([100.0, 102.0, 104.0, 106.0], _c("bw_slope:2%"))
+    assert slope == pytest.approx(2.0) and value == pytest.approx(2 / 103 * 100) and ok
+    assert not judge([100.0, 102.0, 104.0, 106.0], _c("bw_slope:1%"))[0]
+
+
+def test_window_must_be_full_before_judging() -> None:
+    assert not judge([100.0, 100.0], _c("iops:10%"))[0]
+
+
+class _Engine:
+    """A scripted engine: one progress dict per poll."""
+
+    def __init__(self, iops: list[float]) -> None:
+        self.iops = iops
+        self.polls = 0
+        self.stopped_at: int | None = None
+
+    def poll(self, timeout_s: float) -> dict[str, Any]:
+        v = self.iops[min(self.polls, len(self.iops) - 1)]
+        self.polls += 1
+        return {"phase": "running", "elapsed_ns": self.polls * S, "iops": [v, 0.0], "bw_bytes_per_s": [v * 4096, 0.0]}
+
+    def stop(self) -> None:
+        self.stopped_at = self.polls
+
+
+def test_wrapper_stops_the_run_when_the_window_holds() -> None:
+    engine = _Engine([500.0, 100.0, 300.0, 100.0, 101.0, 99.0, 100.0, 100.0, 100.0])
+    run = SteadyStateRun(engine, _c("iops:5%"))
+    for _ in range(9):
+        run.poll(0.0)
+    # Samples 4..7 (101, 99, 100, 100) are the first window of 4 within 5% of its mean.
+    assert run.attained and engine.stopped_at == 7
+
+
+def test_latency_criteria_and_missing_duration_are_refused() -> None:
+    with pytest.raises(ParseError, match="latency criteria are not supported"):
+        criterion(JobExtras("j", {"steadystate": "lat:5%", "steadystate_duration": S}), S)
+    with pytest.raises(ParseError, match="needs ss_dur"):
+        criterion(JobExtras("j", {"steadystate": "iops:5%"}), S)
+
+
+def test_only_a_last_lone_job_can_end_early() -> None:
+    c = _c("iops:5%")
+    check_placement([("x", 0), ("j", 1)], [c])
+    with pytest.raises(ParseError, match="--section j"):
+        check_placement([("j", 0), ("x", 1)], [c])
+    with pytest.raises(ParseError, match="must run last and alone"):
+        check_placement([("j", 0), ("x", 0)], [c])
+
+
+def test_real_run_ends_at_steady_state_and_reports_it(cli: Callable[..., Any]) -> None:
+    args = ["--name=s", "--ioengine=null", "--size=1g", "--rw=read", "--time_based", "--runtime=60s"]
+    r = cli("run", *args, "--ss=iops:10000%", "--ss_dur=1s", "--ss_interval=250ms", "--output-format=fio-json")
+    assert r.exit_code == 0, r.output
+    (entry,) = json.loads(r.stdout)["jobs"]
+    ss = entry["steadystate"]
+    assert ss["attained"] == 1 and ss["ss"] == "iops:10000%" and ss["duration"] == 1
+    # The report is judged again on the full intervals of the result: the
+    # window of 4 (1 s of 250 ms), or 3 when the stop cut the 4th short.
+    assert len(ss["data"]["iops"]) in (3, 4) and ss["data"]["iops_mean"] > 0
+    assert entry["read"]["runtime"] < 30_000  # ended at steady state, not at runtime=60s
+    assert "steadystate: attained=yes" in r.stderr

@@ -66,6 +66,12 @@ def test_bssplit_bytes_are_exact(data_file: Path) -> None:
     assert totals(i, "read")[1] == totals(f, "read")[1] == 8 << 20
 
 
+@pytest.mark.parametrize("amount", [["--io_size=10m"], ["--number_ios=1000"], ["--io_limit=2m"]])
+def test_io_size_and_number_ios_counts_match_fio(amount: list[str]) -> None:
+    job = ["--ioengine=null", "--size=4m", "--bs=4k", "--rw=randread", "--name=amount", *amount]
+    assert totals(iolab(job), "read") == totals(fio(job), "read")
+
+
 def test_randrw_read_share_matches_rwmixread() -> None:
     # 100k I/Os on the null engine: both tools within 1 % of 70 %.
     job = ["--ioengine=null", "--size=400m", "--bs=4k", "--rw=randrw", "--rwmixread=70", "--name=mix"]

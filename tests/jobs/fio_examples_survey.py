@@ -9,7 +9,8 @@ parses — a short real run in a scratch directory with sizes shrunk
 (``--size=4m --runtime=1s``; devices other than /dev/null and /dev/zero
 replaced by a scratch file, which is also given to files written to be
 handed a device on the command line (``allow_file_create=0`` and no
-``filename``); ``directory=`` pointed at the scratch directory). Prints a Markdown table: file, engine, parse, short run, and the
+``filename``); ``directory=`` pointed at the scratch directory; nbd jobs
+get an iolab target with a memory export on a private Unix socket). Prints a Markdown table: file, engine, parse, short run, and the
 first error (the named fio feature that stopped it). docs/options.md keeps
 the table; the job files themselves are not copied into this repository.
 """
@@ -21,6 +22,9 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 GENERAL = {"libaio", "sync", "psync", "vsync", "pvsync", "pvsync2", "io_uring", "null", "nbd", "mmap", "cpuio"}
@@ -46,19 +50,13 @@ def first_error(stderr: str) -> str:
     return err[0].removeprefix("iolab: ").replace("|", "\\|")[:160]
 
 
-def survey_one(path: Path, scratch: Path) -> tuple[str, str, str, str]:
+def survey_one(path: Path, scratch: Path) -> tuple[str, str, str]:
+    """(parses, short run, first refusal) of one job file."""
     text = path.read_text()
     env = {**os.environ, **ENV}
     parse = subprocess.run([*IOLAB, str(path), "--parse-only"], capture_output=True, text=True, env=env, timeout=60)
     if parse.returncode != 0:
-        return "no", "-", first_error(parse.stderr), ""
-    if "nbd" in engines(text):
-        return (
-            "yes",
-            "not run",
-            "needs an NBD server (the nbd engine is tested against iolab target in tests/interop)",
-            "",
-        )
+        return "no", "-", first_error(parse.stderr)
     extra = ["--size=4m", "--runtime=1s"]
     image = scratch / "survey.img"
     if re.search(r"^\s*allow_file_create\s*=\s*0", text, re.M) and not re.search(r"^\s*filename\s*=", text, re.M):
@@ -70,6 +68,13 @@ def survey_one(path: Path, scratch: Path) -> tuple[str, str, str, str]:
         extra.append(f"--filename={image}")
     if re.search(r"^\s*directory\s*=", text, re.M):
         extra.append(f"--directory={scratch}")
+    if "nbd" in engines(text):
+        with nbd_target(scratch) as uri:
+            return _short_run(path, extra, {**env, "uri": uri}, scratch)
+    return _short_run(path, extra, env, scratch)
+
+
+def _short_run(path: Path, extra: list[str], env: dict[str, str], scratch: Path) -> tuple[str, str, str]:
     run = subprocess.run(
         [*IOLAB, str(path), *extra, "--output-format=terse"],
         capture_output=True,
@@ -79,8 +84,30 @@ def survey_one(path: Path, scratch: Path) -> tuple[str, str, str, str]:
         timeout=120,
     )
     if run.returncode != 0:
-        return "yes", "no", first_error(run.stderr), " ".join(extra)
-    return "yes", "yes", "", " ".join(extra)
+        return "yes", "no", first_error(run.stderr)
+    return "yes", "yes", ""
+
+
+@contextmanager
+def nbd_target(scratch: Path) -> Iterator[str]:
+    """An iolab target serving a 256 MiB memory export on a private Unix
+    socket for the job's lifetime; yields its NBD URI."""
+    sock = scratch / "nbd.sock"
+    target = subprocess.Popen(
+        [sys.executable, "-m", "iolab.cli.main", "target", "--unix", str(sock), "--export", "survey=memory,size=256m"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not sock.exists():
+            if time.monotonic() > deadline or target.poll() is not None:
+                raise RuntimeError("iolab target did not start")
+            time.sleep(0.05)
+        yield f"nbd+unix:///survey?socket={sock}"
+    finally:
+        target.terminate()
+        target.wait(timeout=30)
 
 
 def main(examples: Path) -> int:
@@ -90,7 +117,7 @@ def main(examples: Path) -> int:
         if used - GENERAL:
             continue
         with tempfile.TemporaryDirectory(prefix="iolab-survey-") as tmp:
-            parsed, ran, error, _extra = survey_one(path, Path(tmp))
+            parsed, ran, error = survey_one(path, Path(tmp))
         rows.append((path.name, ", ".join(sorted(used)) or "(none)", parsed, ran, error))
     print("| job file | ioengine | parses | short run | first refusal |")
     print("|---|---|---|---|---|")

@@ -48,6 +48,10 @@ def test_every_extra_is_in_the_docs_table() -> None:
     [
         ("--gtod_reduce=1", "gtod_reduce=1: iolab measures slat, clat and lat of every I/O anyway"),
         ("--disable_clat=1", "disable_clat=1: iolab measures"),
+        ("--disable_lat=1", "disable_lat=1: iolab measures"),
+        ("--disable_slat=1", "disable_slat=1: iolab measures"),
+        ("--disable_bw_measurement=1", "disable_bw_measurement=1: iolab measures bandwidth and IOPS"),
+        ("--log_prio=1", "log_prio=1: iolab sets no I/O priorities"),
         ("--random_generator=lfsr", "random_generator=lfsr: iolab draws offsets with its own generator"),
         ("--clocksource=cpu", "clocksource=cpu: iolab times I/O with clock_gettime(CLOCK_MONOTONIC)"),
         ("--iodepth_low=4", "iodepth_low=4: iolab refills the queue as soon as an I/O completes"),
@@ -154,3 +158,10 @@ def test_extra_options_take_a_separate_value_like_engine_options(cli: Callable[.
     r = cli("run", *NULL, "--write_iops_log", "sep", "--log_avg_msec", "200", "--thread", "--output-format=terse")
     assert r.exit_code == 0, r.output
     assert (workdir / "sep_iops.1.log").exists()
+
+
+def test_fadvise_hint_notes_only_where_buffered_io_could_use_it(cli: Callable[..., Any]) -> None:
+    _doc, buffered = _fio_run(cli, *NULL, "--fadvise_hint=random")
+    assert "note: fadvise_hint=random: iolab gives the kernel no access-pattern hint" in buffered
+    _doc, direct = _fio_run(cli, *NULL, "--fadvise_hint=random", "--direct=1")
+    assert "fadvise_hint" not in direct

@@ -110,3 +110,11 @@ def test_log_requests_iolab_cannot_honour_are_refused_before_the_run(
     r = cli("run", *RUN, *args)
     assert r.exit_code == 2 and message in r.stderr, r.output
     assert not list(workdir.iterdir())
+
+
+def test_hist_coarseness_merges_adjacent_buckets(cli: Callable[..., Any], workdir: Path) -> None:
+    doc = _run(cli, "--write_hist_log=c", "--log_hist_msec=600", "--log_hist_coarseness=2")
+    rows = _rows(workdir / "c_lat_hist.1.log")
+    assert all(len(r) == 3 + PLAT_NR // 4 for r in rows)
+    for d, name in enumerate(("read", "write")):
+        assert sum(sum(r[3:]) for r in rows if r[1] == d) == doc["jobs"][0][name]["total_ios"]

@@ -151,6 +151,24 @@ pub struct EngineOptions {
     pub cpuload: u32,
     /// `cpuchunks`: length of one burn-and-rest cycle, microseconds.
     pub cpuchunks_us: u64,
+    /// `invalidate`: drop the files' cached pages before the run.
+    pub invalidate: bool,
+}
+
+/// How much I/O a worker does beyond size × loops, and when the whole run
+/// ends early (fio's amounts and exitall options).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Amounts {
+    /// `io_size`/`io_limit`: bytes of I/O per worker; passes over the region
+    /// repeat (loops is raised to cover it) and stop once this is issued.
+    pub io_size: Option<u64>,
+    /// `number_ios`: I/Os per worker, after which the worker stops.
+    pub number_ios: Option<u64>,
+    /// `exitall`: the first worker of this job to finish stops the run.
+    pub exitall: bool,
+    /// `exitall_on_error`: a worker of this job that fails stops the run.
+    pub exitall_on_error: bool,
 }
 
 impl Default for EngineOptions {
@@ -159,6 +177,7 @@ impl Default for EngineOptions {
             hipri: false,
             cpuload: 0,
             cpuchunks_us: 50_000,
+            invalidate: true,
         }
     }
 }
@@ -396,6 +415,9 @@ pub struct PreparedJob {
     /// Buffer contents and verification (absent in older results: defaults).
     #[serde(default)]
     pub data: DataOptions,
+    /// io_size and number_ios (absent in older results: no limits).
+    #[serde(default)]
+    pub amounts: Amounts,
     pub rate_bytes_per_s: [Option<u64>; 2],
     pub rate_iops: [Option<u64>; 2],
     pub rate_process: RateProcess,

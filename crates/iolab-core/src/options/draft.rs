@@ -12,8 +12,8 @@ use super::values::{self, RwDirs};
 use super::{DefaultValue, Given, OPTIONS};
 use crate::error::JobError;
 use crate::job::{
-    BsSpec, CpusAllowedPolicy, DataOptions, EngineOptions, IoEngine, Pattern, RandomDistribution,
-    RateProcess, SyncMode,
+    Amounts, BsSpec, CpusAllowedPolicy, DataOptions, EngineOptions, IoEngine, Pattern,
+    RandomDistribution, RateProcess, SyncMode,
 };
 
 /// Options applied so far. `None` = not given (the default is decided in `finish`).
@@ -54,6 +54,7 @@ pub(crate) struct Draft {
     pub nbd_connections: u32,
     pub engine: EngineOptions,
     pub data: DataOptions,
+    pub amounts: Amounts,
     pub rate: [u64; 2],
     pub rate_iops: [u64; 2],
     pub rate_process: RateProcess,
@@ -127,6 +128,7 @@ impl Draft {
             nbd_connections: 1,
             engine: EngineOptions::default(),
             data: DataOptions::default(),
+            amounts: Amounts::default(),
             rate: [0, 0],
             rate_iops: [0, 0],
             rate_process: RateProcess::Linear,
@@ -156,6 +158,18 @@ impl Draft {
         (g.def.set)(self, &v)?;
         if explicit {
             self.explicit.insert(g.def.name);
+        }
+        Ok(())
+    }
+
+    /// iolab's workers are always threads: `thread=1` changes nothing, and
+    /// `thread=0` (fio's processes) is said to run as threads anyway.
+    pub fn apply_thread(&mut self, threads: bool) -> Result<(), JobError> {
+        if !threads {
+            self.warnings.push(
+                "thread=0 (one process per worker) is not offered: iolab runs workers as threads"
+                    .into(),
+            );
         }
         Ok(())
     }

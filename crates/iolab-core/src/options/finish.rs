@@ -33,6 +33,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     let shared_files = d.filename.is_some();
     let rw = rw_mix(&mut d);
     check_size(&d, rw, filenames.len().max(1))?;
+    amounts(&mut d)?;
     let blockalign = blockalign(&mut d, rw);
     check_direct(&d, rw, &blockalign)?;
     let depth = queueing(&mut d)?;
@@ -73,6 +74,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         nbd,
         engine: d.engine,
         data: d.data,
+        amounts: d.amounts,
         rate_bytes_per_s,
         rate_iops,
         rate_process: d.rate_process,
@@ -299,6 +301,27 @@ fn check_time_and_cpus(d: &Draft) -> Result<(), JobError> {
                 .into(),
         ));
     }
+    Ok(())
+}
+
+/// io_size beyond one pass repeats the region, as fio does: loops is
+/// raised to cover it, and the worker stops once io_size is issued.
+fn amounts(d: &mut Draft) -> Result<(), JobError> {
+    let Some(io_size) = d.amounts.io_size else {
+        return Ok(());
+    };
+    let Some(size) = d.size else {
+        return Err(JobError::Conflict(
+            "io_size needs size (the region it repeats over); give size=".into(),
+        ));
+    };
+    if d.explicit.contains("loops") && d.loops > 1 {
+        d.warnings.push(format!(
+            "loops={} has no effect: io_size={io_size} decides how much is done",
+            d.loops
+        ));
+    }
+    d.loops = u32::try_from(io_size.div_ceil(size).max(1)).unwrap_or(u32::MAX);
     Ok(())
 }
 

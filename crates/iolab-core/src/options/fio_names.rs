@@ -61,8 +61,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "exec_prerun",
     "exit_on_io_done",
     "exit_what",
-    "exitall",
-    "exitall_on_error",
     "experimental_verify",
     "fadvise_hint",
     "fallocate",
@@ -103,9 +101,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "ignore_zone_limits",
     "inplace",
     "interface",
-    "invalidate",
-    "io_limit",
-    "io_size",
     "io_submit_mode",
     "iodepth_low",
     "iomem",
@@ -152,7 +147,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "nrfiles",
     "numa_cpu_nodes",
     "numa_mem_policy",
-    "number_ios",
     "numruns",
     "object_class",
     "offset_align",
@@ -215,7 +209,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "thinktime_blocks_type",
     "thinktime_iotime",
     "thinktime_spin",
-    "thread",
     "threads",
     "touch_objects",
     "trim_backlog",
@@ -265,12 +258,10 @@ fn advice(name: &str) -> Option<&'static str> {
     Some(match name {
         "nrfiles" | "filesize" | "openfiles" | "file_service_type" | "filename_format"
         | "opendir" => "name the files with filename=a:b",
-        "io_size" | "io_limit" | "number_ios" => "limit the work with size, loops or runtime",
         "cpumask" | "numa_cpu_nodes" => "pin workers with cpus_allowed",
         "rate_min" | "rate_iops_min" | "rate_cycle" => {
             "iolab caps rates (rate, rate_iops) but does not enforce minimums"
         }
-        "thread" => "iolab always runs workers as threads; drop it",
         "clat_percentiles" | "lat_percentiles" | "slat_percentiles" => {
             "iolab always records submission, completion and total latency"
         }

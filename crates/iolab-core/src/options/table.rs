@@ -94,6 +94,54 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         help: "Start of the I/O region within each file. A percentage is resolved by \
                `iolab run` against existing files.",
     },
+    OptionDef {
+        name: "io_size",
+        set: |d, v| put(&mut d.amounts.io_size, v.size().and_then(|n| v.positive(n)).map(Some)),
+        aliases: &["io_limit"],
+        kind: Size,
+        default: Note("size x loops"),
+        unit: "bytes",
+        help: "Bytes of I/O per worker; when more than size, passes over the region repeat \
+               until this much is issued (as in fio). Overrides loops.",
+    },
+    OptionDef {
+        name: "number_ios",
+        set: |d, v| put(&mut d.amounts.number_ios, v.size().and_then(|n| v.positive(n)).map(Some)),
+        aliases: &[],
+        kind: Int,
+        default: Note("no limit"),
+        unit: "I/Os",
+        help: "Stop each worker after this many I/Os, even if size is not done.",
+    },
+    OptionDef {
+        name: "thread",
+        set: |d, v| d.apply_thread(v.flag()?),
+        aliases: &[],
+        kind: Bool,
+        default: Value("1"),
+        unit: "",
+        help: "Accepted for fio job files: iolab always runs workers as threads (fio's \
+               thread=1); thread=0 (processes) is not offered: it runs threads and says so.",
+    },
+    OptionDef {
+        name: "exitall",
+        set: |d, v| put(&mut d.amounts.exitall, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("0"),
+        unit: "",
+        help: "When a worker of this job finishes, stop every job of the run (later \
+               stonewall groups do not start).",
+    },
+    OptionDef {
+        name: "exitall_on_error",
+        set: |d, v| put(&mut d.amounts.exitall_on_error, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("0"),
+        unit: "",
+        help: "When a worker of this job fails, stop every job of the run.",
+    },
     // --- what I/O -------------------------------------------------------
     OptionDef {
         name: "rw",
@@ -292,6 +340,17 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         default: Note("1 (the opposite of direct)"),
         unit: "",
         help: "The opposite of direct; the later of the two wins.",
+    },
+    OptionDef {
+        name: "invalidate",
+        set: |d, v| put(&mut d.engine.invalidate, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("1"),
+        unit: "",
+        help: "Drop the files' cached pages (posix_fadvise DONTNEED) when a worker opens \
+               them, so buffered reads start from the device (fio's default). Dirty pages \
+               stay until written back.",
     },
     OptionDef {
         name: "sync",

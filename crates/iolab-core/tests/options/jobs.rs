@@ -528,3 +528,18 @@ fn cpuio_needs_a_load_and_a_runtime_and_no_size() {
         .iter()
         .any(|w| w.contains("cpuload and cpuchunks have no effect")));
 }
+
+#[test]
+fn amounts_and_thread_as_fio_takes_them() {
+    let j = prep(&["size=4m", "io_size=10m"]);
+    assert_eq!((j.amounts.io_size, j.loops), (Some(10 << 20), 3));
+    let j = prep(&["size=4m", "number_ios=7", "thread"]);
+    assert_eq!(j.amounts.number_ios, Some(7));
+    assert!(j.warnings.is_empty(), "{:?}", j.warnings);
+    let w = prep(&["size=4m", "thread=0"]).warnings;
+    assert!(w
+        .iter()
+        .any(|w| w.contains("iolab runs workers as threads")));
+    let w = prep(&["size=4m", "loops=5", "io_size=8m"]).warnings;
+    assert!(w.iter().any(|w| w.contains("loops=5 has no effect")));
+}

@@ -251,7 +251,7 @@ pub fn open(file: &PreparedFile, job: &PreparedJob) -> Result<File, EngineError>
     } else {
         "open for reading"
     };
-    OpenOptions::new()
+    let f = OpenOptions::new()
         .read(true)
         .write(job.writes())
         .custom_flags(flags)
@@ -260,7 +260,27 @@ pub fn open(file: &PreparedFile, job: &PreparedJob) -> Result<File, EngineError>
             path: path.clone(),
             op,
             source: e,
-        })
+        })?;
+    if job.engine.invalidate {
+        invalidate(&f, path)?;
+    }
+    Ok(f)
+}
+
+/// `invalidate=1`: drop the file's clean cached pages, as fio does before
+/// a job, so buffered reads start from the device.
+fn invalidate(f: &File, path: &Path) -> Result<(), EngineError> {
+    use std::os::fd::AsRawFd;
+    // Safety: advice on an open descriptor; it changes no memory of ours.
+    let r = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if r != 0 {
+        return Err(EngineError::Io {
+            path: path.to_path_buf(),
+            op: "drop cached pages (invalidate=1; set invalidate=0 to keep them)",
+            source: std::io::Error::from_raw_os_error(r),
+        });
+    }
+    Ok(())
 }
 
 /// The regions worker `worker` (0-based clone index) of `job` works on, one

@@ -184,10 +184,12 @@ impl<B: Backend> Worker<B> {
         if let Some(u) = self.data.next_read() {
             return Some(u);
         }
-        if self.data.phase {
+        if self.data.phase || self.bytes_left == 0 || self.ios_left == 0 {
             return None;
         }
         let u = self.gen.next()?;
+        self.bytes_left = self.bytes_left.saturating_sub(u.len);
+        self.ios_left -= 1;
         Some(self.data.adapt(u))
     }
 

@@ -185,6 +185,11 @@ pub(crate) struct Worker<B: Backend> {
     data: data::DataState,
     /// cpuio: burn CPU instead of doing I/O.
     burner: Option<CpuBurner>,
+    /// What io_size and number_ios still allow the generator to issue.
+    bytes_left: u64,
+    ios_left: u64,
+    /// exitall and exitall_on_error are read at the end.
+    job_amounts: iolab_core::job::Amounts,
 }
 
 impl<B: Backend> std::fmt::Debug for Worker<B> {
@@ -275,6 +280,9 @@ impl<B: Backend> Worker<B> {
             data,
             burner: (spec.job.ioengine == IoEngine::Cpuio)
                 .then(|| CpuBurner::new(spec.job.engine.cpuload, spec.job.engine.cpuchunks_us)),
+            bytes_left: spec.job.amounts.io_size.unwrap_or(u64::MAX),
+            ios_left: spec.job.amounts.number_ios.unwrap_or(u64::MAX),
+            job_amounts: spec.job.amounts.clone(),
         };
         Ok((
             w,
@@ -328,6 +336,12 @@ impl<B: Backend> Worker<B> {
             self.end_fsync();
         }
         let end = self.clock();
+        let a = &self.job_amounts;
+        if a.exitall || (a.exitall_on_error && self.error.is_some()) {
+            self.ctl
+                .stop
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         WorkerOutcome {
             result: self.rec.finish(end, parts.worker, parts.host),
             error: self.error.take(),

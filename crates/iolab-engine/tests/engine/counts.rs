@@ -1,6 +1,7 @@
 //! Null engine: the worker path without a kernel. Every count is exact.
 
 use iolab_core::job::IoDir;
+use iolab_engine::{EngineError, Run};
 
 use crate::common::*;
 
@@ -236,5 +237,90 @@ fn cpuio_burns_its_load_and_does_no_io() {
     assert!(
         std::fs::read_dir(dir.path()).unwrap().next().is_none(),
         "no file made"
+    );
+}
+
+/// io_size repeats the region until its bytes are issued; number_ios stops
+/// a worker after exactly that many I/Os (null engine: exact counts).
+#[test]
+fn io_size_and_number_ios_decide_the_amount() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let null = [
+        "ioengine=null",
+        "rw=randread",
+        "bs=4k",
+        "size=4m",
+        "iodepth=8",
+    ];
+    let ios = |extra: &[&str]| {
+        let r = run_ok(config(vec![job(
+            "n",
+            dir.path(),
+            &[&null[..], extra].concat(),
+        )]));
+        let w = worker(&r, 0, 0);
+        (w.dirs[0].ios, w.dirs[0].bytes)
+    };
+    assert_eq!(ios(&["io_size=10m"]), (2560, 10 * MIB));
+    assert_eq!(ios(&["io_limit=2m"]), (512, 2 * MIB));
+    assert_eq!(ios(&["number_ios=1000"]), (1000, 1000 * 4096));
+    assert_eq!(ios(&["number_ios=1000", "io_size=1m"]), (256, MIB));
+}
+
+/// exitall: the first worker to finish ends the run; exitall_on_error: the
+/// first to fail does. The long job would otherwise run for 120 s.
+#[test]
+fn exitall_and_exitall_on_error_end_the_run() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let long = || {
+        job(
+            "long",
+            dir.path(),
+            &["ioengine=null", "size=1m", "runtime=120", "time_based"],
+        )
+    };
+    for (ender, opts) in [
+        ("short", &["ioengine=null", "size=1m", "exitall"][..]),
+        (
+            "few",
+            &["ioengine=null", "size=1m", "exitall", "number_ios=5"][..],
+        ),
+    ] {
+        let t0 = std::time::Instant::now();
+        let r = run_ok(config(vec![long(), job(ender, dir.path(), opts)]));
+        assert!(
+            t0.elapsed().as_secs() < 60,
+            "{ender}: the run was not ended"
+        );
+        assert_eq!(
+            worker(&r, 1, 0).dirs[0].ios,
+            if ender == "few" { 5 } else { 256 }
+        );
+    }
+    // A job that fails (its file shrinks under the run) ends the run with its error.
+    let bad = job(
+        "bad",
+        dir.path(),
+        &["rw=read", "size=1m", "exitall_on_error"],
+    );
+    let mut run = Run::prepare(config(vec![long(), bad])).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.path().join("bad.0.0"))
+        .unwrap();
+    f.set_len(8192).unwrap();
+    let t0 = std::time::Instant::now();
+    run.start(None).unwrap();
+    let o = run.finish().unwrap();
+    assert!(
+        t0.elapsed().as_secs() < 60,
+        "exitall_on_error did not end the run"
+    );
+    assert!(
+        matches!(o.error, Some(EngineError::IoFailed { .. })),
+        "{:?}",
+        o.error
     );
 }

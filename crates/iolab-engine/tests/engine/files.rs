@@ -196,3 +196,53 @@ fn reading_past_a_truncated_file_is_an_io_error_with_partial_result() {
         let _ = f.write_at(&[0], 0);
     }
 }
+
+/// Pages of `path` in the page cache (mincore over a mapping of it).
+fn resident_pages(path: &Path) -> usize {
+    let f = std::fs::File::open(path).unwrap();
+    let len = f.metadata().unwrap().len() as usize;
+    let page = 4096;
+    let mut vec = vec![0u8; len.div_ceil(page)];
+    // Safety: a private read-only mapping of the whole file, unmapped below;
+    // `vec` has one byte per page as mincore needs.
+    unsafe {
+        use std::os::fd::AsRawFd;
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            f.as_raw_fd(),
+            0,
+        );
+        assert_ne!(p, libc::MAP_FAILED);
+        assert_eq!(libc::mincore(p, len, vec.as_mut_ptr()), 0);
+        libc::munmap(p, len);
+    }
+    vec.iter().filter(|&&b| b & 1 == 1).count()
+}
+
+/// invalidate=1 (fio's default) drops the file's cached pages when a worker
+/// opens it; invalidate=0 keeps them.
+#[test]
+fn invalidate_drops_the_files_cached_pages() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.0.0");
+    let read = |inv: &str| {
+        let j = job(
+            "c",
+            dir.path(),
+            &["rw=read", "size=4m", "number_ios=1", inv],
+        );
+        run_ok(config(vec![j]));
+    };
+    read("invalidate=0"); // lays the file out
+    std::fs::read(&path).unwrap(); // every page cached
+    read("invalidate=0");
+    assert_eq!(resident_pages(&path), 1024, "invalidate=0 keeps the cache");
+    read("invalidate=1");
+    // One 4 KiB read after the drop (plus the kernel's readahead around it).
+    let left = resident_pages(&path);
+    assert!(left < 512, "{left} of 1024 pages still cached");
+}

@@ -13,7 +13,6 @@ use crate::error::JobError;
 pub(super) static FIO_ONLY: &[&str] = &[
     "allow_file_create",
     "allow_mounted_write",
-    "allrandrepeat",
     "atomic",
     "bindname",
     "block_error_percentiles",
@@ -38,7 +37,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "cmdprio_percentage",
     "cont",
     "continue_on_error",
-    "cpumask",
     "cpumode",
     "create_fsync",
     "create_on_open",
@@ -75,7 +73,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "flow_id",
     "flow_sleep",
     "force_async",
-    "fsync_on_close",
     "gid",
     "gpu_dev_ids",
     "grace_time",
@@ -227,8 +224,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "verify_async",
     "verify_async_cpus",
     "verify_backlog_batch",
-    "verify_state_load",
-    "verify_state_save",
     "wait_for",
     "window_size",
     "write_barrier",
@@ -258,7 +253,7 @@ fn advice(name: &str) -> Option<&'static str> {
     Some(match name {
         "nrfiles" | "filesize" | "openfiles" | "file_service_type" | "filename_format"
         | "opendir" => "name the files with filename=a:b",
-        "cpumask" | "numa_cpu_nodes" => "pin workers with cpus_allowed",
+        "numa_cpu_nodes" => "pin workers with cpus_allowed",
         "rate_min" | "rate_iops_min" | "rate_cycle" => {
             "iolab caps rates (rate, rate_iops) but does not enforce minimums"
         }

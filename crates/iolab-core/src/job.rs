@@ -14,6 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::JobError;
 
+mod groups;
+pub use groups::{Amounts, DataOptions, EngineOptions, VerifyKind, VERIFY_HEADER_BYTES};
+
 /// Direction of one I/O. Index into per-direction arrays with `as usize`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -137,145 +140,6 @@ impl IoEngine {
                 | IoEngine::Pvsync2
                 | IoEngine::Mmap
         )
-    }
-}
-
-/// Options of single engines (fio's engine-specific options), grouped so a
-/// new one is a field here plus its row in the option table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct EngineOptions {
-    /// `hipri`: pvsync2 issues with `RWF_HIPRI` (polled completion).
-    pub hipri: bool,
-    /// `cpuload`: percent of one CPU a cpuio worker burns (0 = not given).
-    pub cpuload: u32,
-    /// `cpuchunks`: length of one burn-and-rest cycle, microseconds.
-    pub cpuchunks_us: u64,
-    /// `invalidate`: drop the files' cached pages before the run.
-    pub invalidate: bool,
-}
-
-/// How much I/O a worker does beyond size × loops, and when the whole run
-/// ends early (fio's amounts and exitall options).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Amounts {
-    /// `io_size`/`io_limit`: bytes of I/O per worker; passes over the region
-    /// repeat (loops is raised to cover it) and stop once this is issued.
-    pub io_size: Option<u64>,
-    /// `number_ios`: I/Os per worker, after which the worker stops.
-    pub number_ios: Option<u64>,
-    /// `exitall`: the first worker of this job to finish stops the run.
-    pub exitall: bool,
-    /// `exitall_on_error`: a worker of this job that fails stops the run.
-    pub exitall_on_error: bool,
-}
-
-impl Default for EngineOptions {
-    fn default() -> Self {
-        EngineOptions {
-            hipri: false,
-            cpuload: 0,
-            cpuchunks_us: 50_000,
-            invalidate: true,
-        }
-    }
-}
-
-/// `verify=`: how written data is checked when read back (fio's names).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum VerifyKind {
-    /// No verification (`verify=0`, the default).
-    #[default]
-    Off,
-    /// A header per chunk and a CRC-32C of its data (`crc32c`, `crc32c-intel`).
-    Crc32c,
-    Md5,
-    Sha1,
-    Sha256,
-    /// XXH32 of the data.
-    Xxhash,
-    /// The header only (offset, length, seed, its own CRC).
-    Meta,
-    /// No header: every byte is `verify_pattern`, compared byte by byte.
-    Pattern,
-    /// Written as for a digest, but nothing is checked (fio's `null`).
-    Null,
-}
-
-impl VerifyKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            VerifyKind::Off => "0",
-            VerifyKind::Crc32c => "crc32c",
-            VerifyKind::Md5 => "md5",
-            VerifyKind::Sha1 => "sha1",
-            VerifyKind::Sha256 => "sha256",
-            VerifyKind::Xxhash => "xxhash",
-            VerifyKind::Meta => "meta",
-            VerifyKind::Pattern => "pattern",
-            VerifyKind::Null => "null",
-        }
-    }
-}
-
-/// Bytes of iolab's verify header at the start (or `verify_offset`) of
-/// every verified chunk.
-pub const VERIFY_HEADER_BYTES: u64 = 64;
-
-/// What the data written looks like and how it is verified: fio's buffer
-/// and verify options, grouped so a new one is a field here plus its row.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct DataOptions {
-    /// `buffer_pattern`: bytes repeated over every buffer.
-    pub buffer_pattern: Option<Vec<u8>>,
-    pub zero_buffers: bool,
-    /// Fresh random content before every write.
-    pub refill_buffers: bool,
-    /// Change a few bytes of every write so blocks do not repeat (fio's default).
-    pub scramble_buffers: bool,
-    /// `buffer_compress_percentage`: share of each chunk that compresses away.
-    pub compress_pct: u32,
-    /// `buffer_compress_chunk`, bytes.
-    pub compress_chunk: u64,
-    /// `dedupe_percentage`: share of writes that repeat an earlier block.
-    pub dedupe_pct: u32,
-    pub verify: VerifyKind,
-    pub verify_pattern: Option<Vec<u8>>,
-    pub do_verify: bool,
-    pub verify_only: bool,
-    pub verify_fatal: bool,
-    /// Verify after every N writes (0 = after the write phase).
-    pub verify_backlog: u64,
-    /// Bytes per verified chunk (0 = the smallest block size).
-    pub verify_interval: u64,
-    /// Where the header sits in each chunk (swapped with the data there).
-    pub verify_offset: u64,
-    pub verify_dump: bool,
-}
-
-impl Default for DataOptions {
-    fn default() -> Self {
-        DataOptions {
-            buffer_pattern: None,
-            zero_buffers: false,
-            refill_buffers: false,
-            scramble_buffers: true,
-            compress_pct: 0,
-            compress_chunk: 512,
-            dedupe_pct: 0,
-            verify: VerifyKind::Off,
-            verify_pattern: None,
-            do_verify: true,
-            verify_only: false,
-            verify_fatal: false,
-            verify_backlog: 0,
-            verify_interval: 0,
-            verify_offset: 0,
-            verify_dump: false,
-        }
     }
 }
 

@@ -17,6 +17,7 @@
 //! Preparing is pure: it reads no files (whether a named file exists, and
 //! how large it is, is checked when the engine lays out the files).
 
+mod amounts;
 mod data;
 mod draft;
 mod finish;

@@ -63,6 +63,9 @@ pub enum EngineError {
         failures: u64,
         verified: u64,
     },
+    /// A worker fell below rate_min / rate_iops_min.
+    #[error("rate_min: {0}")]
+    TooSlow(String),
     /// The run was used out of order (e.g. start twice).
     #[error("run lifecycle: {0}")]
     Lifecycle(String),

@@ -3,8 +3,8 @@
 //! - [`backend`]: the [`backend::Backend`] trait (queue / commit / reap, as
 //!   fio's engines and io_uring's SQ/CQ) and one file per backend:
 //!   io_uring, libaio, psync, sync, pvsync/pvsync2 (the synchronous ones
-//!   share `blocking`), null, nbd. Workers are generic over it (static
-//!   dispatch).
+//!   share `blocking`), mmap, null, nbd; `cpuio` burns CPU instead. Workers
+//!   are generic over it (static dispatch).
 //! - [`layout`]: safety checks and file preparation before a run (create,
 //!   size, fill with incompressible data; refuse devices and files iolab
 //!   did not create unless allowed; O_DIRECT alignment).

@@ -33,12 +33,12 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     let shared_files = d.filename.is_some();
     let rw = rw_mix(&mut d);
     check_size(&d, rw, filenames.len().max(1))?;
-    amounts(&mut d)?;
+    super::amounts::amounts(&mut d)?;
     let blockalign = blockalign(&mut d, rw);
     check_direct(&d, rw, &blockalign)?;
     let depth = queueing(&mut d)?;
     check_time_and_cpus(&d)?;
-    cpuio(&mut d)?;
+    super::amounts::cpuio(&mut d)?;
     let (rate_bytes_per_s, rate_iops) = rates(&d)?;
     let randseed = seed(&d);
     super::data::check(&mut d, rw)?;
@@ -301,55 +301,6 @@ fn check_time_and_cpus(d: &Draft) -> Result<(), JobError> {
                 .into(),
         ));
     }
-    Ok(())
-}
-
-/// io_size beyond one pass repeats the region, as fio does: loops is
-/// raised to cover it, and the worker stops once io_size is issued.
-fn amounts(d: &mut Draft) -> Result<(), JobError> {
-    let Some(io_size) = d.amounts.io_size else {
-        return Ok(());
-    };
-    let Some(size) = d.size else {
-        return Err(JobError::Conflict(
-            "io_size needs size (the region it repeats over); give size=".into(),
-        ));
-    };
-    if d.explicit.contains("loops") && d.loops > 1 {
-        d.warnings.push(format!(
-            "loops={} has no effect: io_size={io_size} decides how much is done",
-            d.loops
-        ));
-    }
-    d.loops = u32::try_from(io_size.div_ceil(size).max(1)).unwrap_or(u32::MAX);
-    Ok(())
-}
-
-/// cpuio does no I/O: it needs a load and a runtime (it has no size to
-/// finish), and its region is a placeholder of one block, which it never
-/// touches.
-fn cpuio(d: &mut Draft) -> Result<(), JobError> {
-    if d.ioengine != IoEngine::Cpuio {
-        return Ok(());
-    }
-    if d.engine.cpuload == 0 {
-        return Err(JobError::Conflict(
-            "ioengine=cpuio needs cpuload (percent of a CPU to burn), e.g. cpuload=50".into(),
-        ));
-    }
-    if d.runtime_ns == 0 {
-        return Err(JobError::Conflict(
-            "ioengine=cpuio needs runtime (it does no I/O that could finish), e.g. runtime=10"
-                .into(),
-        ));
-    }
-    if d.filename.is_some() {
-        d.warnings
-            .push("filename has no effect with ioengine=cpuio (it does no I/O)".into());
-        d.filename = None;
-    }
-    d.size.get_or_insert(d.bs[0].max().max(d.bs[1].max()));
-    d.time_based = true;
     Ok(())
 }
 

@@ -142,7 +142,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "nonvectored",
     "nowait",
     "nrfiles",
-    "numa_cpu_nodes",
     "numa_mem_policy",
     "numruns",
     "object_class",
@@ -165,10 +164,7 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "proto",
     "protocol",
     "random_generator",
-    "rate_cycle",
     "rate_ignore_thinktime",
-    "rate_iops_min",
-    "rate_min",
     "rbdname",
     "read_beyond_wp",
     "read_iolog",
@@ -253,10 +249,6 @@ fn advice(name: &str) -> Option<&'static str> {
     Some(match name {
         "nrfiles" | "filesize" | "openfiles" | "file_service_type" | "filename_format"
         | "opendir" => "name the files with filename=a:b",
-        "numa_cpu_nodes" => "pin workers with cpus_allowed",
-        "rate_min" | "rate_iops_min" | "rate_cycle" => {
-            "iolab caps rates (rate, rate_iops) but does not enforce minimums"
-        }
         "clat_percentiles" | "lat_percentiles" | "slat_percentiles" => {
             "iolab always records submission, completion and total latency"
         }

@@ -506,6 +506,34 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
                1k = 1024). 0 = no limit.",
     },
     OptionDef {
+        name: "rate_min",
+        set: |d, v| v.per_dir(&mut d.amounts.rate_min_bytes, parse_size),
+        aliases: &["ratemin"],
+        kind: SizePerDir,
+        default: Note("none"),
+        unit: "bytes/s",
+        help: "Minimum bandwidth per worker, per direction: a worker that moves less over \
+               a ratecycle (after ramp_time) ends with an error naming both figures.",
+    },
+    OptionDef {
+        name: "rate_iops_min",
+        set: |d, v| v.per_dir(&mut d.amounts.rate_min_iops, parse_size),
+        aliases: &[],
+        kind: SizePerDir,
+        default: Note("none"),
+        unit: "IOPS",
+        help: "Minimum I/O rate per worker, per direction, checked like rate_min.",
+    },
+    OptionDef {
+        name: "ratecycle",
+        set: |d, v| put(&mut d.amounts.ratecycle_ms, v.wrap(units::parse_uint(v.text())).and_then(|n| v.positive(n))),
+        aliases: &["rate_cycle"],
+        kind: Int,
+        default: Value("1000"),
+        unit: "ms",
+        help: "Window over which rate_min and rate_iops_min are averaged.",
+    },
+    OptionDef {
         name: "rate_process",
         set: |d, v| put(&mut d.rate_process, v.rate_process()),
         aliases: &[],
@@ -552,6 +580,17 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         unit: "",
         help: "fio's bit mask of the CPUs the workers may run on (bit N = CPU N, decimal or \
                0x hex, up to CPU 63): another way to write cpus_allowed.",
+    },
+    OptionDef {
+        name: "numa_cpu_nodes",
+        set: |d, v| put(&mut d.engine.numa_cpu_nodes, v.wrap(units::parse_cpu_list(v.text())).map(Some)),
+        aliases: &[],
+        kind: CpuList,
+        default: Note("any node"),
+        unit: "",
+        help: "NUMA nodes ('0-1,3') whose CPUs (from /sys/devices/system/node) the workers \
+               may run on; with cpus_allowed, only CPUs in both. Memory placement \
+               (numa_mem_policy) is not offered.",
     },
     OptionDef {
         name: "cpus_allowed_policy",

@@ -125,7 +125,7 @@ fn worker_spec(
         files,
         gen,
         rate,
-        cpus: cpus_for_worker(job, w),
+        cpus: cpus_for_worker(job, w)?,
         interval_ns: cfg.interval.as_nanos() as u64,
         host: cfg.host.clone(),
         bufs,

@@ -14,6 +14,8 @@ use iolab_core::job::{IoDir, PreparedJob, VerifyKind};
 
 use super::content::Content;
 use super::verify::{Layout, Mismatch};
+use super::Worker;
+use crate::backend::Backend;
 use crate::EngineError;
 
 /// Logged writes by (file, offset): (length, seed). A later write over
@@ -224,5 +226,45 @@ fn dump(path: &Path, m: &Mismatch, found: &[u8]) {
     let _ = std::fs::write(format!("{base}.received"), found);
     if let Some(e) = &m.expected_chunk {
         let _ = std::fs::write(format!("{base}.expected"), e);
+    }
+}
+
+/// The worker's side of its data: the hooks the I/O loop calls.
+impl<B: Backend> Worker<B> {
+    /// Fill a write's buffer as the data options say, or mark a read to be
+    /// checked; the slot is free (nothing in flight uses its buffer).
+    #[inline]
+    pub(super) fn prepare_data(&mut self, slot: u32) {
+        let s = &mut self.slots[slot as usize];
+        if s.dir == IoDir::Write {
+            // Safety: the slot is being issued, so no I/O uses its buffer;
+            // len ≤ the largest block size = the slot size.
+            let buf = unsafe { self.bufs.slot_mut(slot, s.len as usize) };
+            s.seed = self.data.before_write(buf, s.offset);
+        } else if let Some(seed) = self.data.read_seed() {
+            (s.check, s.seed) = (true, seed);
+        }
+    }
+
+    /// A whole I/O completed: log a write, check a verify read.
+    #[inline]
+    pub(super) fn data_done(&mut self, slot: u32) {
+        let s = self.slots[slot as usize];
+        if s.dir == IoDir::Write {
+            let unit = IoUnit {
+                dir: s.dir,
+                file: s.file,
+                offset: s.offset,
+                len: u64::from(s.len),
+            };
+            self.data.written(unit, s.seed);
+        } else if s.check {
+            // Safety: the read completed, so the kernel is done with the buffer.
+            let buf = unsafe { self.bufs.slot_mut(slot, s.len as usize) };
+            let path = &self.paths[s.file as usize];
+            if let Err(e) = self.data.check(buf, s.offset, s.seed, path) {
+                self.error.get_or_insert(e);
+            }
+        }
     }
 }

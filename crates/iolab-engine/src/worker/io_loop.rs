@@ -120,6 +120,13 @@ impl<B: Backend> Worker<B> {
             if self.stopping() {
                 return Ok(());
             }
+            if let Some(r) = self.ratemin.as_mut() {
+                let measuring = self.rec.measured_start_ns().is_some();
+                if let Err(e) = r.check(self.last_ns, measuring, self.done) {
+                    self.error.get_or_insert(e);
+                    continue;
+                }
+            }
             if let Some((file, op)) = self.sync_due.take() {
                 self.quiesce()?;
                 self.sync(file, op)?;
@@ -191,43 +198,6 @@ impl<B: Backend> Worker<B> {
         self.bytes_left = self.bytes_left.saturating_sub(u.len);
         self.ios_left -= 1;
         Some(self.data.adapt(u))
-    }
-
-    /// Fill a write's buffer as the data options say, or mark a read to be
-    /// checked; the slot is free (nothing in flight uses its buffer).
-    #[inline]
-    fn prepare_data(&mut self, slot: u32) {
-        let s = &mut self.slots[slot as usize];
-        if s.dir == IoDir::Write {
-            // Safety: the slot is being issued, so no I/O uses its buffer;
-            // len ≤ the largest block size = the slot size.
-            let buf = unsafe { self.bufs.slot_mut(slot, s.len as usize) };
-            s.seed = self.data.before_write(buf, s.offset);
-        } else if let Some(seed) = self.data.read_seed() {
-            (s.check, s.seed) = (true, seed);
-        }
-    }
-
-    /// A whole I/O completed: log a write, check a verify read.
-    #[inline]
-    fn data_done(&mut self, slot: u32) {
-        let s = self.slots[slot as usize];
-        if s.dir == IoDir::Write {
-            let unit = IoUnit {
-                dir: s.dir,
-                file: s.file,
-                offset: s.offset,
-                len: u64::from(s.len),
-            };
-            self.data.written(unit, s.seed);
-        } else if s.check {
-            // Safety: the read completed, so the kernel is done with the buffer.
-            let buf = unsafe { self.bufs.slot_mut(slot, s.len as usize) };
-            let path = &self.paths[s.file as usize];
-            if let Err(e) = self.data.check(buf, s.offset, s.seed, path) {
-                self.error.get_or_insert(e);
-            }
-        }
     }
 
     /// Intended issue time of `u` (0 = whenever: no rate in its direction).
@@ -388,6 +358,8 @@ impl<B: Backend> Worker<B> {
             let (dir, len, times) = (s.dir, s.len, s.times);
             self.rec
                 .completed(dir, u64::from(len), &times, ts, !B::SYNC);
+            let d = &mut self.done[dir as usize];
+            (d.0, d.1) = (d.0 + 1, d.1 + u64::from(len));
             self.data_done(c.slot);
             return false;
         }

@@ -26,6 +26,7 @@ pub mod clock;
 mod content;
 mod data;
 mod io_loop;
+mod ratemin;
 pub mod record;
 pub mod thread;
 mod verify;
@@ -190,6 +191,9 @@ pub(crate) struct Worker<B: Backend> {
     ios_left: u64,
     /// exitall and exitall_on_error are read at the end.
     job_amounts: iolab_core::job::Amounts,
+    /// rate_min / rate_iops_min, and the (I/Os, bytes) completed per direction.
+    ratemin: Option<ratemin::RateMin>,
+    done: [(u64, u64); 2],
 }
 
 impl<B: Backend> std::fmt::Debug for Worker<B> {
@@ -283,6 +287,8 @@ impl<B: Backend> Worker<B> {
             bytes_left: spec.job.amounts.io_size.unwrap_or(u64::MAX),
             ios_left: spec.job.amounts.number_ios.unwrap_or(u64::MAX),
             job_amounts: spec.job.amounts.clone(),
+            ratemin: ratemin::RateMin::new(&spec.job),
+            done: [(0, 0); 2],
         };
         Ok((
             w,

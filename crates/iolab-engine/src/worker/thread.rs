@@ -2,6 +2,7 @@
 //! the ready / go handshake, dispatch on the job's engine, and turning a
 //! panic into an error.
 
+use std::path::Path;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -80,12 +81,55 @@ impl WorkerHandle {
 /// The CPUs worker `i` of `job` may run on, from `cpus_allowed` and its
 /// policy: `shared` = the whole set, `split` = the i-th CPU of the set
 /// (wrapping when there are more workers than CPUs).
-pub fn cpus_for_worker(job: &PreparedJob, i: u32) -> Option<Vec<usize>> {
-    let set = job.cpus_allowed.as_ref().filter(|s| !s.is_empty())?;
-    Some(match job.cpus_allowed_policy {
-        CpusAllowedPolicy::Shared => set.clone(),
+pub fn cpus_for_worker(job: &PreparedJob, i: u32) -> Result<Option<Vec<usize>>, EngineError> {
+    let numa = match &job.engine.numa_cpu_nodes {
+        Some(nodes) => Some(numa_cpus(Path::new(NODE_DIR), nodes)?),
+        None => None,
+    };
+    let set: Vec<usize> = match (&job.cpus_allowed, numa) {
+        (Some(a), Some(n)) => a.iter().copied().filter(|c| n.contains(c)).collect(),
+        (Some(a), None) => a.clone(),
+        (None, Some(n)) => n,
+        (None, None) => return Ok(None),
+    };
+    if set.is_empty() {
+        return Err(EngineError::Backend {
+            engine: "cpus_allowed",
+            reason: "cpus_allowed and numa_cpu_nodes leave no CPU to run on".into(),
+        });
+    }
+    Ok(Some(match job.cpus_allowed_policy {
+        CpusAllowedPolicy::Shared => set,
         CpusAllowedPolicy::Split => vec![set[i as usize % set.len()]],
-    })
+    }))
+}
+
+/// Where Linux lists each NUMA node's CPUs (`nodeN/cpulist`).
+const NODE_DIR: &str = "/sys/devices/system/node";
+
+/// The CPUs of `nodes`, read from `dir/nodeN/cpulist`.
+pub fn numa_cpus(dir: &Path, nodes: &[usize]) -> Result<Vec<usize>, EngineError> {
+    let mut cpus = Vec::new();
+    for n in nodes {
+        let path = dir.join(format!("node{n}/cpulist"));
+        let bad = |reason: String| EngineError::Backend {
+            engine: "numa_cpu_nodes",
+            reason: format!("node {n}: {reason}"),
+        };
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            bad(format!(
+                "cannot read {}: {e} (no such node?)",
+                path.display()
+            ))
+        })?;
+        if text.trim().is_empty() {
+            continue; // a node with memory but no CPUs
+        }
+        cpus.extend(iolab_core::units::parse_cpu_list(text.trim()).map_err(bad)?);
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
 }
 
 fn pin(cpus: &[usize]) -> Result<(), EngineError> {
@@ -179,4 +223,39 @@ fn thread_main<B: Backend>(
     drop(w);
     let _ = tx.send(WorkerMsg::Finished { id });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_core::job::JobSpec;
+
+    #[test]
+    fn numa_nodes_give_their_cpus_and_meet_cpus_allowed() {
+        let dir = tempfile::tempdir().unwrap();
+        for (node, list) in [("node0", "0-1\n"), ("node1", "4,6\n"), ("node2", "\n")] {
+            std::fs::create_dir(dir.path().join(node)).unwrap();
+            std::fs::write(dir.path().join(node).join("cpulist"), list).unwrap();
+        }
+        assert_eq!(numa_cpus(dir.path(), &[1, 0, 2]).unwrap(), vec![0, 1, 4, 6]);
+        let e = numa_cpus(dir.path(), &[3]).unwrap_err().to_string();
+        assert!(e.contains("node 3") && e.contains("no such node"), "{e}");
+        // This host's node 0 always exists; with cpus_allowed only both count.
+        let job = |opts: &[&str]| {
+            JobSpec::new("n")
+                .args(opts.iter().copied())
+                .prepare()
+                .unwrap()
+        };
+        let cpus0 = numa_cpus(Path::new(NODE_DIR), &[0]).unwrap();
+        let j = job(&["size=1m", "numa_cpu_nodes=0"]);
+        assert_eq!(cpus_for_worker(&j, 0).unwrap(), Some(cpus0.clone()));
+        let j = job(&["size=1m", "numa_cpu_nodes=0", "cpus_allowed=0,9999"]);
+        assert_eq!(cpus_for_worker(&j, 0).unwrap(), Some(vec![0]));
+        let j = job(&["size=1m", "numa_cpu_nodes=0", "cpus_allowed=9999"]);
+        assert!(cpus_for_worker(&j, 0)
+            .unwrap_err()
+            .to_string()
+            .contains("no CPU"));
+    }
 }

@@ -238,3 +238,45 @@ fn a_run_can_move_between_threads() {
     send::<Run>();
     send::<iolab_engine::run::RunOutcome>();
 }
+
+/// rate_iops_min: a worker held below its minimum (by its own rate cap)
+/// ends with an error after one ratecycle; one well above it runs on.
+#[test]
+fn rate_min_ends_a_worker_that_falls_short() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let null = [
+        "ioengine=null",
+        "size=1g",
+        "runtime=20",
+        "time_based",
+        "ratecycle=500",
+    ];
+    let slow = job(
+        "slow",
+        dir.path(),
+        &[&null[..], &["rate_iops=100", "rate_iops_min=1000"]].concat(),
+    );
+    let t0 = std::time::Instant::now();
+    let o = run_outcome(config(vec![slow]));
+    match o.error {
+        Some(iolab_engine::EngineError::TooSlow(m)) => {
+            assert!(m.contains("below the minimum 1000 IOPS"), "{m}")
+        }
+        other => panic!("expected rate_min to end the job, got {other:?}"),
+    }
+    assert!(t0.elapsed().as_secs() < 15, "ended long before runtime");
+    let ok = [
+        "ioengine=null",
+        "size=1g",
+        "runtime=2",
+        "time_based",
+        "rate_iops=2000",
+    ];
+    let fine = job(
+        "fine",
+        dir.path(),
+        &[&ok[..], &["rate_iops_min=200", "ratecycle=500"]].concat(),
+    );
+    run_ok(config(vec![fine]));
+}

@@ -1,0 +1,169 @@
+//! Option groups of a prepared job that the engine reads as a whole:
+//! engine-specific options, amounts and run-ending options, and what the
+//! data written looks like and how it is verified. Each is one struct with
+//! its defaults, so a new option is a field here plus its table row.
+
+use serde::{Deserialize, Serialize};
+
+/// Options of single engines (fio's engine-specific options), grouped so a
+/// new one is a field here plus its row in the option table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EngineOptions {
+    /// `hipri`: pvsync2 issues with `RWF_HIPRI` (polled completion).
+    pub hipri: bool,
+    /// `cpuload`: percent of one CPU a cpuio worker burns (0 = not given).
+    pub cpuload: u32,
+    /// `cpuchunks`: length of one burn-and-rest cycle, microseconds.
+    pub cpuchunks_us: u64,
+    /// `invalidate`: drop the files' cached pages before the run.
+    pub invalidate: bool,
+    /// `numa_cpu_nodes`: NUMA nodes whose CPUs the workers may use (read
+    /// from /sys when the run is prepared).
+    pub numa_cpu_nodes: Option<Vec<usize>>,
+}
+
+/// How much I/O a worker does beyond size × loops, and when the whole run
+/// ends early (fio's amounts and exitall options).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Amounts {
+    /// `io_size`/`io_limit`: bytes of I/O per worker; passes over the region
+    /// repeat (loops is raised to cover it) and stop once this is issued.
+    pub io_size: Option<u64>,
+    /// `number_ios`: I/Os per worker, after which the worker stops.
+    pub number_ios: Option<u64>,
+    /// `exitall`: the first worker of this job to finish stops the run.
+    pub exitall: bool,
+    /// `exitall_on_error`: a worker of this job that fails stops the run.
+    pub exitall_on_error: bool,
+    /// `rate_min`: bytes/s per direction a worker must keep (0 = none).
+    pub rate_min_bytes: [u64; 2],
+    /// `rate_iops_min`: I/Os per second per direction (0 = none).
+    pub rate_min_iops: [u64; 2],
+    /// `ratecycle`: the window the minimums are averaged over, ms.
+    pub ratecycle_ms: u64,
+}
+
+impl Default for Amounts {
+    fn default() -> Self {
+        Amounts {
+            io_size: None,
+            number_ios: None,
+            exitall: false,
+            exitall_on_error: false,
+            rate_min_bytes: [0, 0],
+            rate_min_iops: [0, 0],
+            ratecycle_ms: 1000,
+        }
+    }
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            hipri: false,
+            cpuload: 0,
+            cpuchunks_us: 50_000,
+            invalidate: true,
+            numa_cpu_nodes: None,
+        }
+    }
+}
+
+/// `verify=`: how written data is checked when read back (fio's names).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerifyKind {
+    /// No verification (`verify=0`, the default).
+    #[default]
+    Off,
+    /// A header per chunk and a CRC-32C of its data (`crc32c`, `crc32c-intel`).
+    Crc32c,
+    Md5,
+    Sha1,
+    Sha256,
+    /// XXH32 of the data.
+    Xxhash,
+    /// The header only (offset, length, seed, its own CRC).
+    Meta,
+    /// No header: every byte is `verify_pattern`, compared byte by byte.
+    Pattern,
+    /// Written as for a digest, but nothing is checked (fio's `null`).
+    Null,
+}
+
+impl VerifyKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            VerifyKind::Off => "0",
+            VerifyKind::Crc32c => "crc32c",
+            VerifyKind::Md5 => "md5",
+            VerifyKind::Sha1 => "sha1",
+            VerifyKind::Sha256 => "sha256",
+            VerifyKind::Xxhash => "xxhash",
+            VerifyKind::Meta => "meta",
+            VerifyKind::Pattern => "pattern",
+            VerifyKind::Null => "null",
+        }
+    }
+}
+
+/// Bytes of iolab's verify header at the start (or `verify_offset`) of
+/// every verified chunk.
+pub const VERIFY_HEADER_BYTES: u64 = 64;
+
+/// What the data written looks like and how it is verified: fio's buffer
+/// and verify options, grouped so a new one is a field here plus its row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DataOptions {
+    /// `buffer_pattern`: bytes repeated over every buffer.
+    pub buffer_pattern: Option<Vec<u8>>,
+    pub zero_buffers: bool,
+    /// Fresh random content before every write.
+    pub refill_buffers: bool,
+    /// Change a few bytes of every write so blocks do not repeat (fio's default).
+    pub scramble_buffers: bool,
+    /// `buffer_compress_percentage`: share of each chunk that compresses away.
+    pub compress_pct: u32,
+    /// `buffer_compress_chunk`, bytes.
+    pub compress_chunk: u64,
+    /// `dedupe_percentage`: share of writes that repeat an earlier block.
+    pub dedupe_pct: u32,
+    pub verify: VerifyKind,
+    pub verify_pattern: Option<Vec<u8>>,
+    pub do_verify: bool,
+    pub verify_only: bool,
+    pub verify_fatal: bool,
+    /// Verify after every N writes (0 = after the write phase).
+    pub verify_backlog: u64,
+    /// Bytes per verified chunk (0 = the smallest block size).
+    pub verify_interval: u64,
+    /// Where the header sits in each chunk (swapped with the data there).
+    pub verify_offset: u64,
+    pub verify_dump: bool,
+}
+
+impl Default for DataOptions {
+    fn default() -> Self {
+        DataOptions {
+            buffer_pattern: None,
+            zero_buffers: false,
+            refill_buffers: false,
+            scramble_buffers: true,
+            compress_pct: 0,
+            compress_chunk: 512,
+            dedupe_pct: 0,
+            verify: VerifyKind::Off,
+            verify_pattern: None,
+            do_verify: true,
+            verify_only: false,
+            verify_fatal: false,
+            verify_backlog: 0,
+            verify_interval: 0,
+            verify_offset: 0,
+            verify_dump: false,
+        }
+    }
+}

@@ -98,3 +98,8 @@ def test_errors(args: list[str], message: str) -> None:
     assert message in str(e.value)
     assert "\n" not in str(e.value)
     assert isinstance(e.value, JobError) and isinstance(e.value, ValueError)
+
+
+def test_fio_arithmetic_in_parentheses() -> None:
+    (job,) = parse_fio_args(["--name=a", "--size=(4*256)k", "--startdelay=(500*2)"])
+    assert dict(job.options) == {"size": "1024k", "startdelay": "1000us"}

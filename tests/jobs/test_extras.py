@@ -25,11 +25,13 @@ def _fio_run(cli: Callable[..., Any], *args: str) -> tuple[dict[str, Any], str]:
 
 
 def test_split_takes_extras_out_and_types_them() -> None:
-    spec = JobSpec("j", (("bs", "4k"), ("threads", "1"), ("write_bw_log", None), ("ss_dur", "30s"), ("ss", "iops:5%")))
+    spec = JobSpec(
+        "j", (("bs", "4k"), ("gtod_reduce", "1"), ("write_bw_log", None), ("ss_dur", "30s"), ("ss", "iops:5%"))
+    )
     native, e = split_extras(spec)
     assert native.options == (("bs", "4k"),)
     assert e.values == {
-        "thread": True,
+        "gtod_reduce": True,
         "write_bw_log": "j",
         "steadystate_duration": 30 * 10**9,
         "steadystate": "iops:5%",
@@ -104,8 +106,8 @@ def test_new_group_unit_base_and_bad_values(cli: Callable[..., Any]) -> None:
     assert doc["jobs"][0]["read"]["total_ios"] == 1024
     r = cli("run", *NULL, "--iomem=mmaphuge")
     assert r.exit_code == 2 and "iomem=mmaphuge: expected one of malloc" in r.stderr, r.output
-    r = cli("run", *NULL, "--thread=maybe")
-    assert r.exit_code == 2 and "thread=maybe: expected 0 or 1" in r.stderr, r.output
+    r = cli("run", *NULL, "--gtod_reduce=maybe")
+    assert r.exit_code == 2 and "gtod_reduce=maybe: expected 0 or 1" in r.stderr, r.output
 
 
 def test_size_and_offset_percentages_of_an_existing_file(tmp_path: Path) -> None:

@@ -124,10 +124,8 @@ def test_include_errors(tmp_path: Path) -> None:
         ("[j]\n=4k\n", "jobs.fio:2: '=4k' has no option name before '='"),
         ("[j]\ntime based\n", "jobs.fio:2: option name 'time based' contains a blank"),
         ("[j]\n\nsize=${NOPE}\n", "jobs.fio:3: environment variable 'NOPE' is not set"),
-        (
-            "[j]\nsize=(2*1024)\n",
-            "jobs.fio:2: size: arithmetic expressions like '(2*1024)' are not supported",
-        ),
+        ("[j]\nsize=(2*__import__)\n", "jobs.fio:2: size=(2*__import__): only numbers and + - * / % ^"),
+        ("[j]\nsize=(1/0)k\n", "jobs.fio:2: size=(1/0)k: division by zero"),
         ("[j]\ninclude\n", "jobs.fio:2: include needs a file name"),
         ("[global]\nbs=4k\n", "jobs.fio: no job in this file"),
         ("", "jobs.fio: no job in this file"),
@@ -156,3 +154,14 @@ def test_jobspec_is_immutable_and_converts() -> None:
     assert hash(spec) == hash(JobSpec("x", (("bs", "4k"), ("time_based", None))))
     with pytest.raises(AttributeError):
         spec.name = "y"  # type: ignore[misc]
+
+
+def test_fio_arithmetic_is_evaluated() -> None:
+    text = "[j]\nsize=(2*1024)k\nruntime=(2^20)\nramp_time=(3*1000)ms\nnumjobs=$ncpus/1\nbsrange=4k-64k\ncpus_allowed=0-1\n"
+    (job,) = parse_job_file(text, source="jobs.fio", env={})
+    opts = dict(job.options)
+    assert opts["size"] == "2048k"
+    assert opts["runtime"] == "1048576us"  # fio: a time expression is in microseconds
+    assert opts["ramp_time"] == "3000ms"
+    assert opts["numjobs"] == str(os.cpu_count())  # keyword math
+    assert opts["bsrange"] == "4k-64k" and opts["cpus_allowed"] == "0-1"  # not arithmetic

@@ -24,6 +24,7 @@ import shlex
 from collections.abc import Sequence
 
 from iolab.jobs import JobSpec, Option, ParseError
+from iolab.jobs.arith import ExprError, expand, time_options
 
 #: Name of the job made of options given without any ``--name``.
 DEFAULT_JOB_NAME = "iolab"
@@ -77,7 +78,13 @@ def _split(arg: str) -> tuple[str, str | None]:
         raise _error(arg, "no option name after '--'")
     if key in FIO_PROGRAM_OPTIONS:
         raise _error(arg, f"--{key} is an option of the fio program, not of a job; see `iolab run --help`")
-    return key, (value if sep else None)
+    if not sep:
+        return key, None
+    try:
+        done = expand(value, had_keyword=False, time_option=key in time_options())
+    except ExprError as e:
+        raise _error(arg, str(e)) from None
+    return key, value if done is None else done
 
 
 def _error(arg: str, message: str) -> ParseError:

@@ -9,8 +9,7 @@ before it goes to the engine and returns them checked and typed as
 type, default, help); docs/options.md shows it (:func:`extras_markdown`).
 
 Each option has an effect or says, as a note, why iolab already behaves
-as asked: ``thread`` (iolab always runs workers as threads) is accepted
-silently; ``gtod_reduce`` and friends say that iolab measures every
+as asked: ``gtod_reduce`` and friends say that iolab measures every
 latency anyway; ``random_generator`` says that iolab draws offsets with
 its own generator. Notes are shown once per run, not per job.
 """
@@ -44,13 +43,6 @@ _MEASURED_ANYWAY = "iolab measures submission, completion and total latency of e
 
 #: Every option :func:`split_extras` takes. Order = documentation order.
 EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
-    ExtraDef(
-        "thread",
-        "bool",
-        "1",
-        "iolab always runs workers as threads of one process; accepted as fio's.",
-        aliases=("threads",),
-    ),
     ExtraDef("gtod_reduce", "bool", "0", _MEASURED_ANYWAY),
     ExtraDef("disable_lat", "bool", "0", _MEASURED_ANYWAY),
     ExtraDef("disable_clat", "bool", "0", _MEASURED_ANYWAY),

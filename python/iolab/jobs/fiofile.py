@@ -18,8 +18,8 @@ Checked against fio 3.33 (``fio --showcmd file.fio`` shows how it read a file):
   ``FILE`` is found next to the including file.
 - An option before any section is an error (fio: "outside of [] job section").
 
-fio's arithmetic in parentheses (``size=(2*1024)``) is not supported and is
-reported as such. Errors are :class:`~iolab.jobs.ParseError`, one line
+fio's arithmetic (``size=(2*1024)k``, ``size=8*$mb_memory``) is evaluated
+(:mod:`iolab.jobs.arith`). Errors are :class:`~iolab.jobs.ParseError`, one line
 naming the file and the line.
 """
 
@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iolab.jobs import JobSpec, Option, ParseError
+from iolab.jobs.arith import ExprError, expand, time_options
 
 GLOBAL = "global"
 #: Nesting limit for ``include``, far above real use; stops runaway recursion.
@@ -140,6 +141,7 @@ def _section_name(line: _Line) -> str:
 
 def _option(line: _Line, env: Mapping[str, str]) -> Option:
     text = _substitute(line, line.text, env)
+    had_keyword = bool(_KEYWORD.search(line.text.partition("=")[2]))
     key, sep, value = text.partition("=")
     key = key.strip()
     if not key:
@@ -149,9 +151,11 @@ def _option(line: _Line, env: Mapping[str, str]) -> Option:
     if not sep:
         return key, None
     value = value.strip()
-    if value.startswith("("):
-        raise line.error(f"{key}: arithmetic expressions like '{value}' are not supported yet; write the number")
-    return key, value
+    try:
+        done = expand(value, had_keyword=had_keyword, time_option=key in time_options())
+    except ExprError as e:
+        raise line.error(f"{key}={value}: {e}") from None
+    return key, value if done is None else done
 
 
 def _substitute(line: _Line, text: str, env: Mapping[str, str]) -> str:

@@ -202,7 +202,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "thinktime_blocks_type",
     "thinktime_iotime",
     "thinktime_spin",
-    "threads",
     "touch_objects",
     "trim_backlog",
     "trim_backlog_batch",

@@ -116,7 +116,7 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
     OptionDef {
         name: "thread",
         set: |d, v| d.apply_thread(v.flag()?),
-        aliases: &[],
+        aliases: &["threads"],
         kind: Bool,
         default: Value("1"),
         unit: "",

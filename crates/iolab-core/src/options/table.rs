@@ -404,8 +404,9 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         kind: Bool,
         default: Value("0"),
         unit: "",
-        help: "fsync each file when it is closed. iolab keeps a job's files open until the \
-               job ends, so this is one fsync per file at the end, as end_fsync.",
+        help: "fsync each written file when it is closed. iolab keeps a job's files open \
+               until the job ends, so this is one fsync per written file at the end, as \
+               end_fsync.",
     },
     // --- engine ---------------------------------------------------------
     OptionDef {

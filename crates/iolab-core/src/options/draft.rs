@@ -49,6 +49,8 @@ pub(crate) struct Draft {
     pub fsync: u32,
     pub fdatasync: u32,
     pub end_fsync: bool,
+    /// `fsync_on_close`: iolab closes a job's files once, at its end.
+    pub fsync_on_close: bool,
     pub ioengine: IoEngine,
     pub uri: Option<String>,
     pub nbd_connections: u32,
@@ -63,6 +65,9 @@ pub(crate) struct Draft {
     pub cpus_policy: CpusAllowedPolicy,
     pub randseed: Option<u64>,
     pub randrepeat: bool,
+    /// `allrandrepeat`: iolab's generators all follow one seed, so this
+    /// asks for what randrepeat=1 does.
+    pub allrandrepeat: bool,
     pub norandommap: bool,
     pub distribution: RandomDistribution,
     pub percentiles: Vec<f64>,
@@ -123,6 +128,7 @@ impl Draft {
             fsync: 0,
             fdatasync: 0,
             end_fsync: false,
+            fsync_on_close: false,
             ioengine: IoEngine::Psync,
             uri: None,
             nbd_connections: 1,
@@ -137,6 +143,7 @@ impl Draft {
             cpus_policy: CpusAllowedPolicy::Shared,
             randseed: None,
             randrepeat: true,
+            allrandrepeat: false,
             norandommap: false,
             distribution: RandomDistribution::Uniform,
             percentiles: Vec::new(),

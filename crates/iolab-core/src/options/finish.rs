@@ -69,7 +69,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         sync: d.sync,
         fsync: d.fsync,
         fdatasync: d.fdatasync,
-        end_fsync: d.end_fsync,
+        end_fsync: d.end_fsync || d.fsync_on_close,
         ioengine: d.ioengine,
         nbd,
         engine: d.engine,
@@ -82,7 +82,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         cpus_allowed: d.cpus_allowed,
         cpus_allowed_policy: d.cpus_policy,
         randseed,
-        randrepeat: d.randrepeat || d.explicit.contains("randseed"),
+        randrepeat: d.randrepeat || d.allrandrepeat || d.explicit.contains("randseed"),
         norandommap: d.norandommap,
         random_distribution: d.distribution,
         percentile_list: d.percentiles,
@@ -322,7 +322,7 @@ fn rates(d: &Draft) -> Result<(PerDir, PerDir), JobError> {
 /// `RandomState` (OS-seeded) mixed with the clock — no extra crate — and is
 /// recorded in the prepared job, so the run can still be repeated.
 fn seed(d: &Draft) -> u64 {
-    match (d.randseed, d.randrepeat) {
+    match (d.randseed, d.randrepeat || d.allrandrepeat) {
         (Some(seed), _) => seed,
         (None, true) => DEFAULT_RANDSEED,
         (None, false) => {

@@ -13,7 +13,6 @@ use crate::error::JobError;
 pub(super) static FIO_ONLY: &[&str] = &[
     "allow_file_create",
     "allow_mounted_write",
-    "allrandrepeat",
     "atomic",
     "bindname",
     "block_error_percentiles",
@@ -38,7 +37,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "cmdprio_percentage",
     "cont",
     "continue_on_error",
-    "cpumask",
     "cpumode",
     "create_fsync",
     "create_on_open",
@@ -75,7 +73,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "flow_id",
     "flow_sleep",
     "force_async",
-    "fsync_on_close",
     "gid",
     "gpu_dev_ids",
     "grace_time",
@@ -222,8 +219,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "verify_async",
     "verify_async_cpus",
     "verify_backlog_batch",
-    "verify_state_load",
-    "verify_state_save",
     "wait_for",
     "window_size",
     "write_barrier",
@@ -253,7 +248,6 @@ fn advice(name: &str) -> Option<&'static str> {
     Some(match name {
         "nrfiles" | "filesize" | "openfiles" | "file_service_type" | "filename_format"
         | "opendir" => "name the files with filename=a:b",
-        "cpumask" => "pin workers with cpus_allowed",
         "clat_percentiles" | "lat_percentiles" | "slat_percentiles" => {
             "iolab always records submission, completion and total latency"
         }

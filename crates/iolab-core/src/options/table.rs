@@ -397,6 +397,17 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         unit: "",
         help: "fsync the files when the job's writing is done.",
     },
+    OptionDef {
+        name: "fsync_on_close",
+        set: |d, v| put(&mut d.fsync_on_close, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("0"),
+        unit: "",
+        help: "fsync each written file when it is closed. iolab keeps a job's files open \
+               until the job ends, so this is one fsync per written file at the end, as \
+               end_fsync.",
+    },
     // --- engine ---------------------------------------------------------
     OptionDef {
         name: "ioengine",
@@ -557,6 +568,21 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         help: "CPUs the workers may run on, e.g. '0-3,6'.",
     },
     OptionDef {
+        name: "cpumask",
+        set: |d, v| {
+            put(
+                &mut d.cpus_allowed,
+                v.wrap(values::parse_cpu_mask(v.text())).map(Some),
+            )
+        },
+        aliases: &[],
+        kind: Int,
+        default: Note("any CPU"),
+        unit: "",
+        help: "fio's bit mask of the CPUs the workers may run on (bit N = CPU N, decimal or \
+               0x hex, up to CPU 63): another way to write cpus_allowed.",
+    },
+    OptionDef {
         name: "numa_cpu_nodes",
         set: |d, v| put(&mut d.engine.numa_cpu_nodes, v.wrap(units::parse_cpu_list(v.text())).map(Some)),
         aliases: &[],
@@ -600,6 +626,16 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         default: Value("1"),
         unit: "",
         help: "Use the fixed default seed so runs repeat the same pattern.",
+    },
+    OptionDef {
+        name: "allrandrepeat",
+        set: |d, v| put(&mut d.allrandrepeat, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("0"),
+        unit: "",
+        help: "Seed every generator repeatably. iolab's offset, block-size and mix \
+               generators share one seed, so 1 does what randrepeat=1 does.",
     },
     OptionDef {
         name: "norandommap",

@@ -1,11 +1,12 @@
 //! Option rows for the data a job writes and its verification (fio's
 //! buffer and verify options). Part of the one option table (see `table`).
 
-use super::val::{parse_pattern, put};
+use super::val::{parse_pattern, put, Val};
 use super::values;
 use super::DefaultValue::{Note, Value};
 use super::OptionDef;
 use super::OptionKind::*;
+use crate::error::JobError;
 
 pub(super) static DATA_OPTIONS: &[OptionDef] = &[
     // --- buffer contents ------------------------------------------------
@@ -200,4 +201,44 @@ pub(super) static DATA_OPTIONS: &[OptionDef] = &[
         help: "On a mismatch, write the chunk as found and as expected next to the file \
                (FILE.OFFSET.received / .expected).",
     },
+    OptionDef {
+        name: "verify_state_save",
+        // fio writes a verify state file when a job stops in its write
+        // phase, for a later verify_state_load; iolab keeps no such file, so
+        // only 0 (save nothing) has the meaning fio gives it.
+        set: |_, v| {
+            only_off(
+                v,
+                "iolab does not save verify state files; set verify_state_save=0",
+            )
+        },
+        aliases: &[],
+        kind: Bool,
+        default: Note("0: iolab saves no verify state (fio's default is 1)"),
+        unit: "",
+        help: "Only 0 is accepted: iolab never writes fio's verify state files.",
+    },
+    OptionDef {
+        name: "verify_state_load",
+        set: |_, v| {
+            only_off(
+                v,
+                "iolab does not load verify state files; set verify_state_load=0",
+            )
+        },
+        aliases: &[],
+        kind: Bool,
+        default: Value("0"),
+        unit: "",
+        help: "Only 0 is accepted: iolab never reads fio's verify state files.",
+    },
 ];
+
+/// A flag of which iolab offers only the "off" meaning: 1 is refused with
+/// `reason`, never accepted and ignored.
+fn only_off(v: &Val<'_>, reason: &str) -> Result<(), JobError> {
+    match v.flag()? {
+        false => Ok(()),
+        true => Err(v.invalid(reason)),
+    }
+}

@@ -278,3 +278,12 @@ pub(super) fn parse_directory(text: &str) -> Result<PathBuf, String> {
         ),
     }
 }
+
+/// fio's `cpumask`: a bit mask (decimal or 0x hex) whose bit N allows CPU N.
+pub(super) fn parse_cpu_mask(text: &str) -> Result<Vec<usize>, String> {
+    let mask = crate::units::parse_uint(text)?;
+    if mask == 0 {
+        return Err("the mask allows no CPU (set at least one bit)".into());
+    }
+    Ok((0..64).filter(|bit| mask >> bit & 1 == 1).collect())
+}

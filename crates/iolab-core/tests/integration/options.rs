@@ -16,10 +16,13 @@
 //! - `jobs`: defaults, the seed-002 commands, each option
 //! - `errors`: bad input, one class per test, with the message
 //! - `table`: the option table itself (lookup, Markdown, defaults)
+//! - `compat`: options met in other projects' job files
 
 use iolab_core::job::{JobSpec, PreparedJob};
 
 // A test crate root looks for modules beside it, hence the paths.
+#[path = "options/compat.rs"]
+mod compat;
 #[path = "options/errors.rs"]
 mod errors;
 #[path = "options/jobs.rs"]

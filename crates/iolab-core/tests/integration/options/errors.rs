@@ -15,9 +15,9 @@ fn unknown_options_get_a_hint() {
     );
     assert_eq!(err(&["BS=4k"]), "unknown option 'BS': did you mean 'bs'?");
     assert_eq!(
-        err(&["cpumask=1"]),
-        "unknown option 'cpumask': fio option not supported by \
-        iolab yet (pin workers with cpus_allowed)"
+        err(&["opendir=/x"]),
+        "unknown option 'opendir': fio option not supported by \
+        iolab yet (name the files with filename=a:b)"
     );
     assert_eq!(
         err(&["sqthread_poll"]),

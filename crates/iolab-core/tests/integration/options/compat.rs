@@ -1,0 +1,55 @@
+//! Options met in other projects' job files (storage test suites and
+//! benchmark kits), each parsed into the meaning fio gives it.
+
+use super::{err, prep};
+use iolab_core::options::DEFAULT_RANDSEED;
+
+#[test]
+fn cpumask_is_a_bit_mask_of_cpus() {
+    assert_eq!(prep(&["size=1m", "cpumask=1"]).cpus_allowed, Some(vec![0]));
+    assert_eq!(
+        prep(&["size=1m", "cpumask=0x0a"]).cpus_allowed,
+        Some(vec![1, 3])
+    );
+    assert_eq!(
+        prep(&["size=1m", "cpumask=0x8000000000000001"]).cpus_allowed,
+        Some(vec![0, 63])
+    );
+    // The later of cpumask and cpus_allowed wins, as in fio (one setting).
+    assert_eq!(
+        prep(&["size=1m", "cpumask=1", "cpus_allowed=2-3"]).cpus_allowed,
+        Some(vec![2, 3])
+    );
+    assert!(err(&["size=1m", "cpumask=0"]).contains("allows no CPU"));
+    assert!(err(&["size=1m", "cpumask=0-3"]).contains("'cpumask'"));
+}
+
+#[test]
+fn fsync_on_close_syncs_at_the_one_close() {
+    assert!(prep(&["size=1m", "rw=write", "fsync_on_close=1"]).end_fsync);
+    assert!(!prep(&["size=1m", "rw=write", "fsync_on_close=0"]).end_fsync);
+    // Not undone by an explicit end_fsync=0: they are two reasons to sync.
+    assert!(prep(&["size=1m", "fsync_on_close=1", "end_fsync=0"]).end_fsync);
+}
+
+#[test]
+fn allrandrepeat_fixes_the_seed() {
+    let j = prep(&["size=1m", "randrepeat=0", "allrandrepeat=1"]);
+    assert!(j.randrepeat);
+    assert_eq!(j.randseed, DEFAULT_RANDSEED);
+    let j = prep(&["size=1m", "randrepeat=0", "allrandrepeat=0"]);
+    assert!(!j.randrepeat);
+}
+
+#[test]
+fn verify_state_files_are_refused_by_value_not_by_name() {
+    prep(&[
+        "size=1m",
+        "verify=md5",
+        "verify_state_save=0",
+        "verify_state_load=0",
+    ]);
+    assert!(err(&["size=1m", "verify_state_save=1"])
+        .contains("iolab does not save verify state files; set verify_state_save=0"));
+    assert!(err(&["size=1m", "verify_state_load=1"]).contains("set verify_state_load=0"));
+}

@@ -19,13 +19,14 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "plans").g
 TINY = {"runtime": "40ms", "size": "2m", "repeats": 1}
 
 
-def test_there_are_six_example_plans() -> None:
+def test_there_are_seven_example_plans() -> None:
     assert [p.stem for p in EXAMPLES] == [
         "seed000-threads",
         "seed002-bs",
         "seed002-qd",
         "seed002-rwmix",
         "seed003-lab1",
+        "seed003-lab2",
         "seed004-qd",
     ]
 

@@ -43,10 +43,10 @@ def _documented(p: click.Parameter) -> bool:
     return not getattr(p, "hidden", False) and p.expose_value
 
 
-def _command_section(name: str, cmd: click.Command, parent: click.Context) -> str:
+def _command_section(name: str, cmd: click.Command, parent: click.Context, heading: str = "") -> str:
     ctx = click.Context(cmd, info_name=name, parent=parent)
     usage = cmd.get_usage(ctx).removeprefix("Usage: ")
-    lines = [f"## `iolab {name}`", "", "```", usage, "```", "", (cmd.help or "").strip(), ""]
+    lines = [f"## `iolab {heading or name}`", "", "```", usage, "```", "", (cmd.help or "").strip(), ""]
     params = [p for p in cmd.get_params(ctx) if _documented(p)]
     if params:
         lines += ["| option | type | default | help |", "| --- | --- | --- | --- |"]
@@ -64,11 +64,24 @@ def cli_markdown(root: click.Group) -> str:
         "2 an invalid job or option; 3 refused to overwrite data; "
         "130 interrupted (a run cut short by Ctrl-C still reports what it measured).\n\n"
     ]
-    for name in root.list_commands(ctx):
-        cmd = root.get_command(ctx, name)
-        if cmd is not None and not cmd.hidden:
-            parts.append(_command_section(name, cmd, ctx) + "\n")
+    parts += _group_sections(root, ctx, "")
     return "".join(parts).rstrip() + "\n"
+
+
+def _group_sections(group: click.Group, ctx: click.Context, prefix: str) -> list[str]:
+    # A group (`iolab lab`) gets its own section and then one per subcommand
+    # (`iolab lab raid`), so nested commands' options are documented too.
+    parts: list[str] = []
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
+        if cmd is None or cmd.hidden:
+            continue
+        full = f"{prefix}{name}"
+        parts.append(_command_section(name, cmd, ctx, full) + "\n")
+        if isinstance(cmd, click.Group):
+            sub = click.Context(cmd, info_name=name, parent=ctx)
+            parts += _group_sections(cmd, sub, f"{full} ")
+    return parts
 
 
 def options_page() -> str:

@@ -14,6 +14,7 @@ renderers in :mod:`iolab.lab.render` print.
 
 from __future__ import annotations
 
+import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +91,26 @@ def _figures(summary: dict[str, Any], test: Test) -> dict[str, float]:
     return {"iops": float(d["iops"]), "bw_bytes_per_s": bw, "mib_per_s": bw / MIB}
 
 
+def _server_hold(stats_json: str, test: Test) -> dict[str, float]:
+    """What the target recorded for the job's requests: the mean time it
+    held each (``lat_ns``, header in to reply out) and how late its reply
+    timer woke past the model's completion (``hold_late_ns``). Their
+    difference is the stack's own service time as the target ran it, free
+    of the wake-up lateness a loaded machine adds (docs/raid-lab.md).
+    Means of the whole histograms, never percentiles averaged."""
+    op = "write" if test.writes else "read"
+    ops = json.loads(stats_json)["exports"][0]["ops"][op]
+    lat = _native.hist_stats(ops["lat_ns"], [])
+    late = _native.hist_stats(ops["hold_late_ns"], [])
+    mean_lat, mean_late = float(lat["mean_ns"]), float(late["mean_ns"])
+    return {
+        "ios": float(lat["count"]),
+        "lat_ns_mean": mean_lat,
+        "hold_late_ns_mean": mean_late,
+        "service_ns_mean": mean_lat - mean_late,
+    }
+
+
 def model_figures(test: Test, spec: str, size: int) -> dict[str, float]:
     """The stack's own figures for ``test`` on a virtual clock (no socket, no scheduling noise)."""
     region = min(size, WRITE_REGION_BYTES) if test.writes else size
@@ -113,9 +134,11 @@ def _measure_simulated(tests: list[Test], s: LabSettings, progress: Progress) ->
                 for t in (t for t in tests if t.array.key == key):
                     progress(f"{t.key} ({s.seconds:g} s)")
                     region = min(size, WRITE_REGION_BYTES) if t.writes else size
+                    target.stats_json(reset=True)
                     res = run(_job(t, s.seconds, ioengine="nbd", uri=uri, size=region))
+                    server = _server_hold(target.stats_json(), t)
                     model = model_figures(t, spec, size)
-                    out[t.key] = {**_figures(res.summary, t), "export": spec, "model": model}
+                    out[t.key] = {**_figures(res.summary, t), "export": spec, "model": model, "server": server}
             finally:
                 target.shutdown()
                 target.wait()

@@ -96,7 +96,7 @@ fn rows() -> Vec<LabRow> {
             "2B",
             "Write Through, Disk Cache Disabled",
             7.09,
-            false,
+            true,
             ("none", "through", "off"),
             job(true, false, 64 * K, 1),
         ),

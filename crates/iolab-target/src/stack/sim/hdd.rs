@@ -256,8 +256,7 @@ impl HddModel {
         let start = t + ov + self.access_ns(t + ov, o, true);
         let end = start + self.m.media_ns(o, len);
         self.stop_stream(t);
-        self.segs.retain(|&(a, b)| b <= o || a >= o + len);
-        self.buf_removed += 1;
+        self.invalidate(o, o + len);
         self.move_head(o);
         self.head_track = self.m.track_of(o + len);
         self.head_off = o + len;

@@ -175,10 +175,31 @@ impl HddModel {
         // An idle mechanism starts destaging this data once it is here.
         self.mech_free = self.mech_free.max(t);
         self.add_dirty(p.r.offset, p.r.offset + p.r.len);
-        self.segs
-            .retain(|&(a, b)| b <= p.r.offset || a >= p.r.offset + p.r.len);
-        self.buf_removed += 1;
+        self.invalidate(p.r.offset, p.r.offset + p.r.len);
         self.finish(p.id, end);
+    }
+
+    /// A write of `[o, e)` makes those sectors of the look-ahead segments
+    /// stale: drop them, and keep the rest of each segment (the larger
+    /// side, so a segment stays one contiguous range). Dropping the whole
+    /// segment would also throw away the read-ahead just past a
+    /// read-modify-write's strip, which a drive keeps (RAID 5's next small
+    /// write on this member reads exactly that: docs/raid-lab.md, 2B).
+    pub(super) fn invalidate(&mut self, o: u64, e: u64) {
+        for seg in self.segs.iter_mut() {
+            let (a, b) = *seg;
+            if b <= o || a >= e {
+                continue;
+            }
+            let (before, after) = (o.saturating_sub(a), b.saturating_sub(e));
+            *seg = if after >= before {
+                (e.max(a), b)
+            } else {
+                (a, o)
+            };
+        }
+        self.segs.retain(|&(a, b)| a < b);
+        self.buf_removed += 1;
     }
 
     /// Mark `[s, e)` dirty, merging with touching extents.

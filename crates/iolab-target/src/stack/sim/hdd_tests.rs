@@ -88,6 +88,36 @@ fn rewriting_a_sector_costs_one_revolution() {
     assert_eq!(model.c.media_writes, 20);
 }
 
+/// RAID 5's read-modify-write on one member: read a strip, write it back,
+/// then read the next strip. The write invalidates only its own sectors,
+/// so the next strip, read ahead meanwhile, is a buffer hit.
+#[test]
+fn a_write_keeps_the_look_ahead_past_it() {
+    let p = HddParams {
+        wcache: false,
+        ..HddParams::default()
+    };
+    let mut model = HddModel::new(p);
+    let (a, len) = (1u64 << 30, 64u64 << 10);
+    // 2 ms between commands: the look-ahead reads well past a + 2 len.
+    let reqs = [
+        SimReq::new(SimOp::Read, a, len),
+        SimReq::new(SimOp::Write, a, len),
+        SimReq::new(SimOp::Read, a + len, len),
+    ];
+    let done = run_qd1(&mut model, 0, 2_000_000, &reqs);
+    assert_eq!(
+        model.c.media_reads, 1,
+        "only the first read is a media read"
+    );
+    assert_eq!(model.c.buffer_hits, 1);
+    let hit_ns = (done[2] - done[1]) as f64 - 2e6;
+    assert!(
+        hit_ns < 1e6,
+        "a buffer hit, not a media access: {hit_ns} ns"
+    );
+}
+
 #[test]
 fn same_seed_and_arrivals_give_the_same_completions() {
     let run = |seed: u64| {

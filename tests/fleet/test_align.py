@@ -106,3 +106,15 @@ def test_fleet_total_merges_the_intervals_that_overlap() -> None:
     assert summary["jobs"][0]["merged"]["read"]["ios"] == sum(
         results[r]["jobs"][0]["workers"][0]["dirs"][0]["ios"] for r in range(3)
     )
+
+
+def test_a_host_without_a_measured_start_is_left_alone_and_padding_is_bounded() -> None:
+    results, offsets = _fleet()
+    results[1]["start_unix_ns"] = 0  # stopped before its measured window opened
+    results[2]["start_unix_ns"] = T0 + 3_600 * S + offsets[2]  # an hour late: pad at most the longest series
+    how = {a.rank: a for a in plan(results, offsets)}
+    assert how[1].start_after_first_ns == 0 and how[1].shift_intervals == 0 and how[1].start_on_zero_ns == 0
+    assert how[2].start_after_first_ns == 3_600 * S and how[2].shift_intervals == 3
+    on_zero, _ = align(results, offsets)
+    assert on_zero[1] == results[1]
+    assert len(on_zero[2]["jobs"][0]["workers"][0]["series"]) == 3 + 2

@@ -70,10 +70,19 @@ def plan(results: Mapping[int, Json], offsets_ns: Mapping[int, int]) -> list[Hos
     if len(interval) != 1 or 0 in interval:
         raise ValueError(f"cannot align series with intervals {sorted(interval)} ns (give every host the same one)")
     interval_ns = interval.pop()
-    on_zero = {rank: int(r["start_unix_ns"]) - int(offsets_ns.get(rank, 0)) for rank, r in results.items()}
-    first = min(on_zero.values())
+    # A host with no measured start (0: stopped before its window opened) is left where it is.
+    started = {rank: r for rank, r in results.items() if int(r.get("start_unix_ns") or 0) > 0}
+    on_zero = {rank: int(r["start_unix_ns"]) - int(offsets_ns.get(rank, 0)) for rank, r in started.items()}
+    first = min(on_zero.values(), default=0)
+    # Padding past the longest series would only add empty intervals.
+    longest = max(
+        (len(w.get("series") or []) for r in results.values() for j in r["jobs"] for w in j["workers"]), default=0
+    )
     out = []
     for rank in sorted(results):
+        if rank not in on_zero:
+            out.append(HostAlignment(rank, int(offsets_ns.get(rank, 0)), 0, 0, 0, 0))
+            continue
         after = on_zero[rank] - first
         out.append(
             HostAlignment(
@@ -83,7 +92,7 @@ def plan(results: Mapping[int, Json], offsets_ns: Mapping[int, int]) -> list[Hos
                 start_on_zero_ns=on_zero[rank],
                 start_after_first_ns=after,
                 # Nearest whole interval: interval k then overlaps the first host's k + shift most.
-                shift_intervals=(after + interval_ns // 2) // interval_ns,
+                shift_intervals=min((after + interval_ns // 2) // interval_ns, longest),
             )
         )
     return out
@@ -100,6 +109,8 @@ def _empty_interval(start_ns: int, end_ns: int, empty_hist: str) -> Json:
 def aligned(result: Json, a: HostAlignment) -> Json:
     """A copy of ``result`` on rank 0's clock (see the module doc)."""
     r = copy.deepcopy(result)
+    if not a.start_unix_ns:
+        return r  # no measured start: nothing to align
     r["start_unix_ns"] = a.start_on_zero_ns
     interval_ns = int(r["interval_ns"])
     empty = _native.hist_from_counts([])

@@ -60,6 +60,22 @@ def test_two_ranks_give_a_row_each_and_an_exact_total(tmp_path: Path) -> None:
     assert [r["rank"] for r in clock["ranks"]] == [0, 1]
     assert clock["ranks"][1]["round_trip_ns"] > 0
     assert clock["start_skew_ns"] >= 0
+    # every host's series is on rank 0's clock: interval k of each host covers the same window
+    align = {a["rank"]: a for a in doc["alignment"]["ranks"]}
+    assert {r: a["start_after_first_ns"] for r, a in align.items()} == {
+        r["rank"]: r["start_after_first_ns"] for r in clock["ranks"]
+    }
+    assert all(a["series_shift_intervals"] == 0 for a in align.values())  # skew far below an interval
+    interval_ns = doc["interval_ns"]
+    series = [w["series"] for w in doc["total"]["result"]["jobs"][0]["workers"]]
+    assert len(series) == 2 and min(len(s) for s in series) >= 1
+    raw = [h["document"]["result"]["jobs"][0]["workers"][0]["series"] for h in doc["hosts"]]
+    for rank, (aligned, own) in enumerate(zip(series, raw)):
+        shift = align[rank]["start_after_first_ns"]
+        assert [x["start_ns"] for x in aligned] == [x["start_ns"] + shift for x in own]
+    for k in range(min(len(s) for s in series)):
+        starts = [s[k]["start_ns"] for s in series]
+        assert max(starts) - min(starts) < interval_ns // 2, starts  # the same window, on one clock
 
 
 def test_text_table_and_fio_json(tmp_path: Path) -> None:
@@ -219,6 +235,17 @@ def test_results_directory_keeps_each_host_and_report_shows_the_spread(tmp_path:
     assert rep.returncode == 0, rep.stderr[-3000:]
     assert "Fleet: 2 hosts" in rep.stdout and "start skew" in rep.stdout, rep.stdout
     assert "spread across hosts" in rep.stdout, rep.stdout
+    page = tmp_path / "fleet.html"
+    rep = subprocess.run(
+        iolab("report", str(run_dir), "--format", "html", "-o", str(page)),
+        capture_output=True,
+        text=True,
+        timeout=RUN_LIMIT_S,
+        check=False,
+    )
+    assert rep.returncode == 0, rep.stderr[-3000:]
+    html = page.read_text()  # drawn marks are counted in tests/report/test_chart_marks.py
+    assert "<h2>Fleet: 2 hosts</h2>" in html and "IOPS per host (fleet)" in html and "start skew" in html
 
 
 def test_ctrl_c_stops_every_rank_and_still_reports(tmp_path: Path) -> None:
@@ -275,6 +302,16 @@ def test_a_sweep_runs_each_point_on_every_rank(tmp_path: Path) -> None:
         assert len(doc["result"]["hosts"]) == 2  # the point ran on both ranks, merged
         hosts = {w["host"] for j in doc["result"]["jobs"] for w in j["workers"]}
         assert len(hosts) == 2
+        # each point keeps every host's own results and the fleet file, as `iolab run --results` does
+        own = [json.loads((p / "hosts" / f"rank-{r}.json").read_text()) for r in (0, 1)]
+        merged = doc["summary"]["jobs"][0]["merged"]["read"]["ios"]
+        assert merged == sum(d["summary"]["jobs"][0]["merged"]["read"]["ios"] for d in own) > 0
+        fleet = json.loads((p / "fleet.json").read_text())
+        assert [a["rank"] for a in fleet["alignment"]["ranks"]] == [0, 1]
+    rep = subprocess.run(iolab("report", str(tmp_path / "res" / "fleet-null")), capture_output=True, text=True,
+                         timeout=RUN_LIMIT_S, check=False)  # fmt: skip
+    assert rep.returncode == 0, rep.stderr
+    assert "Fleet sweep: 2 points" in rep.stdout and rep.stdout.count("kIOPS per host:") == 2, rep.stdout
 
 
 def test_kill_9_of_rank_0_ends_every_other_rank_with_its_spool(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from analysis_fixtures import single_run, sweep
 from chromium_check import chart_marks, check_rendered
 from iolab.analysis import analyze, load_dataset
 from iolab.analysis.model import Analysis
-from iolab.report.charts import all_charts
+from iolab.report.charts import all_charts, fleet_charts
 from iolab.report.html import render_html
 
 FIO_DATA = Path(__file__).parents[1] / "analysis" / "data" / "fio"
@@ -39,6 +39,9 @@ KINDS = {
     "bandwidth per point": r"^bandwidth \(MB/s\) per point",
     "IOPS over time": r"^IOPS over time",
     "IOPS across repeats": r"^IOPS across repeats",
+    "IOPS per host": r"^IOPS per host \(fleet\)",
+    "bandwidth per host": r"^bandwidth \(MB/s\) per host \(fleet\)",
+    "p99 latency per host": r"^p99 latency \(lat\) per host \(fleet\)",
 }
 
 CASES: dict[str, Callable[[], Analysis]] = {
@@ -48,6 +51,42 @@ CASES: dict[str, Callable[[], Analysis]] = {
     "fio json": lambda: analyze(load_dataset(FIO_DATA / "groups.json")),
     "fio json+": lambda: analyze(load_dataset(FIO_DATA / "groups_plus.json")),
 }
+
+
+def _row(host: str, d: str, iops: float, p99_ns: int | None) -> dict[str, object]:
+    return {"host": host, "group": 0, "dir": d, "iops": iops, "bw_bytes_per_s": iops * 4096, "lat_p99_ns": p99_ns}
+
+
+#: A fleet run's fleet.json (what the report reads): three hosts, reads and writes, and the total.
+FLEET = {
+    "hosts": [{"rank": r, "host": f"node{r}"} for r in range(3)],
+    "clock": {
+        "ranks": [{"rank": 0, "offset_ns": 0}, {"rank": 1, "offset_ns": 41_000}, {"rank": 2, "offset_ns": -7_000}],
+        "start_skew_ns": 2_400_000,
+        "round_trip_median_ns": 60_000,
+    },
+    "table": [
+        *[_row(f"node{r}", "read", 10_000.0 * (r + 1), 90_000 * (r + 1)) for r in range(3)],
+        _row("Total", "read", 60_000.0, 250_000),
+        *[_row(f"node{r}", "write", 5_000.0 * (r + 1), 300_000) for r in range(3)],
+        _row("Total", "write", 30_000.0, 300_000),
+    ],
+}
+
+
+def test_fleet_report_draws_a_bar_per_host(tmp_path: Path) -> None:
+    from chromium_check import open_report
+
+    page = tmp_path / "fleet.html"
+    html = render_html(single_run(), FLEET)
+    page.write_text(html, encoding="utf-8")
+    check_rendered(page, tmp_path, png_rows=800)
+    opened = open_report(page, tmp_path)
+    marks = chart_marks(opened.dom)
+    # The three fleet charts come first: one bar per host and direction (3 hosts x 2 directions).
+    assert [marks[i] for i in range(3)] == [6, 6, 6], marks
+    assert "Fleet: 3 hosts" in html and "start skew 2.400 ms" in html
+    assert "max/min 3.000" in html  # node2 does 3x node0's IOPS
 
 
 def kind_of(title: str) -> str:
@@ -77,6 +116,7 @@ def test_run_results_directory_charts_have_marks(tmp_path: Path, cli) -> None:
 
 def test_the_cases_draw_every_chart_kind() -> None:
     seen = {kind_of(c.title) for make in CASES.values() for c in all_charts(make())}
+    seen |= {kind_of(c.title) for c in fleet_charts(FLEET)}
     assert seen == set(KINDS), set(KINDS) - seen
 
 

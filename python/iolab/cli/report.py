@@ -94,7 +94,10 @@ def report(
         from iolab.report.html import render_html
 
         path = output or default_html_path(source)
-        path.write_text(render_html(an), encoding="utf-8")
+        from iolab.fleet.rundir import read_fleet
+
+        fleet = read_fleet(source) if source.is_dir() else None  # a fleet run: per-host bars, spread, skew
+        path.write_text(render_html(an, fleet), encoding="utf-8")
         typer.echo(str(path))
         return
     text = render_analysis(an, fmt)

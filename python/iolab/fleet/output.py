@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from iolab import _native
+from iolab.fleet.align import align
+from iolab.fleet.align import report as alignment_report
 from iolab.fleet.merge import merge_result_jsons, table_rows
 from iolab.fleet.runner import FleetOutcome, HostPart
 from iolab.results import build_output, to_fio_json
@@ -39,17 +41,23 @@ class FleetResults:
     #: (label, parsed result) of every host that returned one.
     per_host: list[tuple[str, Json]]
     rows: list[Json]
+    #: How every host's series was put on rank 0's clock (:func:`iolab.fleet.align.report`).
+    alignment: Optional[Json] = None
 
 
 def build(outcome: FleetOutcome) -> FleetResults:
     with_results = [p for p in outcome.parts if p.result_json is not None]
     if not with_results:
         return FleetResults(outcome, None, [], [])
-    merged_json = merge_result_jsons([p.result_json for p in with_results if p.result_json is not None])
+    per_rank = {p.rank: json.loads(p.result_json) for p in with_results if p.result_json is not None}
+    offsets = {int(x["rank"]): int(x["offset_ns"]) for x in outcome.clock.get("ranks", [])}
+    on_zero, how = align(per_rank, offsets)
+    # The total is merged from the aligned copies: one clock for every series.
+    merged_json = merge_result_jsons([json.dumps(on_zero[p.rank]) for p in with_results])
     merged = json.loads(merged_json)
-    per_host = [(p.host, json.loads(p.result_json)) for p in with_results if p.result_json is not None]
+    per_host = [(p.host, per_rank[p.rank]) for p in with_results]
     total = RunOutput(merged_json, _native.summarize(merged_json), outcome.interrupted, ())
-    return FleetResults(outcome, total, per_host, table_rows(per_host, merged))
+    return FleetResults(outcome, total, per_host, table_rows(per_host, merged), alignment_report(how))
 
 
 def _us(ns: Optional[float]) -> str:
@@ -89,6 +97,16 @@ def text(res: FleetResults) -> str:
         lines.append(
             f"  rank {x['rank']} {x['host']}: offset {x['offset_ns'] / 1e3:+.1f} µs, round trip "
             f"{x['round_trip_ns'] / 1e3:.1f} µs, started {'-' if after is None else f'{after / 1e6:.3f} ms'} after the first"
+        )
+    if res.alignment is not None:
+        padded = [
+            f"rank {a['rank']} by {a['series_shift_intervals']}"
+            for a in res.alignment["ranks"]
+            if a["series_shift_intervals"]
+        ]
+        lines.append(
+            "series: every host's on rank 0's clock (start minus offset, shifted by start_after_first_ns)"
+            + ("; padded by whole intervals: " + ", ".join(padded) if padded else "")
         )
     if o.interrupted:
         lines.append("INTERRUPTED (Ctrl-C): the figures cover the time that ran on every host")
@@ -139,6 +157,7 @@ def fleet_json(res: FleetResults) -> Json:
         "deadline_s": o.config.deadline_s,
         "interval_ns": o.config.interval_ns,
         "clock": o.clock,
+        "alignment": res.alignment,
         "table": res.rows,
         "total": total,
         "hosts": [_host_json(p) for p in o.parts],
@@ -158,14 +177,19 @@ def fio_json(res: FleetResults) -> Json:
     summary = res.total.summary
     groups = {g["group"]: g for g in summary["groups"]}
     for job in summary["jobs"]:
-        e = _entry(job, job["merged"], groups[job["group"]], None, None)  # plain json: no bins
+        e = _entry(job, job["merged"], groups[job["group"]], None, None)  # plain json: no json+ bins
         e["jobname"] = "All clients"
         e["iolab"]["job"] = job["name"]
         e["iolab"]["hosts"] = [label for label, _ in res.per_host]
         stats.append({**e, "hostname": "All clients", "port": 0})
     top.pop("jobs")
     top["client_stats"] = stats
-    top["iolab"] = {"incomplete": res.outcome.incomplete, "faults": res.outcome.faults, "clock": res.outcome.clock}
+    top["iolab"] = {
+        "incomplete": res.outcome.incomplete,
+        "faults": res.outcome.faults,
+        "clock": res.outcome.clock,
+        "alignment": res.alignment,
+    }
     return top
 
 

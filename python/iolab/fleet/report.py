@@ -1,5 +1,6 @@
 """The fleet part of ``iolab report RUN`` (text and Markdown): per-host
-bars, the spread across hosts, and the start skew and clock offsets.
+bars, the spread across hosts, and the start skew and clock offsets; for
+a fleet sweep, per point, each host's IOPS from its own kept results.
 
 Reads ``fleet.json`` of a run directory (:mod:`iolab.fleet.rundir`); a
 run without it (one host) gets nothing. The bars are the table's own rows
@@ -12,7 +13,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from iolab.fleet.rundir import read_fleet
+from iolab.fleet.rundir import read_fleet, read_hosts
 
 BAR_CHARS = 40
 
@@ -23,41 +24,81 @@ def _bar(x: float, top: float) -> str:
 
 
 def fleet_section(directory: Path) -> str:
-    """The section for a fleet run directory, or "" for any other source."""
+    """The section for a fleet run directory or fleet sweep, or "" for any other source."""
     if not directory.is_dir():
         return ""
     doc = read_fleet(directory)
-    if doc is None:
+    if doc is not None:
+        return format_fleet(doc)
+    points = sorted(p for p in (directory / "points").glob("*") if read_fleet(p) is not None)
+    return format_fleet_sweep(points) if points else ""
+
+
+def _host_iops(document: dict[str, Any]) -> float:
+    """A host's IOPS (all jobs, both directions) from its own results document."""
+    return float(sum(j["merged"][d]["iops"] for j in document["summary"]["jobs"] for d in ("read", "write")))
+
+
+def format_fleet_sweep(points: list[Path]) -> str:
+    """A fleet sweep: per point, each host's kIOPS read from its own results
+    (``hosts/rank-R.json``), the spread across hosts and the start skew."""
+    lines = ["", f"Fleet sweep: {len(points)} points, each run on every host"]
+    for p in points:
+        doc = read_fleet(p)
+        hosts = read_hosts(p)
+        labels = {int(h["rank"]): h["host"] for h in doc["hosts"]}
+        per = ", ".join(f"{labels.get(r, f'rank {r}')} {_host_iops(d) / 1e3:.2f}" for r, d in hosts.items())
+        lines.append(f"  {p.name}: kIOPS per host: {per or '- (no per-host results kept)'}")
+        rows = [{"iops": _host_iops(d)} for d in hosts.values()]
+        tail = "; " + spread_line(rows) if spread_line(rows) else ""
+        lines.append(f"    {skew_line(doc)}{tail}")
+        if doc.get("incomplete"):
+            lines.append("    INCOMPLETE: " + "; ".join(doc.get("faults", [])))
+    return "\n".join(lines) + "\n"
+
+
+def skew_line(doc: dict[str, Any]) -> str:
+    c = doc["clock"]
+    offs = [abs(r["offset_ns"]) for r in c["ranks"]]
+    return (
+        f"start skew {c['start_skew_ns'] / 1e6:.3f} ms; clock offsets up to {max(offs, default=0) / 1e6:.3f} ms "
+        f"(round trip median {c['round_trip_median_ns'] / 1e3:.1f} µs)"
+    )
+
+
+def spread_line(sel: list[dict[str, Any]]) -> str:
+    """The spread of IOPS across hosts (max/min and CV), or "" for fewer than two."""
+    iops = [r["iops"] for r in sel]
+    if len(iops) < 2 or min(iops) <= 0:
         return ""
-    return format_fleet(doc)
+    cv = statistics.pstdev(iops) / statistics.mean(iops) * 100
+    return (
+        f"spread across hosts: min {min(iops) / 1e3:.2f}, max {max(iops) / 1e3:.2f} kIOPS "
+        f"(max/min {max(iops) / min(iops):.3f}, CV {cv:.1f} %)"
+    )
+
+
+def by_group_dir(doc: dict[str, Any]) -> list[tuple[tuple[int, str], list[dict[str, Any]]]]:
+    """The table's host rows (no Total) per (group, direction)."""
+    rows = [r for r in doc["table"] if r["host"] != "Total"]
+    return [
+        (k, [r for r in rows if (r["group"], r["dir"]) == k]) for k in sorted({(r["group"], r["dir"]) for r in rows})
+    ]
 
 
 def format_fleet(doc: dict[str, Any]) -> str:
-    lines = ["", f"Fleet: {len(doc['hosts'])} hosts"]
-    c = doc["clock"]
-    offs = [abs(r["offset_ns"]) for r in c["ranks"]]
-    lines.append(
-        f"  start skew {c['start_skew_ns'] / 1e6:.3f} ms; clock offsets up to {max(offs, default=0) / 1e6:.3f} ms "
-        f"(round trip median {c['round_trip_median_ns'] / 1e3:.1f} µs)"
-    )
-    rows = [r for r in doc["table"] if r["host"] != "Total"]
-    for key in sorted({(r["group"], r["dir"]) for r in rows}):
-        sel = [r for r in rows if (r["group"], r["dir"]) == key]
+    lines = ["", f"Fleet: {len(doc['hosts'])} hosts", "  " + skew_line(doc)]
+    for key, sel in by_group_dir(doc):
         top = max(r["iops"] for r in sel)
         lines.append(f"  group {key[0]} {key[1]}: kIOPS per host")
         width = max(len(r["host"]) for r in sel)
         for r in sel:
             lines.append(f"    {r['host']:<{width}} {r['iops'] / 1e3:>9.2f} {_bar(r['iops'], top)}")
-        iops = [r["iops"] for r in sel]
-        if len(iops) > 1 and min(iops) > 0:
-            cv = statistics.pstdev(iops) / statistics.mean(iops) * 100
-            lines.append(
-                f"    spread across hosts: min {min(iops) / 1e3:.2f}, max {max(iops) / 1e3:.2f} kIOPS "
-                f"(max/min {max(iops) / min(iops):.3f}, CV {cv:.1f} %)"
-            )
+        if spread_line(sel):
+            lines.append("    " + spread_line(sel))
     if doc.get("incomplete"):
         lines.append("  INCOMPLETE: " + "; ".join(doc.get("faults", [])))
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["fleet_section", "format_fleet"]
+__all__ = ["by_group_dir", "fleet_section", "format_fleet", "format_fleet_sweep", "skew_line", "spread_line"]

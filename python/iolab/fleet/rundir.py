@@ -8,6 +8,9 @@ the hosts, plus:
   start skew), faults and whether the run is incomplete;
 - ``hosts/rank-R.json``: each host's own results document.
 
+Each point directory of a fleet sweep keeps the same two (through
+``RunOutput.observed``: :func:`fleet_observed`).
+
 An incomplete run is recorded as failed in the catalog, with its faults.
 """
 
@@ -21,23 +24,47 @@ from iolab.results.catalog import save_run
 from iolab.results.rundir import write_json
 
 FLEET_FILE = "fleet.json"
+HOSTS_DIR = "hosts"
+Json = dict[str, Any]
 
 
-def save_fleet_run(root: Path, res: FleetResults) -> Path:
-    assert res.total is not None
+def fleet_files(res: FleetResults) -> tuple[Json, dict[int, Json]]:
+    """``fleet.json`` (without the hosts' documents) and each rank's own results document."""
     doc = fleet_json(res)
     hosts = doc.pop("hosts")
     doc.pop("total")
     doc["hosts"] = [{k: v for k, v in h.items() if k != "document"} for h in hosts]
+    return doc, {int(h["rank"]): h["document"] for h in hosts if h["document"] is not None}
+
+
+def fleet_observed(res: FleetResults) -> dict[str, Json]:
+    """The same files as ``RunOutput.observed`` entries (``fleet``,
+    ``hosts/rank-R``), which a sweep's point directory keeps as ``NAME.json``."""
+    doc, per_rank = fleet_files(res)
+    return {"fleet": doc, **{f"{HOSTS_DIR}/rank-{r}": d for r, d in per_rank.items()}}
+
+
+def save_fleet_run(root: Path, res: FleetResults) -> Path:
+    assert res.total is not None
+    doc, per_rank = fleet_files(res)
     error = None
     if res.outcome.incomplete:
         error = "incomplete fleet run: " + "; ".join(res.outcome.faults)
     directory = save_run(root, list(res.outcome.jobs), res.total, extra={FLEET_FILE: doc}, error=error)
-    (directory / "hosts").mkdir(exist_ok=True)
-    for h in hosts:
-        if h["document"] is not None:
-            write_json(directory / "hosts" / f"rank-{h['rank']}.json", h["document"])
+    (directory / HOSTS_DIR).mkdir(exist_ok=True)
+    for rank, document in per_rank.items():
+        write_json(directory / HOSTS_DIR / f"rank-{rank}.json", document)
     return directory
+
+
+def read_hosts(directory: Path) -> dict[int, Any]:
+    """Each rank's own results document kept in a run or point directory (rank → document)."""
+    import json
+
+    out = {}
+    for p in sorted((directory / HOSTS_DIR).glob("rank-*.json")):
+        out[int(p.stem.removeprefix("rank-"))] = json.loads(p.read_text(encoding="utf-8"))
+    return dict(sorted(out.items()))
 
 
 def read_fleet(directory: Path) -> Any:
@@ -48,4 +75,4 @@ def read_fleet(directory: Path) -> Any:
     return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else None
 
 
-__all__ = ["FLEET_FILE", "read_fleet", "save_fleet_run"]
+__all__ = ["FLEET_FILE", "HOSTS_DIR", "fleet_files", "fleet_observed", "read_fleet", "read_hosts", "save_fleet_run"]

@@ -9,8 +9,9 @@ point's broadcast and run it, until rank 0 broadcasts the end.
 
 A point that loses a host ends the whole sweep (the finished points are
 kept: running the same command again resumes): the point's total would be
-silently smaller otherwise. Per-host results of a point are not kept in
-its directory (its result is the merge); ``iolab fleet run`` keeps them.
+silently smaller otherwise. Each point directory keeps, beside the merged
+result, ``fleet.json`` (table, clock, series alignment) and each host's own
+results in ``hosts/rank-R.json``, as ``iolab run --results`` does.
 The device statistics of a point (diskstats) are not measured on a fleet.
 """
 
@@ -27,7 +28,8 @@ from iolab.errors import IolabError
 from iolab.fleet.comm import World
 from iolab.fleet.env import FleetError
 from iolab.fleet.hosts import HostsTable
-from iolab.fleet.merge import merge_result_jsons
+from iolab.fleet.output import build
+from iolab.fleet.rundir import fleet_observed
 from iolab.fleet.runner import SWEEP_END, FleetConfig, FleetOutcome, Plan, SweepEnded, fleet_run
 from iolab.jobs import JobSpec
 from iolab.plans.sweep import SweepOptions, SweepOutcome, run_sweep
@@ -35,13 +37,15 @@ from iolab.run.local import RunOutput
 
 
 def merged_output(outcome: FleetOutcome) -> RunOutput:
-    """A fleet point's result as one run: the exact merge of its hosts."""
-    results = [p.result_json for p in outcome.parts if p.result_json is not None]
-    if not results:
+    """A fleet point's result as one run: the exact merge of its hosts (their
+    series on rank 0's clock), with ``fleet.json`` and each host's own
+    results as observed files of the point's directory."""
+    res = build(outcome)
+    if res.total is None:
         raise FleetError("no host returned a result: " + "; ".join(outcome.faults))
-    merged = merge_result_jsons(results)
     notes = tuple(f"{p.host}: {n}" for p in outcome.parts for n in p.notes)
-    return RunOutput(merged, _native.summarize(merged), outcome.interrupted, notes)
+    t = res.total
+    return RunOutput(t.result_json, t.summary_json, outcome.interrupted, notes, fleet_observed(res))
 
 
 def fleet_sweep(

@@ -363,5 +363,34 @@ def spread_charts(an: Analysis) -> list[Chart]:
     return [Chart(title, data, layout)] if data else []
 
 
+def fleet_charts(fleet: Json) -> list[Chart]:
+    """A fleet run (its ``fleet.json``): per-host bars of IOPS, MB/s and p99
+    latency — each host's figures from its own histograms, never an average
+    of percentiles — one bar trace per group and direction, hosts on a
+    category axis (the table's rows minus the Total)."""
+    rows = [r for r in fleet.get("table", []) if r["host"] != "Total"]
+    keys = sorted({(r["group"], r["dir"]) for r in rows})
+    multi = len({g for g, _ in keys}) > 1
+    p99 = [r["lat_p99_ns"] for r in rows if r["lat_p99_ns"] is not None]
+    unit, scale = lat_unit_for(p99)
+    charts = []
+    for title, y, metric, k in (
+        ("IOPS per host (fleet)", "IOPS", "iops", 1.0),
+        ("bandwidth (MB/s) per host (fleet)", "MB/s", "bw_bytes_per_s", 1e6),
+        (f"p99 latency (lat) per host (fleet), {unit}", f"p99 lat ({unit})", "lat_p99_ns", scale),
+    ):
+        data = []
+        for g, d in keys:
+            sel = [r for r in rows if (r["group"], r["dir"]) == (g, d) and r[metric] is not None]
+            if sel:
+                name = f"g{g} {d}" if multi else d
+                data.append(
+                    {"type": "bar", "name": name, "x": [r["host"] for r in sel], "y": [r[metric] / k for r in sel]}
+                )
+        if data:
+            charts.append(Chart(title, data, {**_layout(title, "host", y, xcat=True), "barmode": "group"}))
+    return charts
+
+
 def all_charts(an: Analysis) -> list[Chart]:
     return [*latency_charts(an), *load_charts(an), *curve_charts(an), *series_charts(an), *spread_charts(an)]

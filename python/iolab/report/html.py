@@ -18,12 +18,12 @@ import html
 import json
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import Any
+from typing import Any, Optional
 
 from iolab import _native
-from iolab.analysis.model import Analysis, Finding
+from iolab.analysis.model import Analysis, Finding, Json
 from iolab.report.analysis_text import Table, bottleneck_line, knee_lines, summary_lines, tables
-from iolab.report.charts import Chart, all_charts
+from iolab.report.charts import Chart, all_charts, fleet_charts
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em 2em; color: #222; }
@@ -128,9 +128,26 @@ def _charts(charts: list[Chart]) -> tuple[str, str]:
     return divs, _script_json(specs)
 
 
-def render_html(an: Analysis) -> str:
-    """The whole report as one HTML document."""
-    charts = all_charts(an)
+def _fleet(fleet: Json) -> str:
+    """The fleet section's text: start skew and clock offsets, the spread
+    across hosts per group and direction (the bars are charts), faults."""
+    from iolab.fleet.report import by_group_dir, skew_line, spread_line
+
+    items = [skew_line(fleet)]
+    for (group, d), sel in by_group_dir(fleet):
+        if spread_line(sel):
+            items.append(f"group {group} {d}: {spread_line(sel)}")
+    if fleet.get("incomplete"):
+        items.append("INCOMPLETE: " + "; ".join(fleet.get("faults", [])))
+    lis = "".join(f"<li>{_e(i)}</li>" for i in items)
+    return f"<h2>Fleet: {len(fleet['hosts'])} hosts</h2><ul class='fleet'>{lis}</ul>"
+
+
+def render_html(an: Analysis, fleet: Optional[Json] = None) -> str:
+    """The whole report as one HTML document; ``fleet`` (a run directory's
+    ``fleet.json``) adds the fleet section: per-host bars, spread and skew."""
+    fleet_part = "" if fleet is None else _fleet(fleet)
+    charts = ([] if fleet is None else fleet_charts(fleet)) + all_charts(an)
     divs, specs = _charts(charts)
     return f"""<!DOCTYPE html>
 <html lang="en">
@@ -144,6 +161,7 @@ def render_html(an: Analysis) -> str:
 <body data-charts-expected="{len(charts)}" data-js-errors="">
 {_header(an)}
 {_findings(an)}
+{fleet_part}
 <h2>Charts</h2>
 {divs or "<p>No charts: the results hold no figures to draw.</p>"}
 <h2>Tables</h2>

@@ -79,6 +79,7 @@ def write_record(directory: Path, record: RunRecord) -> Json:
     write_json(directory / "config.json", record.config)
     write_json(directory / "host.json", record.host)
     for name, value in record.files.items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)  # hosts/rank-R.json of a fleet
         write_json(directory / name, value)
     write_json(directory / RESULT_FILE, record.doc)
     write_series(directory / SERIES_FILE, series_rows(record.doc))
@@ -118,12 +119,15 @@ def _read_json(path: Path) -> Json:
 
 
 #: Observers (``RunOutput.observed``) whose measurement a run directory keeps as ``NAME.json``.
-OBSERVED_FILES = ("diskstats",)
+OBSERVED_FILES = ("diskstats", "fleet")
+#: Observed entries under this folder are kept too (a fleet's ``hosts/rank-R``).
+OBSERVED_DIRS = ("hosts/",)
 
 
 def observed_files(observed: dict[str, Json]) -> dict[str, Json]:
     """What run observers measured, as run-directory files: ``{"diskstats.json": ...}``."""
-    return {f"{name}.json": observed[name] for name in OBSERVED_FILES if name in observed}
+    kept = [n for n in observed if n in OBSERVED_FILES or n.startswith(OBSERVED_DIRS)]
+    return {f"{name}.json": observed[name] for name in kept}
 
 
 def is_complete(directory: Path) -> bool:

@@ -103,3 +103,10 @@ def test_api_run_refuses_a_window_that_disagrees(tmp_path: Path) -> None:
     job = iolab.Job("x", ioengine="null", size="1m", write_iops_log="lg", log_avg_msec=250)
     with pytest.raises(JobError, match="disagrees"):
         iolab.run(job, interval="1s", log_dir=tmp_path)
+
+
+def test_io_submit_mode_inline_is_accepted_and_offload_refused_by_name() -> None:
+    job = iolab.Job("x", ioengine="null", size="1m", io_submit_mode="inline")
+    assert prepare(job)["name"] == "x"
+    with pytest.raises(JobError, match=r"io_submit_mode=offload: expected one of inline"):
+        prepare(iolab.Job("x", ioengine="null", size="1m", io_submit_mode="offload"))

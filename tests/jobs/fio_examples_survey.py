@@ -74,15 +74,22 @@ def survey_one(path: Path, scratch: Path) -> tuple[str, str, str]:
     return _short_run(path, extra, env, scratch)
 
 
+#: Longest a short run may take (startdelay in fio's examples reaches 60 s).
+SHORT_RUN_TIMEOUT_S = 90
+
+
 def _short_run(path: Path, extra: list[str], env: dict[str, str], scratch: Path) -> tuple[str, str, str]:
-    run = subprocess.run(
-        [*IOLAB, str(path), *extra, "--output-format=terse"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=scratch,
-        timeout=120,
-    )
+    try:
+        run = subprocess.run(
+            [*IOLAB, str(path), *extra, "--output-format=terse"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=scratch,
+            timeout=SHORT_RUN_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired:
+        return "yes", "no", f"the short run did not end within {SHORT_RUN_TIMEOUT_S} s"
     if run.returncode != 0:
         return "yes", "no", first_error(run.stderr)
     return "yes", "yes", ""

@@ -47,7 +47,9 @@ def engines(text: str) -> set[str]:
 def first_error(stderr: str) -> str:
     lines = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith(("note:", "fio log:"))]
     err = [ln for ln in lines if ln.startswith("iolab:")] or lines[-1:] or ["?"]
-    return err[0].removeprefix("iolab: ").replace("|", "\\|")[:160]
+    # "/where/examples/x.fio:12: ..." -> "x.fio:12: ...": the table is about fio's files, not this machine.
+    message = re.sub(r"^/\S*/(?=[^/\s]+:\d+: )", "", err[0].removeprefix("iolab: "))
+    return message.replace("|", "\\|")[:160]
 
 
 def survey_one(path: Path, scratch: Path) -> tuple[str, str, str]:

@@ -47,7 +47,9 @@ def engines(text: str) -> set[str]:
 def first_error(stderr: str) -> str:
     lines = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith(("note:", "fio log:"))]
     err = [ln for ln in lines if ln.startswith("iolab:")] or lines[-1:] or ["?"]
-    return err[0].removeprefix("iolab: ").replace("|", "\\|")[:160]
+    # "/where/examples/x.fio:12: ..." -> "x.fio:12: ...": the table is about fio's files, not this machine.
+    message = re.sub(r"^/\S*/(?=[^/\s]+:\d+: )", "", err[0].removeprefix("iolab: "))
+    return message.replace("|", "\\|")[:160]
 
 
 def survey_one(path: Path, scratch: Path) -> tuple[str, str, str]:
@@ -74,15 +76,22 @@ def survey_one(path: Path, scratch: Path) -> tuple[str, str, str]:
     return _short_run(path, extra, env, scratch)
 
 
+#: Longest a short run may take (startdelay in fio's examples reaches 60 s).
+SHORT_RUN_TIMEOUT_S = 90
+
+
 def _short_run(path: Path, extra: list[str], env: dict[str, str], scratch: Path) -> tuple[str, str, str]:
-    run = subprocess.run(
-        [*IOLAB, str(path), *extra, "--output-format=terse"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=scratch,
-        timeout=120,
-    )
+    try:
+        run = subprocess.run(
+            [*IOLAB, str(path), *extra, "--output-format=terse"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=scratch,
+            timeout=SHORT_RUN_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired:
+        return "yes", "no", f"the short run did not end within {SHORT_RUN_TIMEOUT_S} s"
     if run.returncode != 0:
         return "yes", "no", first_error(run.stderr)
     return "yes", "yes", ""

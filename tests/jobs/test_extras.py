@@ -57,6 +57,7 @@ def test_every_extra_is_in_the_docs_table() -> None:
         ("--random_generator=lfsr", "random_generator=lfsr: iolab draws offsets with its own generator"),
         ("--clocksource=cpu", "clocksource=cpu: iolab times I/O with clock_gettime(CLOCK_MONOTONIC)"),
         ("--iodepth_low=4", "iodepth_low=4: iolab refills the queue as soon as an I/O completes"),
+        ("--verify_async=2", "verify_async=2: iolab verifies each block inline as its read completes"),
     ],
 )
 def test_options_iolab_already_honours_say_so_and_latencies_stay_measured(

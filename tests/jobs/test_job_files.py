@@ -82,6 +82,14 @@ def test_steady_file_ends_early(cli: Callable[..., Any], workdir: Path) -> None:
     assert entry["steadystate"]["attained"] == 1 and entry["read"]["runtime"] < 30_000
 
 
+def test_latency_steady_file_ends_early_and_logs(cli: Callable[..., Any], workdir: Path) -> None:
+    (entry,) = _run(cli, "steady-latency.fio")["jobs"]
+    ss = entry["steadystate"]
+    assert ss["attained"] == 1 and entry["read"]["runtime"] < 30_000
+    assert len(ss["data"]["lat_ns"]) == 4 and min(ss["data"]["lat_ns"]) >= entry["read"]["lat_ns"]["min"]
+    assert (workdir / "lat_steady_lat.1.log").read_text().strip()
+
+
 def test_include_vars_and_repeated_sections(cli: Callable[..., Any], workdir: Path) -> None:
     doc = _run(cli, "include-and-vars.fio", "--group_reporting")
     names = [j["jobname"] for j in doc["jobs"]]

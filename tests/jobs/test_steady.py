@@ -13,6 +13,7 @@ import json
 from typing import Any, Callable
 
 import pytest
+from iolab import _native
 from iolab.jobs import ParseError
 from iolab.jobs.extras import JobExtras
 from iolab.run.steady import Criterion, SteadyStateRun, check_placement, criterion, judge
@@ -71,9 +72,30 @@ def test_wrapper_stops_the_run_when_the_window_holds() -> None:
     assert run.attained and engine.stopped_at == 7
 
 
-def test_latency_criteria_and_missing_duration_are_refused() -> None:
-    with pytest.raises(ParseError, match="latency criteria are not supported"):
-        criterion(JobExtras("j", {"steadystate": "lat:5%", "steadystate_duration": S}), S)
+class _LatEngine(_Engine):
+    """Scripted: each interval's reads all took ``lat[i]`` ns, and as many writes took twice as long."""
+
+    def poll(self, timeout_s: float) -> dict[str, Any]:
+        p = super().poll(timeout_s)
+        v = int(self.iops[min(self.polls - 1, len(self.iops) - 1)])
+        p["lat_ns"] = [_native.hist_from_counts([(v, 10)]), _native.hist_from_counts([(2 * v, 10)])]
+        return p
+
+
+def test_latency_criterion_judges_each_intervals_mean_from_its_histograms() -> None:
+    engine = _LatEngine([50_000.0, 10_000.0, 30_000.0, 10_000.0, 10_100.0, 9_900.0, 10_000.0, 10_000.0])
+    run = SteadyStateRun(engine, _c("lat:5%"))
+    for _ in range(8):
+        run.poll(0.0)
+    # Read and write merged: each interval's mean is 1.5 times its read latency (HDR precision: 0.1 %).
+    assert run.lat_means_ns == pytest.approx([1.5 * v for v in engine.iops[:7]], rel=1e-3)
+    assert run.attained and engine.stopped_at == 7
+    assert criterion(JobExtras("j", {"steadystate": "lat_slope:1%", "steadystate_duration": S}), S) is not None
+
+
+def test_missing_duration_and_unknown_criteria_are_refused() -> None:
+    with pytest.raises(ParseError, match="expected iops:N"):
+        criterion(JobExtras("j", {"steadystate": "clat:5%", "steadystate_duration": S}), S)
     with pytest.raises(ParseError, match="needs ss_dur"):
         criterion(JobExtras("j", {"steadystate": "iops:5%"}), S)
 
@@ -99,3 +121,18 @@ def test_real_run_ends_at_steady_state_and_reports_it(cli: Callable[..., Any]) -
     assert len(ss["data"]["iops"]) in (3, 4) and ss["data"]["iops_mean"] > 0
     assert entry["read"]["runtime"] < 30_000  # ended at steady state, not at runtime=60s
     assert "steadystate: attained=yes" in r.stderr
+
+
+def test_real_run_ends_at_latency_steady_state(cli: Callable[..., Any]) -> None:
+    args = ["--name=s", "--ioengine=null", "--size=1g", "--rw=read", "--time_based", "--runtime=60s"]
+    r = cli("run", *args, "--ss=lat:10000%", "--ss_dur=1s", "--ss_interval=250ms", "--output-format=fio-json")
+    assert r.exit_code == 0, r.output
+    (entry,) = json.loads(r.stdout)["jobs"]
+    ss = entry["steadystate"]
+    assert ss["attained"] == 1 and ss["ss"] == "lat:10000%"
+    lat = ss["data"]["lat_ns"]
+    assert len(lat) == 4 and all(v > 0 for v in lat)
+    # Every interval's mean lies within the run's whole latency range.
+    assert entry["read"]["lat_ns"]["min"] <= min(lat) and max(lat) <= entry["read"]["lat_ns"]["max"]
+    assert entry["read"]["runtime"] < 30_000
+    assert "steadystate: attained=yes" in r.stderr and "lat=" in r.stderr

@@ -33,11 +33,25 @@ class JobSpec:
 
     name: str
     options: tuple[Option, ...] = field(default=())
+    #: Where each option was written (``file.fio:12``), parallel to ``options``;
+    #: ``None`` where unknown (command line, API). Not part of equality.
+    origins: tuple[Optional[str], ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # Accept any sequence of pairs, keep an immutable, hashable tuple.
         pairs = tuple((str(k), None if v is None else str(v)) for k, v in self.options)
         object.__setattr__(self, "options", pairs)
+        origins = tuple(self.origins)
+        if len(origins) != len(pairs):
+            origins = (*origins[: len(pairs)], *(None,) * (len(pairs) - len(origins)))
+        object.__setattr__(self, "origins", origins)
+
+    def origin(self, option: str) -> Optional[str]:
+        """Where the last ``option`` (the one in force) was written, if known."""
+        for (k, _), where in zip(reversed(self.options), reversed(self.origins)):
+            if k == option:
+                return where
+        return None
 
     def to_native(self) -> tuple[str, list[Option]]:
         """``(name, [(option, value), ...])`` as the native module takes it."""
@@ -45,7 +59,7 @@ class JobSpec:
 
     def with_options(self, *options: Option) -> JobSpec:
         """This job with ``options`` appended (so they win)."""
-        return JobSpec(self.name, (*self.options, *options))
+        return JobSpec(self.name, (*self.options, *options), (*self.origins, *(None,) * len(options)))
 
 
 class ParseError(JobError):

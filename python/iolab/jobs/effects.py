@@ -89,6 +89,8 @@ def _notes(e: JobExtras, spec: JobSpec) -> list[str]:
     hint = e.get("fadvise_hint")
     if hint not in (None, "0") and _option(spec, "direct") != "1":
         notes.append(f"fadvise_hint={hint}: iolab gives the kernel no access-pattern hint")
+    if e.get("verify_async"):
+        notes.append(f"verify_async={e.get('verify_async')}: iolab verifies each block inline as its read completes")
     if e.get("log_prio") is True:
         notes.append("log_prio=1: iolab sets no I/O priorities; the logs' priority column is 0")
     return notes

@@ -116,6 +116,21 @@ EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
         choices=("malloc",),
     ),
     ExtraDef("new_group", "bool", "0", "Accepted; iolab reports every job on its own, groups are stonewall groups."),
+    ExtraDef(
+        "verify_async",
+        "int",
+        "0",
+        "Accepted; iolab verifies each block inline as its read completes (fio's default, verify_async=0), "
+        "and a note says so.",
+    ),
+    ExtraDef(
+        "io_submit_mode",
+        "choice",
+        "inline",
+        "inline: the worker submits its own I/O (iolab's only mode). offload (a pool of submitting threads "
+        "that keeps a fixed rate whatever the completions) is refused.",
+        choices=("inline",),
+    ),
     # --- fio's log files (iolab.results.fio_logs) ---------------------------------------------
     ExtraDef("write_bw_log", "text", "off", "Write NAME_bw.N.log: bandwidth (KiB/s) per window, in fio's format."),
     ExtraDef("write_iops_log", "text", "off", "Write NAME_iops.N.log: IOPS per window, in fio's format."),
@@ -253,14 +268,60 @@ def split_extras(spec: JobSpec) -> tuple[JobSpec, JobExtras]:
     """``spec`` without the options of :data:`EXTRA_OPTIONS`, and those options
     checked and typed (later ones win, as for every option)."""
     kept = []
+    where = []
     extras = JobExtras(spec.name)
-    for name, value in spec.options:
+    for (name, value), origin in zip(spec.options, spec.origins):
         d = _BY_NAME.get(name)
         if d is None:
             kept.append((name, value))
+            where.append(origin)
         else:
             extras.values[d.name] = _parse(spec.name, d, name, value)
-    return JobSpec(spec.name, tuple(kept)), extras
+    return JobSpec(spec.name, tuple(kept), tuple(where)), extras
+
+
+#: Extras whose whole effect is a note (iolab already behaves as asked): any
+#: caller may drop them. The others act around the engine (logs, steady
+#: state, wait_for, allow_file_create) and need a runner that applies them.
+NOTE_ONLY = frozenset(
+    {
+        "gtod_reduce",
+        "disable_lat",
+        "disable_clat",
+        "disable_slat",
+        "disable_bw_measurement",
+        "clat_percentiles",
+        "lat_percentiles",
+        "slat_percentiles",
+        "random_generator",
+        "clocksource",
+        "iodepth_low",
+        "fadvise_hint",
+        "unit_base",
+        "iomem",
+        "new_group",
+        "verify_async",
+        "io_submit_mode",
+    }
+)
+
+
+def engine_job(spec: JobSpec, where: str) -> JobSpec:
+    """``spec`` for the engine alone: note-only extras checked and dropped;
+    an extra that needs a runner to apply it is refused by name (``where``
+    says which caller cannot apply it), never silently ignored."""
+    if not any(is_extra(name) for name, _ in spec.options):
+        return spec
+    native, extras = split_extras(spec)
+    acting = sorted(n for n in extras.values if n not in NOTE_ONLY)
+    if acting:
+        raise ParseError(
+            f"job {spec.name}",
+            None,
+            f"{', '.join(acting)}: applied by `iolab run` and iolab.run() only, not by {where}; "
+            "run the job with one of those",
+        )
+    return native
 
 
 def extras_markdown() -> str:

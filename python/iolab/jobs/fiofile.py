@@ -110,9 +110,10 @@ def _include(line: _Line, name: str, base_dir: Path | None, stack: tuple[Path, .
 
 
 def _sections(lines: Iterator[_Line], env: Mapping[str, str], source: str) -> list[JobSpec]:
-    globals_: list[Option] = []
-    jobs: list[tuple[str, list[Option]]] = []
-    current: list[Option] | None = None  # where options go now
+    # Each option with where it was written ("file.fio:12"), for later errors.
+    globals_: list[tuple[Option, str]] = []
+    jobs: list[tuple[str, list[tuple[Option, str]]]] = []
+    current: list[tuple[Option, str]] | None = None  # where options go now
     for line in lines:
         if line.text.startswith("["):
             name = _section_name(line)
@@ -124,10 +125,10 @@ def _sections(lines: Iterator[_Line], env: Mapping[str, str], source: str) -> li
         elif current is None:
             raise line.error(f"option '{line.text}' is outside of a section; put it under [global] or a [job]")
         else:
-            current.append(_option(line, env))
+            current.append((_option(line, env), f"{line.source}:{line.number}"))
     if not jobs:
         raise ParseError(source, None, "no job in this file (only [global] options or nothing)")
-    return [JobSpec(name, tuple(opts)) for name, opts in jobs]
+    return [JobSpec(name, tuple(o for o, _ in opts), tuple(w for _, w in opts)) for name, opts in jobs]
 
 
 def _section_name(line: _Line) -> str:

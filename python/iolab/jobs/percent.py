@@ -73,4 +73,4 @@ def resolve_percentages(spec: JobSpec) -> JobSpec:
                 nbytes -= nbytes % OFFSET_ALIGN
             value = str(nbytes)
         out.append((key, value))
-    return JobSpec(spec.name, tuple(out))
+    return JobSpec(spec.name, tuple(out), spec.origins)

@@ -18,8 +18,11 @@ from typing import Optional, Union
 
 from iolab import _native
 from iolab.jobs import JobSpec
+from iolab.jobs.effects import plan_extras
+from iolab.jobs.extras import JobExtras
 from iolab.run.local import RunOutput, prepare, prepare_all, run_jobs
 from iolab.run.progress import ProgressSink
+from iolab.run.steady import SteadyState
 from iolab.run.wire import target_observer
 
 OptionValue = Union[str, int, float, bool]
@@ -56,30 +59,51 @@ def run(
     jobs: Union[JobSpec, Sequence[JobSpec]],
     *,
     allow_overwrite: bool = False,
-    interval: str = "1s",
+    interval: Optional[str] = None,
     progress: Optional[ProgressSink] = None,
     target_stats: Optional[str] = None,
+    extras_out: Optional[list[JobExtras]] = None,
 ) -> RunOutput:
     """Run jobs on this host (stonewall groups one after another).
 
-    ``progress`` receives layout notes and live progress (e.g.
+    ``progress`` receives notes, layout notes and live progress (e.g.
     ``iolab.run.progress.TerminalProgress()``); by default nothing is shown.
-    ``target_stats``: the stats URL of the iolab target the (nbd) jobs
-    drive; its window is measured alongside, and
-    ``iolab.run.wire.wire_section(output)`` gives client, server and wire
-    latency, server CPU and wire bytes.
+    ``interval``: sampling interval (default 1 s, or the window the jobs'
+    logs or steady state need). ``target_stats``: the stats URL of the
+    iolab target the (nbd) jobs drive; its window is measured alongside,
+    and ``iolab.run.wire.wire_section(output)`` gives client, server and
+    wire latency, server CPU and wire bytes.
+
+    The options handled around the engine (:mod:`iolab.jobs.extras`) act
+    as under ``iolab run``: ``steadystate`` ends a job when reached (fio's
+    report in ``output.observed["steadystate"]``), notes go to ``progress``.
+    fio's log files are written by ``iolab.run`` (the package's, a layer
+    above: iolab.results), from the jobs' extras this function appends to
+    ``extras_out``.
     """
     specs = [jobs] if isinstance(jobs, JobSpec) else list(jobs)
-    prepared = prepare_all(specs)
+    plan = plan_extras(specs, None if interval is None else parse_interval_ns(interval))
+    if progress is not None:
+        for note in plan.notes:
+            progress.note(f"note: {note}")
+    prepared = prepare_all(plan.jobs)
+    interval_ns = plan.interval_ns or parse_interval_ns(interval or "1s")
+    steady = SteadyState.plan(plan.extras, list(prepared), interval_ns)
     observers = [target_observer(target_stats, prepared)] if target_stats else []
-    return run_jobs(
-        specs,
+    out = run_jobs(
+        plan.jobs,
         allow_overwrite=allow_overwrite,
-        interval_ns=parse_interval_ns(interval),
+        interval_ns=interval_ns,
         progress=progress,
         observers=observers,
         prepared=prepared,
+        run_factory=steady.factory if steady else _native.Run,
     )
+    if steady:
+        out.observed["steadystate"] = steady.fio_entries(out.summary)
+    if extras_out is not None:
+        extras_out.extend(plan.extras)
+    return out
 
 
 __all__ = ["Job", "OptionValue", "parse_interval_ns", "prepare", "run"]

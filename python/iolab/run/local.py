@@ -17,12 +17,16 @@ with it.
 from __future__ import annotations
 
 import json
+import re
 import socket
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Protocol
 
 from iolab import _native
+from iolab.errors import JobError
+from iolab.jobs import JobSpec
+from iolab.jobs.extras import engine_job
 from iolab.run.progress import ProgressSink, SilentProgress
 
 #: A job as the native module takes it: ``(name, [(option, value or None), ...])``.
@@ -100,8 +104,15 @@ class RunOutput:
         return parsed
 
 
+def _engine(job: JobLike) -> JobLike:
+    # Options handled around the engine (iolab.jobs.extras) never reach it:
+    # note-only ones are dropped, the others were applied by the caller
+    # (iolab run, iolab.run()) or are refused here by name.
+    return engine_job(job, "this caller (plans, sweeps, ...)") if isinstance(job, JobSpec) else job
+
+
 def native_jobs(specs: Iterable[JobLike]) -> list[NativeJob]:
-    return [s.to_native() for s in specs]
+    return [_engine(s).to_native() for s in specs]
 
 
 def prepare(job: JobLike) -> dict[str, Any]:
@@ -109,9 +120,31 @@ def prepare(job: JobLike) -> dict[str, Any]:
 
     Raises ``iolab.JobError`` naming the option when the job is invalid.
     """
+    job = _engine(job)
     name, options = job.to_native()
-    result: dict[str, Any] = json.loads(_native.prepare_job(name, options))
+    try:
+        result: dict[str, Any] = json.loads(_native.prepare_job(name, options))
+    except JobError as e:
+        raise _where(job, e) from None
     return result
+
+
+_NAMED_OPTION = re.compile(r"option '([^']+)'")
+
+
+def _where(job: JobLike, error: JobError) -> JobError:
+    """``error`` with the file and line of the option it names
+    (``job.fio:12: unknown option 'x': see `iolab options` ...``), when the job
+    came from a job file; otherwise ``error`` itself."""
+    message = str(error)
+    m = _NAMED_OPTION.search(message)
+    origin = getattr(job, "origin", None)
+    if m is None or not callable(origin):
+        return error
+    where = origin(m.group(1))
+    if where is None:
+        return error
+    return JobError(f"{where}: {message}")
 
 
 def prepare_all(specs: Iterable[JobLike]) -> tuple[dict[str, Any], ...]:

@@ -8,6 +8,10 @@ the job has reached steady state when
   window's mean (``L%``: L percent of the mean);
 - ``iops_slope:L`` / ``bw_slope:L``: the least-squares slope of the window
   (per second) is at most L in absolute value (``L%``: of the mean),
+- ``lat:L`` / ``lat_slope:L``: the same on the mean latency (ns) of each
+  interval; iolab takes the mean total latency (``lat``) of the I/Os
+  completed in the interval, from the interval's merged latency histograms
+  the engine's progress carries (``lat_ns``, read and write bucket sums),
 
 and fio then ends the job. Here :class:`SteadyStateRun` wraps the engine's
 run for the driver: the run's interval is ``ss_interval``, each poll takes
@@ -16,7 +20,8 @@ the run (so only a job in the run's last stonewall group can be ended
 early: :func:`check_placement` refuses the others, naming ``--section``).
 What is reported is judged again from the result's exact per-interval
 series (:func:`report`), in fio's JSON shape (``steadystate`` of a job).
-Latency criteria (``lat``, ``lat_slope``) are refused by name.
+For latency criteria the report's series is the one judged live (the
+result's series keeps percentiles, not means).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from iolab import _native
 from iolab.jobs import ParseError
 from iolab.jobs.extras import JobExtras
 
@@ -36,7 +42,7 @@ _SPEC = re.compile(r"^(iops|bw|iops_slope|bw_slope|lat|lat_slope):([0-9.]+)(%?)$
 class Criterion:
     job: str
     written: str
-    metric: str  # "iops" or "bw"
+    metric: str  # "iops", "bw" or "lat"
     slope: bool
     limit: float
     percent: bool
@@ -57,11 +63,11 @@ def criterion(e: JobExtras, interval_ns: int) -> Optional[Criterion]:
     where = f"job {e.job}"
     if not m:
         raise ParseError(
-            where, None, f"steadystate={text}: expected iops:N, iops_slope:N, bw:N or bw_slope:N (N or N%)"
+            where,
+            None,
+            f"steadystate={text}: expected iops:N, iops_slope:N, bw:N, bw_slope:N, lat:N or lat_slope:N (N or N%)",
         )
     kind, limit, pct = m.groups()
-    if kind.startswith("lat"):
-        raise ParseError(where, None, f"steadystate={text}: latency criteria are not supported; use iops or bw")
     dur = e.get("steadystate_duration", 0)
     if not isinstance(dur, int) or dur <= 0:
         raise ParseError(where, None, f"steadystate={text} needs ss_dur (the window to judge, e.g. ss_dur=30s)")
@@ -110,6 +116,8 @@ class SteadyStateRun:
         self._inner = inner
         self._c = c
         self._samples: list[float] = []
+        #: Mean latency (ns) of every interval judged, in order (lat criteria).
+        self.lat_means_ns: list[float] = []
         self._last_k = -1
         self.attained = False
 
@@ -124,15 +132,34 @@ class SteadyStateRun:
         k = p["elapsed_ns"] // c.interval_ns
         if k > self._last_k:
             self._last_k = k
-            rates = p["iops"] if c.metric == "iops" else p["bw_bytes_per_s"]
-            self._samples = [*self._samples, float(sum(rates))][-c.samples :]
+            if c.metric == "lat":
+                value = interval_lat_mean_ns(p)
+                if value is None:  # no I/O completed: nothing to judge
+                    return p
+                self.lat_means_ns.append(value)
+            else:
+                value = float(sum(p["iops"] if c.metric == "iops" else p["bw_bytes_per_s"]))
+            self._samples = [*self._samples, value][-c.samples :]
             if judge(self._samples, c)[0]:
                 self.attained = True
                 self._inner.stop()
         return p
 
 
-def report(c: Criterion, job_summary: Json, ramp_time_ns: int, attained: bool) -> Json:
+def interval_lat_mean_ns(progress: Json) -> Optional[float]:
+    """Mean total latency (ns) of the I/Os completed in the progress's last
+    interval, read and write together (their histograms merged); None when
+    none completed."""
+    hists = [h for h in progress.get("lat_ns", []) if h]
+    if not hists:
+        return None
+    stats = _native.hist_stats(_native.hist_merge(hists), [])
+    return float(stats["mean_ns"]) if stats["count"] else None
+
+
+def report(
+    c: Criterion, job_summary: Json, ramp_time_ns: int, attained: bool, lat_means_ns: Optional[list[float]] = None
+) -> Json:
     """fio's ``steadystate`` object from the job's exact merged series: the
     last ``ss_dur`` of full intervals after ``ss_ramp``."""
     rows = [
@@ -142,7 +169,17 @@ def report(c: Criterion, job_summary: Json, ramp_time_ns: int, attained: bool) -
     ][-c.samples :]
     iops = [sum(s[d]["iops"] for d in ("read", "write")) for s in rows]
     bw = [sum(s[d]["bw_bytes_per_s"] for d in ("read", "write")) for s in rows]
-    _ok, value, max_dev, slope = judge(iops if c.metric == "iops" else bw, c)
+    lat = (lat_means_ns or [])[-c.samples :]
+    _ok, value, max_dev, slope = judge({"iops": iops, "bw": bw, "lat": lat}[c.metric], c)
+    data: Json = {
+        "bw_mean": round(sum(bw) / len(bw)) if bw else 0,
+        "iops_mean": round(sum(iops) / len(iops)) if iops else 0,
+        "iops": [round(v) for v in iops],
+        "bw": [round(v) for v in bw],
+    }
+    if c.metric == "lat":
+        data["lat_mean_ns"] = round(sum(lat) / len(lat)) if lat else 0
+        data["lat_ns"] = [round(v) for v in lat]
     return {
         "ss": c.written,
         "duration": c.dur_ns // 1_000_000_000,
@@ -151,12 +188,7 @@ def report(c: Criterion, job_summary: Json, ramp_time_ns: int, attained: bool) -
         "criterion": f"{value:f}%" if c.percent else f"{value:f}",
         "max_deviation": max_dev,
         "slope": slope,
-        "data": {
-            "bw_mean": round(sum(bw) / len(bw)) if bw else 0,
-            "iops_mean": round(sum(iops) / len(iops)) if iops else 0,
-            "iops": [round(v) for v in iops],
-            "bw": [round(v) for v in bw],
-        },
+        "data": data,
     }
 
 
@@ -197,7 +229,8 @@ class SteadyState:
         attained = self.run is not None and self.run.attained
         for job in summary["jobs"]:
             if job["name"] == self.criterion.job:
-                rep = report(self.criterion, job, job["config"]["ramp_time_ns"], attained)
+                lat = self.run.lat_means_ns if self.run is not None else None
+                rep = report(self.criterion, job, job["config"]["ramp_time_ns"], attained, lat)
                 return {job["name"]: {"steadystate": rep}}
         return {}
 
@@ -207,9 +240,10 @@ class SteadyState:
         if rep is None:
             return ""
         what = "slope" if self.criterion.slope else "mean dev"
+        lat = f", lat={rep['data']['lat_mean_ns']} ns" if "lat_mean_ns" in rep["data"] else ""
         return (
             f"{self.criterion.job}: steadystate: attained={'yes' if rep['attained'] else 'no'}, "
-            f"bw={rep['data']['bw_mean']} bytes/s, iops={rep['data']['iops_mean']} IOPS, "
+            f"bw={rep['data']['bw_mean']} bytes/s, iops={rep['data']['iops_mean']} IOPS{lat}, "
             f"{self.criterion.metric} {what}={rep['criterion']} (limit {self.criterion.written}, "
             f"{len(rep['data']['iops'])} samples of {self.criterion.interval_ns // 1_000_000} ms)"
         )

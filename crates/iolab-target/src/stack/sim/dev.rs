@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::{Ns, SimModel, SimOp, SimReq};
@@ -31,7 +31,12 @@ struct Inner<M> {
 #[derive(Debug)]
 struct Shared<M> {
     inner: Mutex<Inner<M>>,
-    epoch: Instant,
+    /// The model's time zero: the arrival of the first request. The model's
+    /// state that depends on absolute time (the platters' rotational phase)
+    /// then depends only on the requests' arrivals relative to each other,
+    /// so the same seed and arrival pattern give the same completions —
+    /// whenever the device was built and whenever the first request came.
+    epoch: OnceLock<Instant>,
     /// When the model next decides anything (ns).
     next_decision: AtomicU64,
     /// Requests whose completion is decided, and the sum of their model
@@ -54,12 +59,17 @@ impl<M: SimModel> Shared<M> {
             .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
     }
 
+    /// Time zero; set by the first request's arrival (see `epoch`).
+    fn epoch(&self, first_arrival: Instant) -> Instant {
+        *self.epoch.get_or_init(|| first_arrival)
+    }
+
     fn ns(&self, t: Instant) -> Ns {
-        t.saturating_duration_since(self.epoch).as_nanos() as Ns
+        t.saturating_duration_since(self.epoch(t)).as_nanos() as Ns
     }
 
     fn instant(&self, ns: Ns) -> Instant {
-        self.epoch + Duration::from_nanos(ns)
+        self.epoch(Instant::now()) + Duration::from_nanos(ns)
     }
 
     /// A request that arrived at `arrival` completes at `done`.
@@ -156,7 +166,7 @@ impl<M: SimModel> SimDev<M> {
                     m: model,
                     slots: HashMap::new(),
                 }),
-                epoch: Instant::now(),
+                epoch: OnceLock::new(),
                 next_decision: AtomicU64::new(0),
                 decided: AtomicU64::new(0),
                 service_ns: AtomicU64::new(0),
@@ -169,7 +179,9 @@ impl<M: SimModel> SimDev<M> {
     fn time(&self, ctx: &mut IoCtx, r: SimReq) {
         let s = &self.shared;
         let now = Instant::now();
-        let arrival = s.ns(ctx.hold_until().map_or(now, |h| h.max(now)));
+        let at = ctx.hold_until().map_or(now, |h| h.max(now));
+        s.epoch(at);
+        let arrival = s.ns(at);
         let now_ns = s.ns(now);
         let mut g = s.lock();
         let id = g.m.submit(now_ns, arrival, r);

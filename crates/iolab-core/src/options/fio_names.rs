@@ -66,8 +66,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "fallocate",
     "file_append",
     "file_service_type",
-    "filename_format",
-    "filesize",
     "fill_device",
     "fill_fs",
     "fixedbufs",
@@ -144,7 +142,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "nodelay",
     "nonvectored",
     "nowait",
-    "nrfiles",
     "numa_mem_policy",
     "numruns",
     "object_class",
@@ -251,8 +248,7 @@ pub(super) static FIO_ONLY: &[&str] = &[
 /// Specific advice for fio options people often carry over.
 fn advice(name: &str) -> Option<&'static str> {
     Some(match name {
-        "nrfiles" | "filesize" | "openfiles" | "file_service_type" | "filename_format"
-        | "opendir" => "name the files with filename=a:b",
+        "openfiles" | "file_service_type" | "opendir" => "name the files with filename=a:b",
         "cpumask" => "pin workers with cpus_allowed",
         "clat_percentiles" | "lat_percentiles" | "slat_percentiles" => {
             "iolab always records submission, completion and total latency"

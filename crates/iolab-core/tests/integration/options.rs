@@ -15,6 +15,7 @@
 //! - `units`: sizes, times, booleans, lists — against fio
 //! - `jobs`: defaults, the seed-002 commands, each option
 //! - `errors`: bad input, one class per test, with the message
+//! - `files`: nrfiles, filesize, filename_format
 //! - `table`: the option table itself (lookup, Markdown, defaults)
 
 use iolab_core::job::{JobSpec, PreparedJob};
@@ -22,6 +23,8 @@ use iolab_core::job::{JobSpec, PreparedJob};
 // A test crate root looks for modules beside it, hence the paths.
 #[path = "options/errors.rs"]
 mod errors;
+#[path = "options/files.rs"]
+mod files;
 #[path = "options/jobs.rs"]
 mod jobs;
 #[path = "options/nbd.rs"]

@@ -16,7 +16,9 @@ use crate::error::JobError;
 
 mod files;
 mod groups;
-pub use files::{draw_sizes, FileOptions, DEFAULT_FILENAME_FORMAT};
+pub use files::{
+    draw_sizes, parse_file_service, FileOptions, FileService, DEFAULT_FILENAME_FORMAT,
+};
 pub use groups::{Amounts, DataOptions, EngineOptions, VerifyKind, VERIFY_HEADER_BYTES};
 
 /// Direction of one I/O. Index into per-direction arrays with `as usize`.

@@ -30,6 +30,24 @@ pub struct FileOptions {
     /// `filesize` when the job was prepared; empty when `size` is split
     /// equally.
     pub sizes_bytes: Vec<u64>,
+    /// `file_service_type`: how a worker moves between its files.
+    pub service: FileService,
+    /// The `:N` of `file_service_type`: I/Os on one file before moving on
+    /// (fio's default 1).
+    pub service_batch: u32,
+}
+
+/// fio's `file_service_type` kinds iolab implements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileService {
+    /// Files in turn, `service_batch` I/Os each.
+    Roundrobin,
+    /// A file drawn at random among those with bytes left, `service_batch`
+    /// I/Os each.
+    Random,
+    /// Each file to its end before the next.
+    Sequential,
 }
 
 impl Default for FileOptions {
@@ -39,6 +57,8 @@ impl Default for FileOptions {
             filesize: None,
             filename_format: DEFAULT_FILENAME_FORMAT.into(),
             sizes_bytes: Vec::new(),
+            service: FileService::Roundrobin,
+            service_batch: 1,
         }
     }
 }
@@ -63,6 +83,36 @@ impl FileOptions {
             .map(|f| dir.join(self.file_name(jobname, jobnum, f)))
             .collect()
     }
+}
+
+/// Parse fio's `file_service_type` value: `roundrobin`, `random` or
+/// `sequential`, optionally with `:N` (I/Os per file before switching).
+pub fn parse_file_service(text: &str) -> Result<(FileService, u32), String> {
+    let (kind, batch) = match text.split_once(':') {
+        Some((k, n)) => {
+            let n: u32 = n
+                .trim()
+                .parse()
+                .map_err(|_| format!("':{n}' is not a whole number of I/Os"))?;
+            if n == 0 {
+                return Err("the :N batch must be at least 1".into());
+            }
+            (k, n)
+        }
+        None => (text, 1),
+    };
+    let kind = match kind.trim() {
+        "roundrobin" => FileService::Roundrobin,
+        "random" => FileService::Random,
+        "sequential" => FileService::Sequential,
+        other => {
+            return Err(format!(
+                "'{other}' is not supported; use roundrobin, random or sequential (fio's \
+                 zipf, pareto, normal and gauss file choices are not implemented)"
+            ))
+        }
+    };
+    Ok((kind, batch))
 }
 
 /// Bytes of each of `n` files when `filesize` is `(lo, hi)`: `lo` when

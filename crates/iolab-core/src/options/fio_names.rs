@@ -65,7 +65,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "fadvise_hint",
     "fallocate",
     "file_append",
-    "file_service_type",
     "fill_device",
     "fill_fs",
     "fixedbufs",
@@ -248,7 +247,7 @@ pub(super) static FIO_ONLY: &[&str] = &[
 /// Specific advice for fio options people often carry over.
 fn advice(name: &str) -> Option<&'static str> {
     Some(match name {
-        "openfiles" | "file_service_type" | "opendir" => "name the files with filename=a:b",
+        "openfiles" | "opendir" => "name the files with filename=a:b",
         "cpumask" => "pin workers with cpus_allowed",
         "clat_percentiles" | "lat_percentiles" | "slat_percentiles" => {
             "iolab always records submission, completion and total latency"

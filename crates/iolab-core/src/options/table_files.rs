@@ -6,6 +6,7 @@ use super::val::put;
 use super::DefaultValue::{Note, Value};
 use super::OptionDef;
 use super::OptionKind::*;
+use crate::job::parse_file_service;
 use crate::units;
 
 pub(super) static FILE_OPTIONS: &[OptionDef] = &[
@@ -54,5 +55,21 @@ pub(super) static FILE_OPTIONS: &[OptionDef] = &[
         unit: "",
         help: "Names of the files iolab creates: $jobname, $jobnum (the worker), $filenum \
                (the file) and $clientuid (empty: iolab runs locally) are replaced.",
+    },
+    OptionDef {
+        name: "file_service_type",
+        set: |d, v| {
+            let (kind, batch) = v.wrap(parse_file_service(v.text()))?;
+            d.files.service = kind;
+            d.files.service_batch = batch;
+            Ok(())
+        },
+        aliases: &[],
+        kind: Text,
+        default: Value("roundrobin"),
+        unit: "",
+        help: "How a worker moves between its files: roundrobin (in turn), random (a file \
+               with bytes left, drawn at random) or sequential (each to its end); :N does \
+               N I/Os on a file before moving on (roundrobin:4).",
     },
 ];

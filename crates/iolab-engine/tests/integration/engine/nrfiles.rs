@@ -92,3 +92,50 @@ fn filesize_range_draws_each_file_and_sets_the_amount() {
         assert!(data.iter().all(|b| *b == 0xcd), "{name} not fully written");
     }
 }
+
+/// Which 4 KiB blocks of each file hold the job's pattern after 4 writes
+/// over three 16 KiB files.
+fn written_blocks(service: &str) -> Vec<Vec<bool>> {
+    let dir = tempfile::tempdir().unwrap();
+    let j = job(
+        "sv",
+        dir.path(),
+        &[
+            "rw=write",
+            "bs=4k",
+            "size=48k",
+            "nrfiles=3",
+            "number_ios=4",
+            "buffer_pattern=0x5a",
+            service,
+        ],
+    );
+    run_ok(config(vec![j]));
+    (0..3)
+        .map(|f| {
+            let data = std::fs::read(dir.path().join(format!("sv.0.{f}"))).unwrap();
+            assert_eq!(data.len(), 16 * 1024);
+            data.chunks(4096)
+                .map(|b| b.iter().all(|x| *x == 0x5a))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn file_service_type_decides_which_file_each_write_reaches() {
+    let _serial = serial();
+    let (t, f) = (true, false);
+    assert_eq!(
+        written_blocks("file_service_type=sequential"),
+        [[t, t, t, t], [f, f, f, f], [f, f, f, f]]
+    );
+    assert_eq!(
+        written_blocks("file_service_type=roundrobin"),
+        [[t, t, f, f], [t, f, f, f], [t, f, f, f]]
+    );
+    assert_eq!(
+        written_blocks("file_service_type=roundrobin:2"),
+        [[t, t, f, f], [t, t, f, f], [f, f, f, f]]
+    );
+}

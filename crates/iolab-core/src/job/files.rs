@@ -35,6 +35,9 @@ pub struct FileOptions {
     /// The `:N` of `file_service_type`: I/Os on one file before moving on
     /// (fio's default 1).
     pub service_batch: u32,
+    /// `unlink`: remove the job's files at the end of the run, but only
+    /// those iolab created (its marker says so).
+    pub unlink: bool,
 }
 
 /// fio's `file_service_type` kinds iolab implements.
@@ -59,6 +62,7 @@ impl Default for FileOptions {
             sizes_bytes: Vec::new(),
             service: FileService::Roundrobin,
             service_batch: 1,
+            unlink: false,
         }
     }
 }

@@ -211,7 +211,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "unified_rw_reporting",
     "unique_filename",
     "unit_base",
-    "unlink",
     "unlink_each_loop",
     "userspace_reap",
     "verb",

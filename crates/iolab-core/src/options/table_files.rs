@@ -72,4 +72,14 @@ pub(super) static FILE_OPTIONS: &[OptionDef] = &[
                with bytes left, drawn at random) or sequential (each to its end); :N does \
                N I/Os on a file before moving on (roundrobin:4).",
     },
+    OptionDef {
+        name: "unlink",
+        set: |d, v| put(&mut d.files.unlink, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("0"),
+        unit: "",
+        help: "Remove the job's files when the run ends: only files iolab created (never \
+               a file it found); the others are kept and a note says so.",
+    },
 ];

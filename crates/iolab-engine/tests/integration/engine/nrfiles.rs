@@ -139,3 +139,29 @@ fn file_service_type_decides_which_file_each_write_reaches() {
         [[t, t, f, f], [t, t, f, f], [f, f, f, f]]
     );
 }
+
+#[test]
+fn unlink_removes_only_the_files_iolab_created() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let found = dir.path().join("found.dat");
+    std::fs::write(&found, vec![7u8; 64 * 1024]).unwrap();
+    let created = job(
+        "un",
+        dir.path(),
+        &["rw=write", "bs=4k", "size=32k", "nrfiles=2", "unlink=1"],
+    );
+    let theirs = job(
+        "th",
+        dir.path(),
+        &["rw=read", "bs=4k", "filename=found.dat", "unlink=1"],
+    );
+    let r = run_ok(config(vec![created, theirs]));
+    assert_eq!(
+        worker(&r, 0, 0).dirs[1].bytes,
+        32 * 1024,
+        "the writes were done"
+    );
+    assert_eq!(listing(dir.path()), [("found.dat".to_string(), 64 * 1024)]);
+    assert_eq!(std::fs::read(&found).unwrap(), vec![7u8; 64 * 1024]);
+}

@@ -1,6 +1,7 @@
 //! Checks of a job's file options (part of `finish`): `nrfiles` and
 //! `filename_format` against `filename`, and `filesize` resolved into one
-//! size per file, which then decides `size` (their sum), as in fio.
+//! size per file, which then decides `size` (their sum); a smaller `size`
+//! given with it is the amount of I/O (io_size), as in fio.
 
 use super::draft::Draft;
 use super::DEFAULT_RANDSEED;
@@ -57,11 +58,10 @@ pub(super) fn resolve(d: &mut Draft, rw: RwMix, named: usize) -> Result<(), JobE
     let sizes = draw_sizes(lo, hi, n, grain, seed);
     let total: u64 = sizes.iter().sum();
     match d.size {
+        // fio: the files are filesize large and `size` is how much I/O the
+        // job does over them — iolab's io_size.
         Some(size) if size < total => {
-            return Err(JobError::Conflict(format!(
-                "size={size} is less than the files' total ({total} bytes from filesize over \
-                 {n} file(s)); drop size= (the files' total is used) or use io_size= to do less"
-            )))
+            d.amounts.io_size.get_or_insert(size);
         }
         Some(size) if size > total => d.warnings.push(format!(
             "size={size} is more than the files' total; using {total} bytes (filesize over \

@@ -165,3 +165,17 @@ fn unlink_removes_only_the_files_iolab_created() {
     assert_eq!(listing(dir.path()), [("found.dat".to_string(), 64 * 1024)]);
     assert_eq!(std::fs::read(&found).unwrap(), vec![7u8; 64 * 1024]);
 }
+
+#[test]
+fn size_under_filesize_does_that_much_io_over_whole_files() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let j = job(
+        "io",
+        dir.path(),
+        &["rw=randread", "bs=4k", "filesize=256k", "size=64k"],
+    );
+    let r = run_ok(config(vec![j]));
+    assert_eq!(listing(dir.path()), [("io.0.0".to_string(), 256 * 1024)]);
+    assert_eq!(worker(&r, 0, 0).dirs[0].bytes, 64 * 1024);
+}

@@ -39,7 +39,8 @@ pub(super) static FILE_OPTIONS: &[OptionDef] = &[
         default: Note("size split equally among the files"),
         unit: "bytes",
         help: "Size of each file; a range lo-hi draws each file's size in it (from the \
-               job's seed, rounded down to the block size). Sets size to the files' total.",
+               job's seed, rounded down to the block size). The region is the whole files; a \
+               smaller size= is the amount of I/O over them (as io_size), as in fio.",
     },
     OptionDef {
         name: "filename_format",

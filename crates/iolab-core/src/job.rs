@@ -14,7 +14,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::JobError;
 
+mod files;
 mod groups;
+pub use files::{
+    draw_sizes, parse_file_service, FileOptions, FileService, DEFAULT_FILENAME_FORMAT,
+};
 pub use groups::{Amounts, DataOptions, EngineOptions, VerifyKind, VERIFY_HEADER_BYTES};
 
 /// Direction of one I/O. Index into per-direction arrays with `as usize`.
@@ -282,6 +286,10 @@ pub struct PreparedJob {
     /// io_size and number_ios (absent in older results: no limits).
     #[serde(default)]
     pub amounts: Amounts,
+    /// nrfiles, filesize, filename_format (absent in older results: one
+    /// file per worker named name.N.0).
+    #[serde(default)]
+    pub files: FileOptions,
     pub rate_bytes_per_s: [Option<u64>; 2],
     pub rate_iops: [Option<u64>; 2],
     pub rate_process: RateProcess,
@@ -327,7 +335,17 @@ impl PreparedJob {
             return self.filenames.clone();
         }
         let dir = self.directory.clone().unwrap_or_else(|| PathBuf::from("."));
-        vec![dir.join(format!("{}.{}.0", self.name, i))]
+        self.files.generated(&dir, &self.name, i)
+    }
+
+    /// Bytes of file number `file` (index into [`Self::files_for_worker`])
+    /// a worker uses per pass: its `filesize`, or `size` split equally over
+    /// the files (fio's rule); `None` when `size` is not given.
+    pub fn file_len(&self, file: usize, nfiles: usize) -> Option<u64> {
+        if let Some(len) = self.files.sizes_bytes.get(file) {
+            return Some(*len);
+        }
+        self.size.map(|s| s / nfiles.max(1) as u64)
     }
 
     /// True if the job is rate limited in either direction.

@@ -20,11 +20,13 @@
 mod amounts;
 mod data;
 mod draft;
+mod files;
 mod finish;
 mod fio_names;
 pub mod nbd;
 mod table;
 mod table_data;
+mod table_files;
 mod val;
 mod values;
 
@@ -34,8 +36,14 @@ use crate::units::KB_BASE_DEFAULT;
 
 /// Every option iolab knows, in documentation order: the job table, then
 /// the data and verify rows (`table_data`).
-pub static OPTIONS: std::sync::LazyLock<Vec<OptionDef>> =
-    std::sync::LazyLock::new(|| [table::JOB_OPTIONS, table_data::DATA_OPTIONS].concat());
+pub static OPTIONS: std::sync::LazyLock<Vec<OptionDef>> = std::sync::LazyLock::new(|| {
+    [
+        table::JOB_OPTIONS,
+        table_files::FILE_OPTIONS,
+        table_data::DATA_OPTIONS,
+    ]
+    .concat()
+});
 
 /// The seed used when `randrepeat=1` (the default) and no `randseed` is
 /// given. It is fio's own constant (`FIO_RANDSEED`); iolab's generators

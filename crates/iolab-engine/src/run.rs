@@ -111,6 +111,8 @@ pub struct Run {
     coord: Arc<Mutex<CoordState>>,
     /// The same instant on both clocks, taken at `start`: (unix ns, monotonic ns).
     anchor: (u64, u64),
+    /// Files to remove once the workers are done (`unlink`).
+    unlink: Vec<std::path::PathBuf>,
 }
 
 impl Run {
@@ -124,6 +126,7 @@ impl Run {
             groups,
             notes,
             planned_bytes,
+            unlink,
         } = setup::prepare(&cfg)?;
         let (msgs_tx, msgs) = mpsc::channel();
         Ok(Run {
@@ -137,6 +140,7 @@ impl Run {
             msgs_tx,
             coord: Arc::new(Mutex::new(CoordState::default())),
             anchor: (0, 0),
+            unlink,
         })
     }
 
@@ -306,6 +310,12 @@ impl Run {
             self.tracker.apply(m);
         }
         let start_unix_ns = self.start_unix_ns();
+        for path in std::mem::take(&mut self.unlink) {
+            self.notes.push(match std::fs::remove_file(&path) {
+                Ok(()) => format!("unlink: removed {}", path.display()),
+                Err(e) => format!("unlink: could not remove {}: {e}", path.display()),
+            });
+        }
         let notes = std::mem::take(&mut self.notes);
         Ok(setup::assemble(
             &self.cfg,

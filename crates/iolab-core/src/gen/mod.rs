@@ -14,9 +14,10 @@
 //!   [`IoGen::bytes_per_pass`] bytes (the sum of the rounded regions); a
 //!   size-based job makes `loops` passes and then [`IoGen::next`] returns
 //!   `None`; a `time_based` job starts pass after pass, never `None`.
-//! - **Files** are served round-robin, one I/O each (fio's default
-//!   `file_service_type=roundrobin`); a file whose share of the pass is
-//!   done leaves the rotation until the next pass.
+//! - **Files** are served as `file_service_type` says: round-robin, N
+//!   I/Os each (fio's default `roundrobin`, N=1), a random file with bytes
+//!   left every N I/Os, or each to its end (`sequential`); a file whose
+//!   share of the pass is done leaves the rotation until the next pass.
 //! - **Lengths** ([`bs`]) never cross a region's end: a drawn size that
 //!   does not fit in what is left is cut to what is left (for `bssplit`,
 //!   the largest listed size that fits).
@@ -44,7 +45,7 @@ use self::offset::{Align, FileState, TakeCtx, Walk};
 use self::perm::BlockPerm;
 use self::rng::{DirPicker, WorkerRng};
 use crate::error::JobError;
-use crate::job::{IoDir, Pattern, PreparedJob, RandomDistribution};
+use crate::job::{FileService, IoDir, Pattern, PreparedJob, RandomDistribution};
 
 pub use self::rng::{mix64, rng_for, worker_seed};
 
@@ -81,6 +82,10 @@ pub struct IoGen {
     /// Files with bytes left in this pass, in rotation order.
     active: Vec<u32>,
     cursor: usize,
+    /// `file_service_type` and its `:N`; I/Os left on the current file.
+    service: FileService,
+    service_batch: u32,
+    batch_left: u32,
     passes_started: u64,
     loops: u64,
     time_based: bool,
@@ -116,6 +121,9 @@ impl IoGen {
             active: Vec::with_capacity(files.len()),
             files,
             cursor: 0,
+            service: job.files.service,
+            service_batch: job.files.service_batch.max(1),
+            batch_left: job.files.service_batch.max(1),
             passes_started: 0,
             loops: u64::from(job.loops),
             time_based: job.time_based,
@@ -136,7 +144,40 @@ impl IoGen {
             }
         }
         self.cursor = 0;
+        self.batch_left = self.service_batch;
+        if self.service == FileService::Random && !self.active.is_empty() {
+            self.cursor = rng::below(&mut self.rng, self.active.len() as u64) as usize;
+        }
         true
+    }
+
+    /// The slot of the next I/O after one on `slot`, which is `done` (its
+    /// file left the rotation) or not (fio's file_service_type rules).
+    #[inline]
+    fn advance(&mut self, slot: usize, done: bool) {
+        if done {
+            self.active.remove(slot);
+            self.batch_left = self.service_batch;
+        } else {
+            if self.service == FileService::Sequential {
+                return;
+            }
+            self.batch_left -= 1;
+            if self.batch_left > 0 {
+                return;
+            }
+            self.batch_left = self.service_batch;
+        }
+        if self.active.is_empty() {
+            self.cursor = 0;
+            return;
+        }
+        self.cursor = match self.service {
+            FileService::Random => rng::below(&mut self.rng, self.active.len() as u64) as usize,
+            // The next file in turn; after a removal it slid into `slot`.
+            FileService::Roundrobin if !done => (slot + 1) % self.active.len(),
+            _ => slot % self.active.len(),
+        };
     }
 
     /// Bytes of one pass: the sum of the regions after rounding.
@@ -185,18 +226,8 @@ impl Iterator for IoGen {
             offset: file.start + off,
             len,
         };
-        if file.remaining == 0 {
-            self.active.remove(slot);
-            if slot == self.active.len() {
-                self.cursor = 0;
-            }
-        } else {
-            self.cursor = if slot + 1 == self.active.len() {
-                0
-            } else {
-                slot + 1
-            };
-        }
+        let done = file.remaining == 0;
+        self.advance(slot, done);
         Some(unit)
     }
 }

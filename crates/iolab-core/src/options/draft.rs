@@ -12,7 +12,7 @@ use super::values::{self, RwDirs};
 use super::{DefaultValue, Given, OPTIONS};
 use crate::error::JobError;
 use crate::job::{
-    Amounts, BsSpec, CpusAllowedPolicy, DataOptions, EngineOptions, IoEngine, Pattern,
+    Amounts, BsSpec, CpusAllowedPolicy, DataOptions, EngineOptions, FileOptions, IoEngine, Pattern,
     RandomDistribution, RateProcess, SyncMode,
 };
 
@@ -57,6 +57,7 @@ pub(crate) struct Draft {
     pub engine: EngineOptions,
     pub data: DataOptions,
     pub amounts: Amounts,
+    pub files: FileOptions,
     pub rate: [u64; 2],
     pub rate_iops: [u64; 2],
     pub rate_process: RateProcess,
@@ -135,6 +136,7 @@ impl Draft {
             engine: EngineOptions::default(),
             data: DataOptions::default(),
             amounts: Amounts::default(),
+            files: FileOptions::default(),
             rate: [0, 0],
             rate_iops: [0, 0],
             rate_process: RateProcess::Linear,

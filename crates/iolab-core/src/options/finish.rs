@@ -32,7 +32,8 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     let (filenames, directory) = files(&d)?;
     let shared_files = d.filename.is_some();
     let rw = rw_mix(&mut d);
-    check_size(&d, rw, filenames.len().max(1))?;
+    super::files::resolve(&mut d, rw, filenames.len())?;
+    check_size(&d, rw, filenames.len().max(d.files.nrfiles as usize).max(1))?;
     super::amounts::amounts(&mut d)?;
     let blockalign = blockalign(&mut d, rw);
     check_direct(&d, rw, &blockalign)?;
@@ -75,6 +76,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         engine: d.engine,
         data: d.data,
         amounts: d.amounts,
+        files: d.files,
         rate_bytes_per_s,
         rate_iops,
         rate_process: d.rate_process,

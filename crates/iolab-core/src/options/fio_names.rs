@@ -63,9 +63,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "fadvise_hint",
     "fallocate",
     "file_append",
-    "file_service_type",
-    "filename_format",
-    "filesize",
     "fill_device",
     "fill_fs",
     "fixedbufs",
@@ -141,7 +138,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "nodelay",
     "nonvectored",
     "nowait",
-    "nrfiles",
     "numa_mem_policy",
     "numruns",
     "object_class",
@@ -212,7 +208,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "unified_rw_reporting",
     "unique_filename",
     "unit_base",
-    "unlink",
     "unlink_each_loop",
     "userspace_reap",
     "verb",
@@ -246,8 +241,7 @@ pub(super) static FIO_ONLY: &[&str] = &[
 /// Specific advice for fio options people often carry over.
 fn advice(name: &str) -> Option<&'static str> {
     Some(match name {
-        "nrfiles" | "filesize" | "openfiles" | "file_service_type" | "filename_format"
-        | "opendir" => "name the files with filename=a:b",
+        "openfiles" | "opendir" => "name the files with filename=a:b",
         "clat_percentiles" | "lat_percentiles" | "slat_percentiles" => {
             "iolab always records submission, completion and total latency"
         }

@@ -7,6 +7,7 @@
 //!   c/B against seed 000's numbers, a live reading of burnt CPU;
 //! - [`gen`]: the per-worker generator — coverage, exact bytes, alignment,
 //!   mix, seeds, distributions;
+//! - [`gen_files`]: several files — file_service_type and its :N;
 //! - [`options`]: units (against fio 3.33), the option table, job
 //!   validation and the messages bad input gets;
 //! - [`rate`]: rate control — mean rate, spacing, Poisson statistics;
@@ -16,6 +17,7 @@
 
 mod cpu;
 mod gen;
+mod gen_files;
 mod options;
 mod rate;
 mod summary;

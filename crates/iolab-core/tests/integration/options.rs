@@ -15,6 +15,7 @@
 //! - `units`: sizes, times, booleans, lists — against fio
 //! - `jobs`: defaults, the seed-002 commands, each option
 //! - `errors`: bad input, one class per test, with the message
+//! - `files`: nrfiles, filesize, filename_format
 //! - `table`: the option table itself (lookup, Markdown, defaults)
 //! - `compat`: options met in other projects' job files
 
@@ -25,6 +26,8 @@ use iolab_core::job::{JobSpec, PreparedJob};
 mod compat;
 #[path = "options/errors.rs"]
 mod errors;
+#[path = "options/files.rs"]
+mod files;
 #[path = "options/jobs.rs"]
 mod jobs;
 #[path = "options/nbd.rs"]

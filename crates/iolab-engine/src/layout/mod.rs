@@ -291,9 +291,12 @@ pub fn regions_for_worker(
     job: &PreparedJob,
     worker: u32,
 ) -> Result<Vec<Region>, EngineError> {
-    job.files_for_worker(worker)
+    let paths = job.files_for_worker(worker);
+    let nfiles = paths.len();
+    paths
         .into_iter()
-        .map(|path| {
+        .enumerate()
+        .map(|(k, path)| {
             let file_bytes = layout.file(&path).map(|f| f.size_bytes);
             if plan::uses_files(job) && file_bytes.is_none() {
                 return Err(EngineError::Lifecycle(format!(
@@ -302,7 +305,7 @@ pub fn regions_for_worker(
                     job.name
                 )));
             }
-            let (start, len) = plan::region(job, &path, file_bytes)?;
+            let (start, len) = plan::region(job, (&path, k, nfiles), file_bytes)?;
             Ok(Region { path, start, len })
         })
         .collect()

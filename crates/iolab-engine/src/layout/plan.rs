@@ -67,13 +67,15 @@ pub(crate) fn uses_files(job: &PreparedJob) -> bool {
 pub(crate) fn file_needs(jobs: &[PreparedJob]) -> Result<Vec<FileNeed>, EngineError> {
     let mut needs: Vec<FileNeed> = Vec::new();
     for job in jobs {
-        let len = per_file_len(job)?;
+        per_file_len(job)?;
         if !uses_files(job) {
             continue;
         }
         for worker in 0..job.workers() {
-            for path in job.files_for_worker(worker) {
-                let sized = match len {
+            let paths = job.files_for_worker(worker);
+            let nfiles = paths.len();
+            for (k, path) in paths.into_iter().enumerate() {
+                let sized = match job.file_len(k, nfiles) {
                     Some(len) => Some(region_end(&path, job.offset, len)?),
                     None => None,
                 };
@@ -161,13 +163,15 @@ pub(crate) fn region_end(path: &Path, offset: u64, len: u64) -> Result<u64, Engi
     })
 }
 
-/// Region `(start, len)` of one job in a file of `file_bytes` bytes.
+/// Region `(start, len)` of one job in its file number `file` of
+/// `nfiles` (`path`), a file of `file_bytes` bytes.
 pub(crate) fn region(
     job: &PreparedJob,
-    path: &Path,
+    (path, file, nfiles): (&Path, usize, usize),
     file_bytes: Option<u64>,
 ) -> Result<(u64, u64), EngineError> {
-    if let Some(len) = per_file_len(job)? {
+    per_file_len(job)?;
+    if let Some(len) = job.file_len(file, nfiles) {
         region_end(path, job.offset, len)?;
         return Ok((job.offset, len));
     }

@@ -27,6 +27,8 @@ pub struct Prepared {
     pub notes: Vec<String>,
     /// Bytes each worker will move (flat, job by job), None when time based.
     pub planned_bytes: Vec<Option<u64>>,
+    /// Files to remove at the end (`unlink`): iolab created them.
+    pub unlink: Vec<PathBuf>,
 }
 
 /// fio: a job with `stonewall` waits for every job before it, and starts a
@@ -63,7 +65,9 @@ pub fn prepare(cfg: &RunConfig) -> Result<Prepared, EngineError> {
         groups: stonewall_groups(&cfg.jobs),
         notes,
         planned_bytes: Vec::new(),
+        unlink: Vec::new(),
     };
+    unlink_list(cfg, &layout, &mut out);
     for (ji, job) in cfg.jobs.iter().enumerate() {
         let shared = Arc::new(job.clone());
         for w in 0..job.workers() {
@@ -73,6 +77,35 @@ pub fn prepare(cfg: &RunConfig) -> Result<Prepared, EngineError> {
         }
     }
     Ok(out)
+}
+
+/// `unlink`: the files of jobs that ask for it which iolab created; a file
+/// iolab found is kept, and a note says so.
+fn unlink_list(cfg: &RunConfig, layout: &Layout, out: &mut Prepared) {
+    for job in cfg
+        .jobs
+        .iter()
+        .filter(|j| j.files.unlink && j.nbd.is_none())
+    {
+        for w in 0..job.workers() {
+            for path in job.files_for_worker(w) {
+                let Some(pf) = layout.file(&path) else {
+                    continue;
+                };
+                if out.unlink.contains(&path) {
+                    continue;
+                }
+                if pf.created_by_iolab {
+                    out.unlink.push(path);
+                } else {
+                    out.notes.push(format!(
+                        "unlink: keeping {} (iolab did not create it)",
+                        path.display()
+                    ));
+                }
+            }
+        }
+    }
 }
 
 fn worker_spec(

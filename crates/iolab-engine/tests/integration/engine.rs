@@ -8,6 +8,7 @@
 //! - `data`: buffer contents on disk (zlib, duplicate blocks) and verify.
 //! - `files`: psync and io_uring on real files (O_DIRECT): bytes read, data
 //!   written and read back, fsync counts, I/O errors.
+//! - `nrfiles`: files iolab creates (nrfiles, filesize, filename_format).
 //! - `timing`: runtime and ramp, intervals, rate limiting, thinktime,
 //!   start(at), stop(), progress.
 
@@ -19,5 +20,7 @@ mod counts;
 mod data;
 #[path = "engine/files.rs"]
 mod files;
+#[path = "engine/nrfiles.rs"]
+mod nrfiles;
 #[path = "engine/timing.rs"]
 mod timing;

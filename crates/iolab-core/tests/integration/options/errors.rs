@@ -29,7 +29,7 @@ fn unknown_options_get_a_hint() {
     );
     assert!(err(&["frobnicate=1"]).contains("see `iolab options`"));
     assert!(matches!(
-        spec(&["nrfiles=2"]).prepare(),
+        spec(&["opendir=x"]).prepare(),
         Err(JobError::UnknownOption { .. })
     ));
 }

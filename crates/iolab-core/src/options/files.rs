@@ -1,0 +1,99 @@
+//! Checks of a job's file options (part of `finish`): `nrfiles` and
+//! `filename_format` against `filename`, and `filesize` resolved into one
+//! size per file, which then decides `size` (their sum); a smaller `size`
+//! given with it is the amount of I/O (io_size), as in fio.
+
+use super::draft::Draft;
+use super::DEFAULT_RANDSEED;
+use crate::error::JobError;
+use crate::job::{draw_sizes, IoDir, RwMix};
+
+/// `named`: how many files `filename=` lists (0 when iolab names them).
+pub(super) fn resolve(d: &mut Draft, rw: RwMix, named: usize) -> Result<(), JobError> {
+    if named > 0 {
+        if d.explicit.contains("nrfiles") && d.files.nrfiles as usize != named {
+            return Err(JobError::Conflict(format!(
+                "nrfiles={} but filename= names {named} file(s); drop nrfiles (filename= \
+                 decides the files) or drop filename= to let iolab create nrfiles files",
+                d.files.nrfiles
+            )));
+        }
+        if d.explicit.contains("filename_format") {
+            d.warnings
+                .push("filename_format has no effect: filename= names the files".into());
+        }
+    } else {
+        check_format(&d.files.filename_format, d.files.nrfiles)?;
+    }
+    let Some((lo, hi)) = d.files.filesize else {
+        return Ok(());
+    };
+    let n = if named > 0 {
+        named as u32
+    } else {
+        d.files.nrfiles
+    };
+    let largest = IoDir::ALL
+        .into_iter()
+        .filter(|dir| rw.does(*dir))
+        .map(|dir| d.bs[dir as usize].max())
+        .max()
+        .unwrap_or(0);
+    if lo < largest {
+        return Err(JobError::InvalidValue {
+            option: "filesize".into(),
+            value: format!("{lo}"),
+            reason: format!(
+                "a file of {lo} bytes is smaller than the largest block size ({largest} bytes)"
+            ),
+        });
+    }
+    let grain = IoDir::ALL
+        .into_iter()
+        .filter(|dir| rw.does(*dir))
+        .map(|dir| d.bs[dir as usize].min())
+        .min()
+        .unwrap_or(1);
+    let seed = d.randseed.unwrap_or(DEFAULT_RANDSEED);
+    let sizes = draw_sizes(lo, hi, n, grain, seed);
+    let total: u64 = sizes.iter().sum();
+    match d.size {
+        // fio: the files are filesize large and `size` is how much I/O the
+        // job does over them — iolab's io_size.
+        Some(size) if size < total => {
+            d.amounts.io_size.get_or_insert(size);
+        }
+        Some(size) if size > total => d.warnings.push(format!(
+            "size={size} is more than the files' total; using {total} bytes (filesize over \
+             {n} file(s)), as fio does"
+        )),
+        _ => {}
+    }
+    d.size = Some(total);
+    d.files.sizes_bytes = sizes;
+    Ok(())
+}
+
+/// The format must give a file name in `directory` (iolab creates files,
+/// not directories) that differs between files of one worker.
+fn check_format(format: &str, nrfiles: u32) -> Result<(), JobError> {
+    let bad = |reason: &str| JobError::InvalidValue {
+        option: "filename_format".into(),
+        value: format.into(),
+        reason: reason.into(),
+    };
+    if format.contains('/') {
+        return Err(bad(
+            "must name a file inside directory= (no '/'); set directory= for the place",
+        ));
+    }
+    if format.replace("$clientuid", "").is_empty() {
+        return Err(bad("gives an empty file name"));
+    }
+    if nrfiles > 1 && !format.contains("$filenum") {
+        return Err(bad(
+            "gives every file of a worker the same name with nrfiles > 1; add $filenum",
+        ));
+    }
+    Ok(())
+}

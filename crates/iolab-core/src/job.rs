@@ -17,7 +17,7 @@ use crate::error::JobError;
 mod files;
 mod groups;
 pub use files::{
-    draw_sizes, parse_file_service, FileOptions, FileService, DEFAULT_FILENAME_FORMAT,
+    draw_sizes, parse_file_service, FileOptions, FileService, Preallocate, DEFAULT_FILENAME_FORMAT,
 };
 pub use groups::{Amounts, DataOptions, EngineOptions, VerifyKind, VERIFY_HEADER_BYTES};
 

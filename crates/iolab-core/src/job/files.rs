@@ -38,6 +38,46 @@ pub struct FileOptions {
     /// `unlink`: remove the job's files at the end of the run, but only
     /// those iolab created (its marker says so).
     pub unlink: bool,
+    /// `fallocate`: how the blocks of a file iolab lays out are reserved
+    /// before it is filled.
+    pub fallocate: Preallocate,
+}
+
+/// fio's `fallocate` modes: how a file's blocks are reserved before iolab
+/// fills it. The fill writes every byte either way (a read benchmark on
+/// holes would measure memset), so the mode decides only how the file is
+/// laid out on the filesystem (extents reserved up front or as written).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Preallocate {
+    /// No reservation: blocks are allocated as the fill writes them.
+    None,
+    /// `fallocate(2)` with no flags; a filesystem without it is filled all
+    /// the same (fio's default on Linux).
+    #[default]
+    Native,
+    /// `posix_fallocate(3)`: as native, but an error when the filesystem
+    /// cannot reserve the blocks.
+    Posix,
+    /// `fallocate(2)` with `FALLOC_FL_KEEP_SIZE`: blocks reserved, the
+    /// size grows as the fill writes.
+    Keep,
+    /// `ftruncate(2)` to the final size (a sparse file), then filled.
+    Truncate,
+}
+
+impl Preallocate {
+    /// fio's spellings: none, native, posix, keep, truncate, 0 (none), 1 (posix).
+    pub fn parse(s: &str) -> Result<Preallocate, String> {
+        Ok(match s {
+            "none" | "0" => Preallocate::None,
+            "native" => Preallocate::Native,
+            "posix" | "1" => Preallocate::Posix,
+            "keep" => Preallocate::Keep,
+            "truncate" => Preallocate::Truncate,
+            _ => return Err("expected one of none, native, posix, keep, truncate, 0 or 1".into()),
+        })
+    }
 }
 
 /// fio's `file_service_type` kinds iolab implements.
@@ -63,6 +103,7 @@ impl Default for FileOptions {
             service: FileService::Roundrobin,
             service_batch: 1,
             unlink: false,
+            fallocate: Preallocate::Native,
         }
     }
 }

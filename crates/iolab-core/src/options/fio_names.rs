@@ -61,7 +61,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "exit_what",
     "experimental_verify",
     "fadvise_hint",
-    "fallocate",
     "file_append",
     "fill_device",
     "fill_fs",

@@ -7,6 +7,7 @@ use super::DefaultValue::{Note, Value};
 use super::OptionDef;
 use super::OptionKind::*;
 use crate::job::parse_file_service;
+use crate::job::Preallocate;
 use crate::units;
 
 pub(super) static FILE_OPTIONS: &[OptionDef] = &[
@@ -82,5 +83,17 @@ pub(super) static FILE_OPTIONS: &[OptionDef] = &[
         unit: "",
         help: "Remove the job's files when the run ends: only files iolab created (never \
                a file it found); the others are kept and a note says so.",
+    },
+    OptionDef {
+        name: "fallocate",
+        set: |d, v| put(&mut d.files.fallocate, v.wrap(Preallocate::parse(v.text()))),
+        aliases: &[],
+        kind: Text,
+        default: Value("native"),
+        unit: "",
+        help: "How the blocks of a file iolab lays out are reserved before it is filled: \
+               native (fallocate(2), skipped where the filesystem lacks it), posix (an error \
+               where it cannot), keep (FALLOC_FL_KEEP_SIZE), truncate (ftruncate: sparse) or \
+               none (0); 1 is posix. iolab fills every byte either way.",
     },
 ];

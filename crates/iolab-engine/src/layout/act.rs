@@ -7,6 +7,8 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::Duration;
 
+use iolab_core::job::Preallocate;
+
 use super::{fill, marker, Action, Checked, PreparedFile};
 use crate::EngineError;
 
@@ -20,10 +22,18 @@ pub(super) fn act(
     let path = &c.need.path;
     let (size_bytes, note) = match c.action {
         Action::Keep => (c.size_bytes, c.note),
-        Action::Create { to } => (to, create(path, to, progress)?),
+        Action::Create { to } => (to, create(path, to, c.need.prealloc, progress)?),
         Action::Fill { from, to, mark } => (
             c.size_bytes.max(to),
-            complete(path, c.size_bytes, from, to, mark, progress)?,
+            complete(
+                path,
+                c.size_bytes,
+                from,
+                to,
+                mark,
+                c.need.prealloc,
+                progress,
+            )?,
         ),
     };
     let file = PreparedFile {
@@ -37,7 +47,12 @@ pub(super) fn act(
     Ok((file, note))
 }
 
-fn create(path: &Path, to: u64, progress: Progress<'_>) -> Result<String, EngineError> {
+fn create(
+    path: &Path,
+    to: u64,
+    prealloc: Preallocate,
+    progress: Progress<'_>,
+) -> Result<String, EngineError> {
     let f = OpenOptions::new()
         .read(true)
         .write(true)
@@ -52,7 +67,7 @@ fn create(path: &Path, to: u64, progress: Progress<'_>) -> Result<String, Engine
     // Marked before filling: an interrupted fill leaves a file iolab knows
     // as its own (with 0 bytes filled), not a foreign one.
     marker::write(&f, path, 0)?;
-    let took = fill::fill(&f, path, 0, to, progress)?;
+    let took = fill::fill(&f, path, 0, to, prealloc, progress)?;
     let store = marker::write(&f, path, to)?;
     Ok(format!(
         "created {}: {to} bytes, filled with incompressible data in {}; {store}",
@@ -69,10 +84,11 @@ fn complete(
     from: u64,
     to: u64,
     mark: bool,
+    prealloc: Preallocate,
     progress: Progress<'_>,
 ) -> Result<String, EngineError> {
     let f = open_rw(path)?;
-    let took = fill::fill(&f, path, from, to, progress)?;
+    let took = fill::fill(&f, path, from, to, prealloc, progress)?;
     let whose = if mark {
         marker::write(&f, path, to)?;
         "created by iolab earlier"

@@ -18,6 +18,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use iolab_core::job::Preallocate;
 use rustix::fs::{Advice, FallocateFlags};
 use rustix::io::Errno;
 
@@ -35,12 +36,13 @@ pub(crate) fn fill(
     path: &Path,
     from: u64,
     to: u64,
+    prealloc: Preallocate,
     progress: &mut dyn FnMut(&str, u64, u64),
 ) -> Result<Duration, EngineError> {
     let started = Instant::now();
     let total = to.saturating_sub(from);
     let name = path.display().to_string();
-    preallocate(file, path, from, total)?;
+    preallocate(file, path, from, total, prealloc)?;
     progress(&name, 0, total);
     let mut rng = fastrand::Rng::new();
     let mut buf = vec![0u8; CHUNK_BYTES];
@@ -61,15 +63,36 @@ pub(crate) fn fill(
     Ok(started.elapsed())
 }
 
-/// Reserve the blocks first: the file is laid out in as few extents as
-/// the filesystem can manage, and a full disk is found before gigabytes
-/// are written. Filesystems without `fallocate` are filled all the same.
-fn preallocate(file: &File, path: &Path, from: u64, len: u64) -> Result<(), EngineError> {
+/// Reserve the blocks first, as the job's `fallocate` says: by default
+/// (native) the file is laid out in as few extents as the filesystem can
+/// manage, and a full disk is found before gigabytes are written;
+/// filesystems without `fallocate` are filled all the same.
+pub(crate) fn preallocate(
+    file: &File,
+    path: &Path,
+    from: u64,
+    len: u64,
+    mode: Preallocate,
+) -> Result<(), EngineError> {
     if len == 0 {
         return Ok(());
     }
-    match rustix::fs::fallocate(file, FallocateFlags::empty(), from, len) {
-        Ok(()) | Err(Errno::NOTSUP | Errno::NOSYS) => Ok(()),
+    let flags = match mode {
+        Preallocate::None => return Ok(()),
+        Preallocate::Truncate => {
+            let end = from + len;
+            if file.metadata().map(|m| m.len() < end).unwrap_or(true) {
+                file.set_len(end)
+                    .map_err(|e| io_err(path, "fill (ftruncate)", e))?;
+            }
+            return Ok(());
+        }
+        Preallocate::Keep => FallocateFlags::KEEP_SIZE,
+        Preallocate::Native | Preallocate::Posix => FallocateFlags::empty(),
+    };
+    match rustix::fs::fallocate(file, flags, from, len) {
+        Ok(()) => Ok(()),
+        Err(Errno::NOTSUP | Errno::NOSYS) if mode != Preallocate::Posix => Ok(()),
         Err(e) => Err(io_err(path, "fill (fallocate)", e.into())),
     }
 }
@@ -79,5 +102,43 @@ fn io_err(path: &Path, op: &'static str, source: std::io::Error) -> EngineError 
         path: path.to_path_buf(),
         op,
         source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::MetadataExt;
+
+    use super::*;
+
+    /// What each mode leaves behind before the fill: (size, allocated bytes).
+    fn after(mode: Preallocate) -> (u64, u64) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let f = File::create(&path).unwrap();
+        preallocate(&f, &path, 0, 1 << 20, mode).unwrap();
+        let m = f.metadata().unwrap();
+        (m.len(), m.blocks() * 512)
+    }
+
+    #[test]
+    fn each_fallocate_mode_reserves_as_fio_says() {
+        assert_eq!(after(Preallocate::None), (0, 0), "none: nothing reserved");
+        assert_eq!(
+            after(Preallocate::Truncate),
+            (1 << 20, 0),
+            "truncate: sparse"
+        );
+        let (size, blocks) = after(Preallocate::Keep);
+        assert_eq!(size, 0, "keep: the size stays");
+        let (nsize, nblocks) = after(Preallocate::Native);
+        assert_eq!(nsize, 1 << 20, "native: sized");
+        // Where the filesystem has fallocate, the blocks are reserved.
+        if nblocks > 0 {
+            assert!(
+                nblocks >= 1 << 20 && blocks >= 1 << 20,
+                "{nblocks} {blocks}"
+            );
+        }
     }
 }

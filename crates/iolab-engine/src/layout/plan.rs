@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use iolab_core::job::{IoEngine, PreparedJob};
+use iolab_core::job::{IoEngine, Preallocate, PreparedJob};
 use iolab_core::JobError;
 
 use crate::EngineError;
@@ -25,6 +25,9 @@ pub(crate) struct FileNeed {
     pub unsized_offset: Option<u64>,
     pub writes: bool,
     pub direct: bool,
+    /// How its blocks are reserved before the fill (`fallocate` of the
+    /// first job that uses the path).
+    pub prealloc: Preallocate,
     /// Names of the jobs using the path, for messages.
     pub jobs: Vec<String>,
 }
@@ -100,6 +103,7 @@ fn empty_need(path: PathBuf) -> FileNeed {
         unsized_offset: None,
         writes: false,
         direct: false,
+        prealloc: Preallocate::Native,
         jobs: Vec::new(),
     }
 }
@@ -116,6 +120,9 @@ fn merge(need: &mut FileNeed, job: &PreparedJob, sized: Option<u64>) {
     }
     need.writes |= job.writes();
     need.direct |= job.direct;
+    if need.jobs.is_empty() {
+        need.prealloc = job.files.fallocate;
+    }
     if !need.jobs.contains(&job.name) {
         need.jobs.push(job.name.clone());
     }

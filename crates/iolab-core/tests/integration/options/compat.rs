@@ -53,3 +53,22 @@ fn verify_state_files_are_refused_by_value_not_by_name() {
         .contains("iolab does not save verify state files; set verify_state_save=0"));
     assert!(err(&["size=1m", "verify_state_load=1"]).contains("set verify_state_load=0"));
 }
+
+#[test]
+fn fallocate_takes_fios_modes() {
+    use iolab_core::job::Preallocate;
+    let mode = |v: &str| {
+        prep(&["size=1m", &format!("fallocate={v}")])
+            .files
+            .fallocate
+    };
+    assert_eq!(prep(&["size=1m"]).files.fallocate, Preallocate::Native);
+    assert_eq!(mode("none"), Preallocate::None);
+    assert_eq!(mode("0"), Preallocate::None);
+    assert_eq!(mode("posix"), Preallocate::Posix);
+    assert_eq!(mode("1"), Preallocate::Posix);
+    assert_eq!(mode("keep"), Preallocate::Keep);
+    assert_eq!(mode("truncate"), Preallocate::Truncate);
+    let e = err(&["size=1m", "fallocate=sometimes"]);
+    assert!(e.contains("'fallocate'") && e.contains("keep"), "{e}");
+}

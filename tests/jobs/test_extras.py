@@ -168,3 +168,17 @@ def test_fadvise_hint_notes_only_where_buffered_io_could_use_it(cli: Callable[..
     assert "note: fadvise_hint=random: iolab gives the kernel no access-pattern hint" in buffered
     _doc, direct = _fio_run(cli, *NULL, "--fadvise_hint=random", "--direct=1")
     assert "fadvise_hint" not in direct
+
+
+def test_overwrite_0_on_a_write_job_says_the_files_are_laid_out_first(cli: Callable[..., Any], tmp_path: Path) -> None:
+    job = ["--name=w", f"--directory={tmp_path}", "--size=1m", "--bs=4k", "--rw=write"]
+    doc, stderr = _fio_run(cli, *job, "--overwrite=0")
+    assert "note: overwrite=0: iolab lays out the files before the run" in stderr
+    assert doc["jobs"][0]["write"]["io_bytes"] == 1 << 20
+    # The file was laid out whole before the writes (what overwrite=1 asks).
+    assert (tmp_path / "w.0.0").stat().st_size == 1 << 20
+    _, stderr = _fio_run(cli, *job, "--overwrite=1", "--allow-overwrite")
+    assert "overwrite=" not in stderr
+    # A read job has nothing to overwrite: no note.
+    _, stderr = _fio_run(cli, *NULL, "--overwrite=0")
+    assert "overwrite=" not in stderr

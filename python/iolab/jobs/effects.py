@@ -52,6 +52,14 @@ def _option(spec: JobSpec, name: str) -> Optional[str]:
     return value
 
 
+_WRITING_RW = frozenset({"write", "randwrite", "rw", "readwrite", "randrw", "trimwrite", "randtrimwrite"})
+
+
+def _writes(spec: JobSpec) -> bool:
+    rw = _option(spec, "rw") or _option(spec, "readwrite") or "read"
+    return rw.split(":")[0] in _WRITING_RW
+
+
 def _check_files_exist(spec: JobSpec) -> None:
     filename = _option(spec, "filename")
     if not filename:
@@ -89,6 +97,11 @@ def _notes(e: JobExtras, spec: JobSpec) -> list[str]:
     hint = e.get("fadvise_hint")
     if hint not in (None, "0") and _option(spec, "direct") != "1":
         notes.append(f"fadvise_hint={hint}: iolab gives the kernel no access-pattern hint")
+    if e.get("overwrite") is False and _writes(spec):
+        notes.append(
+            "overwrite=0: iolab lays out the files before the run, so the writes overwrite laid-out data "
+            "(fio's overwrite=1) instead of extending new files"
+        )
     if e.get("verify_async"):
         notes.append(f"verify_async={e.get('verify_async')}: iolab verifies each block inline as its read completes")
     if e.get("log_prio") is True:

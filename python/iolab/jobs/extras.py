@@ -124,6 +124,14 @@ EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
         "and a note says so.",
     ),
     ExtraDef(
+        "overwrite",
+        "bool",
+        "0",
+        "iolab lays out (creates and fills) every file before any job writes to it, which is fio's "
+        "overwrite=1; with overwrite=0 a note says that the writes overwrite laid-out data rather than "
+        "extending a new file.",
+    ),
+    ExtraDef(
         "io_submit_mode",
         "choice",
         "inline",
@@ -301,6 +309,7 @@ NOTE_ONLY = frozenset(
         "iomem",
         "new_group",
         "verify_async",
+        "overwrite",
         "io_submit_mode",
     }
 )

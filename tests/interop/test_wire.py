@@ -73,16 +73,21 @@ def test_loopback_wire_latency_band_across_queue_depths(target: dict[str, Any]) 
     # reader and client off it: 30 → 330 µs from QD 1 to 32, caught here.)
     # Other work on the machine only adds time, so each QD keeps the best of
     # up to three short runs (a spinning timer is slow in every run).
-    p50 = {}
+    # The server's own p50 never falls below the delay (a hold that ended
+    # early would be a bug in any run) and, in the best run, is within 10 %
+    # of it (the reply timer can wake late while other work runs).
+    p50, server = {}, {}
     for qd in (1, 4, 16, 32):
         for _ in range(3):
             w = _wire(target, "d", rw="randread", iodepth=qd, time_based=True, runtime="500ms")
             d = w["exports"][0]["directions"]["read"]
             assert d["ios_match"] and d["client_ios"] == d["server_ios"] > 0, d
-            assert DELAY_NS <= _p(d, 50.0, "server_ns") <= 1.1 * DELAY_NS, d
+            assert _p(d, 50.0, "server_ns") >= DELAY_NS, d
+            server[qd] = min(server.get(qd, _p(d, 50.0, "server_ns")), _p(d, 50.0, "server_ns"))
             p50[qd] = min(p50.get(qd, _p(d, 50.0)), _p(d, 50.0))
-            if p50[qd] <= 100_000:
+            if p50[qd] <= 100_000 and server[qd] <= 1.1 * DELAY_NS:
                 break
+    assert all(v <= 1.1 * DELAY_NS for v in server.values()), server
     print(f"loopback wire p50 by QD (ns): {p50}")
     assert all(0 < v < 200_000 for v in p50.values()), p50
     assert max(p50.values()) - min(p50.values()) <= 100_000, p50

@@ -131,7 +131,7 @@ def _charts(charts: list[Chart]) -> tuple[str, str]:
 def _fleet(fleet: Json) -> str:
     """The fleet section's text: start skew and clock offsets, the spread
     across hosts per group and direction (the bars are charts), faults."""
-    from iolab.fleet.report import by_group_dir, skew_line, spread_line
+    from iolab.report.fleet_lines import by_group_dir, skew_line, spread_line
 
     items = [skew_line(fleet)]
     for (group, d), sel in by_group_dir(fleet):

@@ -65,12 +65,20 @@ pub trait SimModel: Send + std::fmt::Debug + 'static {
     fn submit(&mut self, now: Ns, arrival: Ns, r: SimReq) -> u64;
     /// Take every decision due by `now`.
     fn advance(&mut self, now: Ns);
+    /// The completions decided and not yet taken.
+    fn decided(&mut self) -> &mut Decided;
     /// The completion time of `id` once decided (then forgotten).
-    fn take_done(&mut self, id: u64) -> Option<Ns>;
+    fn take_done(&mut self, id: u64) -> Option<Ns> {
+        self.decided().take(id)
+    }
     /// Hand every decided completion to `f` (and forget them).
-    fn drain_done(&mut self, f: &mut dyn FnMut(u64, Ns));
+    fn drain_done(&mut self, f: &mut dyn FnMut(u64, Ns)) {
+        self.decided().drain(f);
+    }
     /// Nobody waits for `id` any more.
-    fn forget(&mut self, id: u64);
+    fn forget(&mut self, id: u64) {
+        self.decided().take(id);
+    }
     /// When a decision may next be taken (> `now`).
     fn next_event(&self, now: Ns) -> Ns;
     /// The device's own counters, named.

@@ -285,16 +285,8 @@ impl SimModel for SsdModel {
 
     fn advance(&mut self, _now: Ns) {}
 
-    fn take_done(&mut self, id: u64) -> Option<Ns> {
-        self.done.take(id)
-    }
-
-    fn drain_done(&mut self, f: &mut dyn FnMut(u64, Ns)) {
-        self.done.drain(f);
-    }
-
-    fn forget(&mut self, id: u64) {
-        self.done.take(id);
+    fn decided(&mut self) -> &mut Decided {
+        &mut self.done
     }
 
     fn next_event(&self, now: Ns) -> Ns {

@@ -16,10 +16,12 @@ use crate::error::JobError;
 
 mod files;
 mod groups;
+mod zones;
 pub use files::{
     draw_sizes, parse_file_service, FileOptions, FileService, Preallocate, DEFAULT_FILENAME_FORMAT,
 };
 pub use groups::{Amounts, DataOptions, EngineOptions, VerifyKind, VERIFY_HEADER_BYTES};
+pub use zones::{ZoneMode, ZoneOptions};
 
 /// Direction of one I/O. Index into per-direction arrays with `as usize`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -290,6 +292,9 @@ pub struct PreparedJob {
     /// file per worker named name.N.0).
     #[serde(default)]
     pub files: FileOptions,
+    /// zonemode and its sizes, fill_device (absent in older results: none).
+    #[serde(default)]
+    pub zones: ZoneOptions,
     pub rate_bytes_per_s: [Option<u64>; 2],
     pub rate_iops: [Option<u64>; 2],
     pub rate_process: RateProcess,

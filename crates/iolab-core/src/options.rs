@@ -27,8 +27,10 @@ pub mod nbd;
 mod table;
 mod table_data;
 mod table_files;
+mod table_zones;
 mod val;
 mod values;
+mod zones;
 
 use crate::error::JobError;
 use crate::job::{JobSpec, PreparedJob};
@@ -41,6 +43,7 @@ pub static OPTIONS: std::sync::LazyLock<Vec<OptionDef>> = std::sync::LazyLock::n
         table::JOB_OPTIONS,
         table_files::FILE_OPTIONS,
         table_data::DATA_OPTIONS,
+        table_zones::ZONE_OPTIONS,
     ]
     .concat()
 });

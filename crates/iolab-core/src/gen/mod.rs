@@ -36,18 +36,23 @@ mod dist;
 mod offset;
 mod perm;
 mod rng;
+mod strided;
+mod zbd;
+
+use std::sync::Arc;
 
 use rand::RngCore;
 
 use self::bs::BsGen;
 use self::dist::Dist;
-use self::offset::{Align, FileState, TakeCtx, Walk};
+use self::offset::{Align, FileState, TakeCtx, Walk, Zoning};
 use self::perm::BlockPerm;
 use self::rng::{DirPicker, WorkerRng};
 use crate::error::JobError;
-use crate::job::{FileService, IoDir, Pattern, PreparedJob, RandomDistribution};
+use crate::job::{FileService, IoDir, Pattern, PreparedJob, RandomDistribution, ZoneMode};
 
 pub use self::rng::{mix64, rng_for, worker_seed};
+pub use self::zbd::{ZoneSnapshot, ZoneTable};
 
 /// The byte range of one file this worker may touch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +96,12 @@ pub struct IoGen {
     time_based: bool,
     bytes_per_pass: u64,
     seed: u64,
+    /// Zoned files (zonemode=zbd) may end a pass early; a pass that issued
+    /// nothing ends the job (no written data to read).
+    zoned: bool,
+    issued_in_pass: u64,
+    sequential: bool,
+    writes: bool,
 }
 
 impl IoGen {
@@ -128,6 +139,10 @@ impl IoGen {
             loops: u64::from(job.loops),
             time_based: job.time_based,
             seed,
+            zoned: job.zones.mode == ZoneMode::Zbd,
+            issued_in_pass: 0,
+            sequential: job.rw.pattern == Pattern::Sequential,
+            writes: job.writes(),
         })
     }
 
@@ -135,6 +150,10 @@ impl IoGen {
         if !self.time_based && self.passes_started >= self.loops {
             return false;
         }
+        if self.zoned && self.passes_started > 0 && self.issued_in_pass == 0 {
+            return false;
+        }
+        self.issued_in_pass = 0;
         self.passes_started += 1;
         self.active.clear();
         for (i, f) in self.files.iter_mut().enumerate() {
@@ -200,6 +219,86 @@ impl IoGen {
     pub fn seed(&self) -> u64 {
         self.seed
     }
+
+    /// The zone table of file `file` (zonemode=zbd), to share with the
+    /// other workers of the same file ([`IoGen::share_zones`]).
+    pub fn zone_table(&self, file: usize) -> Option<Arc<ZoneTable>> {
+        match self.files.get(file)?.zoning.as_deref()? {
+            Zoning::Zbd(z) => Some(Arc::clone(z.table())),
+            Zoning::Strided(_) => None,
+        }
+    }
+
+    /// Use `table` for the write pointers of file `file` (zonemode=zbd):
+    /// workers of one file share them, as fio's jobs do.
+    pub fn share_zones(&mut self, file: usize, table: Arc<ZoneTable>) {
+        if let Some(Zoning::Zbd(z)) = self.files[file].zoning.as_deref_mut() {
+            z.share(table);
+        }
+    }
+
+    /// The next I/O of a zoned file; `None`: the file is done for this pass.
+    #[cold]
+    fn next_zoned(&mut self, dir: IoDir, fi: usize, drawn: u64) -> Option<(IoDir, u64, u64)> {
+        let d = dir as usize;
+        let file = &mut self.files[fi];
+        let Some(zoning) = file.zoning.as_deref_mut() else {
+            unreachable!("next_zoned on a file without zones")
+        };
+        match zoning {
+            Zoning::Strided(s) => {
+                let room = file.remaining.min(file.len);
+                let (off, len) = s.take(
+                    d,
+                    drawn,
+                    &self.bs[d],
+                    &self.ctx[d],
+                    &mut self.rng,
+                    file.len,
+                    room,
+                    self.sequential,
+                );
+                file.remaining -= len;
+                Some((dir, off, len))
+            }
+            Zoning::Zbd(z) if dir == IoDir::Read && z.reads_anywhere() => {
+                let (off, len) = file.take(d, drawn, &self.bs[d], &self.ctx[d], &mut self.rng);
+                Some((dir, off, len))
+            }
+            Zoning::Zbd(_) => {
+                let random_off = (!self.sequential).then(|| {
+                    file.take(d, drawn, &self.bs[d], &self.ctx[d], &mut self.rng)
+                        .0
+                });
+                let Some(Zoning::Zbd(z)) = file.zoning.as_deref_mut() else {
+                    unreachable!("matched above")
+                };
+                let mut got = match dir {
+                    IoDir::Write => z
+                        .write(random_off, drawn, &self.bs[d], &mut self.rng)
+                        .map(|(o, l)| (dir, o, l)),
+                    IoDir::Read => z
+                        .read(random_off, drawn, &self.bs[d])
+                        .map(|(o, l)| (dir, o, l)),
+                };
+                if got.is_none() && dir == IoDir::Read && self.writes {
+                    // Nothing written to read yet in a job that also
+                    // writes: write instead (see docs/options.md).
+                    let w = IoDir::Write as usize;
+                    let drawn = self.bs[w].draw(&mut self.rng);
+                    got = z
+                        .write(random_off, drawn, &self.bs[w], &mut self.rng)
+                        .map(|(o, l)| (IoDir::Write, o, l));
+                }
+                if self.sequential {
+                    if let Some((_, _, len)) = got {
+                        file.remaining = file.remaining.saturating_sub(len);
+                    }
+                }
+                got
+            }
+        }
+    }
 }
 
 /// `IoGen` is an iterator of I/Os: [`IoGen::next`] is the engine's call.
@@ -218,8 +317,20 @@ impl Iterator for IoGen {
         let fi = self.active[slot] as usize;
         let bs = &self.bs[d];
         let drawn = bs.draw(&mut self.rng);
-        let file = &mut self.files[fi];
-        let (off, len) = file.take(d, drawn, bs, &self.ctx[d], &mut self.rng);
+        if self.files[fi].zoning.is_some() {
+            return self.next_zoned_unit(dir, slot, fi, drawn);
+        }
+        let (off, len) = self.files[fi].take(d, drawn, bs, &self.ctx[d], &mut self.rng);
+        Some(self.emit(slot, fi, dir, off, len))
+    }
+}
+
+impl IoGen {
+    /// The unit of `len` bytes at `off` in file `fi`'s region; the rotation
+    /// moves on from `slot`.
+    #[inline]
+    fn emit(&mut self, slot: usize, fi: usize, dir: IoDir, off: u64, len: u64) -> IoUnit {
+        let file = &self.files[fi];
         let unit = IoUnit {
             dir,
             file: fi as u32,
@@ -228,7 +339,30 @@ impl Iterator for IoGen {
         };
         let done = file.remaining == 0;
         self.advance(slot, done);
-        Some(unit)
+        unit
+    }
+
+    /// [`Iterator::next`] for a zoned file: a file done early leaves the
+    /// rotation and the next file (or pass) is tried.
+    #[cold]
+    fn next_zoned_unit(
+        &mut self,
+        dir: IoDir,
+        slot: usize,
+        fi: usize,
+        drawn: u64,
+    ) -> Option<IoUnit> {
+        match self.next_zoned(dir, fi, drawn) {
+            Some((dir, off, len)) => {
+                self.issued_in_pass += 1;
+                Some(self.emit(slot, fi, dir, off, len))
+            }
+            None => {
+                self.files[fi].remaining = 0;
+                self.advance(slot, true);
+                self.next()
+            }
+        }
     }
 }
 
@@ -299,13 +433,38 @@ fn file_states(
     let scatter_key = mix64(job.randseed ^ 0x5ca7_7e12);
     let mut files = Vec::with_capacity(regions.len());
     for (i, r) in regions.iter().enumerate() {
-        let len = r.len / grain * grain;
-        let walk = walk_for(job, bs, ctx, grain, len, scatter_key ^ mix64(i as u64))?;
+        let key = scatter_key ^ mix64(i as u64);
+        let (mut start, mut len) = (r.start, r.len / grain * grain);
+        let zbd = if job.zones.mode == ZoneMode::Zbd {
+            let (view, s, l) = zbd::ZbdFile::new(&job.zones, grain, r.start, r.len)?;
+            (start, len) = (s, l);
+            Some(view)
+        } else {
+            None
+        };
+        let walk = walk_for(job, bs, ctx, grain, len, key)?;
+        let zoning = match (zbd, job.zones.mode) {
+            (Some(view), _) => Some(Box::new(Zoning::Zbd(view))),
+            (None, ZoneMode::Strided) => {
+                if job.rw_seq_add_bytes != 0 {
+                    return Err(conflict(
+                        "rw=...:N (an offset modifier) and zonemode=strided do not go together; \
+                         drop one"
+                            .into(),
+                    ));
+                }
+                let mapped = matches!(walk, Walk::MapFixed(_));
+                let s = strided::Strided::new(&job.zones, grain, mapped, mix64(key))?;
+                Some(Box::new(Zoning::Strided(s)))
+            }
+            _ => None,
+        };
         files.push(FileState {
-            start: r.start,
+            start,
             len,
             remaining: 0,
             walk,
+            zoning,
         });
     }
     if files.iter().all(|f| f.len == 0) {

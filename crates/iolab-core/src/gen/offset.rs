@@ -26,6 +26,8 @@ use super::bs::BsGen;
 use super::dist::Dist;
 use super::perm::BlockPerm;
 use super::rng::{below, WorkerRng};
+use super::strided::Strided;
+use super::zbd::ZbdFile;
 
 #[derive(Debug, Clone)]
 pub enum Walk {
@@ -81,13 +83,23 @@ pub struct TakeCtx {
     pub unit: Align,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct FileState {
     pub start: u64,
     /// Region length, a multiple of the grain.
     pub len: u64,
     pub remaining: u64,
     pub walk: Walk,
+    /// Strided or zbd zones over the region (`zonemode`), if any.
+    pub zoning: Option<Box<Zoning>>,
+}
+
+/// fio's zone modes over one file's region (see [`super::strided`] and
+/// [`super::zbd`]).
+#[derive(Debug)]
+pub enum Zoning {
+    Strided(Strided),
+    Zbd(ZbdFile),
 }
 
 impl FileState {
@@ -102,6 +114,9 @@ impl FileState {
                 done.clear();
             }
             Walk::Uniform | Walk::Dist(_) => {}
+        }
+        if let Some(Zoning::Zbd(z)) = self.zoning.as_deref_mut() {
+            z.restart();
         }
     }
 
@@ -153,11 +168,7 @@ impl FileState {
         let room = self.remaining.min(self.len);
         match &mut self.walk {
             Walk::MapVar { perm, done } => take_var(perm, done, drawn, bs, ctx.grain, self.len),
-            Walk::Uniform => {
-                let len = bs.fit(drawn, room);
-                let slots = ctx.align.div(self.len - len) + 1;
-                (below(rng, slots) * ctx.align.bytes, len)
-            }
+            Walk::Uniform => uniform(drawn, bs, ctx, rng, room, self.len),
             Walk::Dist(dist) => {
                 let len = bs.fit(drawn, room);
                 let want = dist.sample(rng) * ctx.unit.bytes;
@@ -166,6 +177,22 @@ impl FileState {
             Walk::Seq { .. } | Walk::MapFixed(_) => unreachable!("handled inline by take"),
         }
     }
+}
+
+/// A uniform offset, aligned to `ctx.align`, of an I/O of the drawn size
+/// cut to `room`, such that it fits in `span` bytes.
+#[inline]
+pub(super) fn uniform(
+    drawn: u64,
+    bs: &BsGen,
+    ctx: &TakeCtx,
+    rng: &mut WorkerRng,
+    room: u64,
+    span: u64,
+) -> (u64, u64) {
+    let len = bs.fit(drawn, room);
+    let slots = ctx.align.div(span - len) + 1;
+    (below(rng, slots) * ctx.align.bytes, len)
 }
 
 /// Next I/O of a variable-size random-map pass: the next block of the

@@ -13,7 +13,7 @@ use super::{DefaultValue, Given, OPTIONS};
 use crate::error::JobError;
 use crate::job::{
     Amounts, BsSpec, CpusAllowedPolicy, DataOptions, EngineOptions, FileOptions, IoEngine, Pattern,
-    RandomDistribution, RateProcess, SyncMode,
+    RandomDistribution, RateProcess, SyncMode, ZoneOptions,
 };
 
 /// Options applied so far. `None` = not given (the default is decided in `finish`).
@@ -58,6 +58,7 @@ pub(crate) struct Draft {
     pub data: DataOptions,
     pub amounts: Amounts,
     pub files: FileOptions,
+    pub zones: ZoneOptions,
     pub rate: [u64; 2],
     pub rate_iops: [u64; 2],
     pub rate_process: RateProcess,
@@ -137,6 +138,7 @@ impl Draft {
             data: DataOptions::default(),
             amounts: Amounts::default(),
             files: FileOptions::default(),
+            zones: ZoneOptions::default(),
             rate: [0, 0],
             rate_iops: [0, 0],
             rate_process: RateProcess::Linear,

@@ -43,6 +43,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     let (rate_bytes_per_s, rate_iops) = rates(&d)?;
     let randseed = seed(&d);
     super::data::check(&mut d, rw)?;
+    super::zones::check(&mut d, rw, filenames.len())?;
     note_no_effect(&mut d, rw);
     d.warnings.dedup();
     Ok(PreparedJob {
@@ -77,6 +78,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         data: d.data,
         amounts: d.amounts,
         files: d.files,
+        zones: d.zones,
         rate_bytes_per_s,
         rate_iops,
         rate_process: d.rate_process,

@@ -18,6 +18,7 @@
 mod cpu;
 mod gen;
 mod gen_files;
+mod gen_zones;
 mod options;
 mod rate;
 mod summary;

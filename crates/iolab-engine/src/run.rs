@@ -23,6 +23,7 @@ mod nbd;
 mod notes;
 pub mod progress;
 mod setup;
+mod zones;
 
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};

@@ -38,10 +38,10 @@ pub(super) fn check(d: &mut Draft, rw: RwMix, named: usize) -> Result<(), JobErr
 }
 
 fn fill(d: &mut Draft, rw: RwMix) -> Result<(), JobError> {
-    if d.zones.fill_device && !rw.does(IoDir::Write) {
+    if d.zones.fill_device && rw.does(IoDir::Read) {
         return Err(conflict(
-            "fill_device needs a job that writes (fio fills the file system first, then \
-             reads; iolab does not): run a write job with fill_device=1 first, then read",
+            "fill_device needs a job that only writes (fio fills the file system first, \
+             then reads; iolab does not): run a write job with fill_device=1, then read",
         ));
     }
     Ok(())

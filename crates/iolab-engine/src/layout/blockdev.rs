@@ -48,6 +48,9 @@ pub(super) fn inspect(
         });
     }
     need.target_bytes(size)?;
+    let model =
+        super::zoned::zoned_model(rustix::fs::major(md.rdev()), rustix::fs::minor(md.rdev()));
+    super::zoned::check(path, model.as_deref(), need.zbd, need.writes)?;
     let note = if need.writes {
         check_write_allowed(need, &file, md.rdev(), size, allow_overwrite)?;
         format!(

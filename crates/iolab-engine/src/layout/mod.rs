@@ -20,12 +20,14 @@ mod act;
 mod blockdev;
 mod direct;
 mod fill;
+mod filldev;
 mod marker;
 pub mod mounts;
 mod plan;
 mod regular;
 pub mod signature;
 mod space;
+mod zoned;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::ErrorKind;
@@ -166,6 +168,7 @@ fn check_direct_jobs(jobs: &[PreparedJob], checked: &[Checked]) -> Result<(), En
 }
 
 fn inspect(need: &plan::FileNeed, allow_overwrite: bool) -> Result<Checked, EngineError> {
+    let need = &filldev::layout_need(need);
     let path = &need.path;
     let md = match fs::metadata(path) {
         Ok(md) => md,
@@ -305,7 +308,15 @@ pub fn regions_for_worker(
                     job.name
                 )));
             }
-            let (start, len) = plan::region(job, (&path, k, nfiles), file_bytes)?;
+            let regular = layout.file(&path).map(|f| f.kind) == Some(FileKind::Regular);
+            let (start, len) = match file_bytes {
+                Some(b)
+                    if job.zones.fill_device && regular && job.file_len(k, nfiles).is_none() =>
+                {
+                    filldev::region(job, &path, b, nfiles)?
+                }
+                _ => plan::region(job, (&path, k, nfiles), file_bytes)?,
+            };
             Ok(Region { path, start, len })
         })
         .collect()

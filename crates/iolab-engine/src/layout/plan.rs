@@ -25,6 +25,10 @@ pub(crate) struct FileNeed {
     pub unsized_offset: Option<u64>,
     pub writes: bool,
     pub direct: bool,
+    /// A job uses it with zonemode=zbd (a real zoned device is refused).
+    pub zbd: bool,
+    /// A job fills it (fill_device): that job's writes size it, not layout.
+    pub fill_device: bool,
     /// How its blocks are reserved before the fill (`fallocate` of the
     /// first job that uses the path).
     pub prealloc: Preallocate,
@@ -103,13 +107,18 @@ fn empty_need(path: PathBuf) -> FileNeed {
         unsized_offset: None,
         writes: false,
         direct: false,
+        zbd: false,
+        fill_device: false,
         prealloc: Preallocate::Native,
         jobs: Vec::new(),
     }
 }
 
 fn merge(need: &mut FileNeed, job: &PreparedJob, sized: Option<u64>) {
+    need.fill_device |= job.zones.fill_device;
     match sized {
+        // fill_device: the job's writes size the file (see `filldev`).
+        _ if job.zones.fill_device => {}
         Some(end) => need.sized_bytes = Some(need.sized_bytes.map_or(end, |b| b.max(end))),
         None => {
             need.unsized_offset = Some(
@@ -120,6 +129,7 @@ fn merge(need: &mut FileNeed, job: &PreparedJob, sized: Option<u64>) {
     }
     need.writes |= job.writes();
     need.direct |= job.direct;
+    need.zbd |= job.zones.mode == iolab_core::job::ZoneMode::Zbd;
     if need.jobs.is_empty() {
         need.prealloc = job.files.fallocate;
     }

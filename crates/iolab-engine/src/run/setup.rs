@@ -13,6 +13,7 @@ use iolab_core::stats::{JobResult, RunResult, SCHEMA};
 use super::coordinator::CoordOut;
 use super::host::host_info;
 use super::nbd::Exports;
+use super::zones::{share_zones, ZoneTables};
 use super::{RunConfig, RunOutcome};
 use crate::layout::{self, Layout};
 use crate::worker::buffers::AlignedBufs;
@@ -68,10 +69,12 @@ pub fn prepare(cfg: &RunConfig) -> Result<Prepared, EngineError> {
         unlink: Vec::new(),
     };
     unlink_list(cfg, &layout, &mut out);
+    let mut zone_tables = ZoneTables::new();
     for (ji, job) in cfg.jobs.iter().enumerate() {
         let shared = Arc::new(job.clone());
         for w in 0..job.workers() {
-            let spec = worker_spec(cfg, &layout, &exports, &shared, ji as u32, w)?;
+            let mut spec = worker_spec(cfg, &layout, &exports, &shared, ji as u32, w)?;
+            share_zones(&mut zone_tables, &mut spec);
             out.planned_bytes.push(spec.gen.total_bytes());
             out.specs.push(spec);
         }

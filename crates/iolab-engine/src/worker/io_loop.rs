@@ -288,7 +288,7 @@ impl<B: Backend> Worker<B> {
                     break;
                 }
             }
-            if self.error.is_some() {
+            if self.error.is_some() || self.space_full {
                 break;
             }
         }
@@ -374,6 +374,9 @@ impl<B: Backend> Worker<B> {
     #[cold]
     fn failed(&mut self, c: Completion) {
         let s = self.slots[c.slot as usize];
+        if self.space_ran_out(s.dir, c.result) {
+            return;
+        }
         self.rec.errored(s.dir);
         if self.error.is_none() {
             let path = self.paths[s.file as usize].clone();

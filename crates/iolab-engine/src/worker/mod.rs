@@ -25,6 +25,7 @@ pub mod buffers;
 pub mod clock;
 mod content;
 mod data;
+mod fill;
 mod io_loop;
 mod ratemin;
 pub mod record;
@@ -194,6 +195,9 @@ pub(crate) struct Worker<B: Backend> {
     /// rate_min / rate_iops_min, and the (I/Os, bytes) completed per direction.
     ratemin: Option<ratemin::RateMin>,
     done: [(u64, u64); 2],
+    /// fill_device: ENOSPC ends the writing ([`fill`]); and whether it did.
+    fill_device: bool,
+    space_full: bool,
 }
 
 impl<B: Backend> std::fmt::Debug for Worker<B> {
@@ -289,6 +293,8 @@ impl<B: Backend> Worker<B> {
             job_amounts: spec.job.amounts.clone(),
             ratemin: ratemin::RateMin::new(&spec.job),
             done: [(0, 0); 2],
+            fill_device: spec.job.zones.fill_device,
+            space_full: false,
         };
         Ok((
             w,

@@ -11,6 +11,7 @@
 //! - `nrfiles`: files iolab creates (nrfiles, filesize, filename_format).
 //! - `timing`: runtime and ramp, intervals, rate limiting, thinktime,
 //!   start(at), stop(), progress.
+//! - `zones`: zonemode=zbd and strided on real files, fill_device.
 
 #[path = "engine/common.rs"]
 mod common;
@@ -24,3 +25,5 @@ mod files;
 mod nrfiles;
 #[path = "engine/timing.rs"]
 mod timing;
+#[path = "engine/zones.rs"]
+mod zones;

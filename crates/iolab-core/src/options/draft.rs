@@ -59,6 +59,8 @@ pub(crate) struct Draft {
     pub amounts: Amounts,
     pub files: FileOptions,
     pub zones: ZoneOptions,
+    /// `size=8z`, `offset=524z`: counts of zones, resolved in `finish`.
+    pub zones_given: super::zones::ZoneCounts,
     pub rate: [u64; 2],
     pub rate_iops: [u64; 2],
     pub rate_process: RateProcess,
@@ -139,6 +141,7 @@ impl Draft {
             amounts: Amounts::default(),
             files: FileOptions::default(),
             zones: ZoneOptions::default(),
+            zones_given: Default::default(),
             rate: [0, 0],
             rate_iops: [0, 0],
             rate_process: RateProcess::Linear,

@@ -32,6 +32,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     let (filenames, directory) = files(&d)?;
     let shared_files = d.filename.is_some();
     let rw = rw_mix(&mut d);
+    super::zones::resolve_counts(&mut d)?;
     super::files::resolve(&mut d, rw, filenames.len())?;
     check_size(&d, rw, filenames.len().max(d.files.nrfiles as usize).max(1))?;
     super::amounts::amounts(&mut d)?;

@@ -69,6 +69,11 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
     OptionDef {
         name: "size",
         set: |d, v| {
+            if let Some(n) = super::table_zones::zone_count(v) {
+                d.zones_given.size = Some(n?);
+                return Ok(());
+            }
+            d.zones_given.size = None;
             put(
                 &mut d.size,
                 v.size_no_pct().and_then(|n| v.positive(n)).map(Some),
@@ -86,7 +91,14 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "offset",
-        set: |d, v| put(&mut d.offset, v.size_no_pct()),
+        set: |d, v| {
+            if let Some(n) = super::table_zones::zone_count(v) {
+                d.zones_given.offset = Some(n?);
+                return Ok(());
+            }
+            d.zones_given.offset = None;
+            put(&mut d.offset, v.size_no_pct())
+        },
         aliases: &[],
         kind: Size,
         default: Value("0"),

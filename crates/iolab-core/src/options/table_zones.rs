@@ -19,6 +19,16 @@ fn fraction(v: &Val<'_>) -> Result<f64, JobError> {
     Ok(f)
 }
 
+/// fio's zone suffix (`size=8z`, `offset=524z`): a count of zones of
+/// `zonesize`, or `None` when the value is not written that way.
+pub(super) fn zone_count(v: &Val<'_>) -> Option<Result<u64, JobError>> {
+    let digits = v.text().strip_suffix('z')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(v.wrap(crate::units::parse_uint(digits)))
+}
+
 pub(super) static ZONE_OPTIONS: &[OptionDef] = &[
     OptionDef {
         name: "zonemode",

@@ -9,6 +9,41 @@ use super::draft::Draft;
 use crate::error::JobError;
 use crate::job::{IoDir, Pattern, RandomDistribution, RwMix, ZoneMode};
 
+/// `size` and `offset` given as counts of zones (`8z`), as fio writes them.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct ZoneCounts {
+    pub size: Option<u64>,
+    pub offset: Option<u64>,
+}
+
+/// Turn zone counts into bytes: they need `zonesize`.
+pub(super) fn resolve_counts(d: &mut Draft) -> Result<(), JobError> {
+    let ZoneCounts { size, offset } = d.zones_given;
+    if size.is_none() && offset.is_none() {
+        return Ok(());
+    }
+    let zone = d.zones.size_bytes;
+    let bytes = |name: &str, n: u64| {
+        if zone == 0 {
+            return Err(conflict(format!(
+                "{name}={n}z counts zones, which needs zonesize; set zonesize or give {name} in bytes"
+            )));
+        }
+        n.checked_mul(zone)
+            .ok_or_else(|| conflict(format!("{name}={n}z is more than 2^64 bytes")))
+    };
+    if let Some(n) = size {
+        if n == 0 {
+            return Err(conflict("size=0z: size must be greater than 0"));
+        }
+        d.size = Some(bytes("size", n)?);
+    }
+    if let Some(n) = offset {
+        d.offset = bytes("offset", n)?;
+    }
+    Ok(())
+}
+
 fn conflict(msg: impl Into<String>) -> JobError {
     JobError::Conflict(msg.into())
 }

@@ -268,6 +268,43 @@ mod zbd {
     }
 
     #[test]
+    fn sizes_in_zones_are_counts_of_zonesize() {
+        let j = job(&[
+            "zonemode=zbd",
+            "zonesize=64k",
+            "size=2z",
+            "offset=3z",
+            "rw=write",
+        ]);
+        assert_eq!((j.size, j.offset), (Some(128 * K), 192 * K));
+        // A later size in bytes wins over an earlier count, as options do.
+        assert_eq!(
+            job(&["zonesize=64k", "size=2z", "size=8k"]).size,
+            Some(8 * K)
+        );
+        let mut g = IoGen::new(
+            &j,
+            0,
+            vec![FileRegion {
+                start: j.offset,
+                len: 128 * K,
+            }],
+        )
+        .unwrap();
+        let first = g.next().unwrap();
+        assert_eq!(
+            first.offset,
+            192 * K,
+            "writes begin at the third zone's pointer"
+        );
+        let e = JobSpec::new("z")
+            .args(["filename=/tmp/x", "size=2z"])
+            .prepare()
+            .unwrap_err();
+        assert!(e.to_string().contains("needs zonesize"), "{e}");
+    }
+
+    #[test]
     fn zbd_errors_name_the_option() {
         for (opts, want) in [
             (&["zonemode=zbd"][..], "needs zonesize"),

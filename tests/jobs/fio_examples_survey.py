@@ -9,7 +9,8 @@ parses — a short real run in a scratch directory with sizes shrunk
 (``--size=4m --runtime=1s``; devices other than /dev/null and /dev/zero
 replaced by a scratch file, which is also given to files written to be
 handed a device on the command line (``allow_file_create=0`` and no
-``filename``); ``directory=`` pointed at the scratch directory; nbd jobs
+``filename``); ``directory=`` pointed at the scratch directory; ``zonemode=zbd`` jobs get
+1 MiB zones from the file's start (``--zonesize=1m --offset=0``); nbd jobs
 get an iolab target with a memory export on a private Unix socket). Prints a Markdown table: file, engine, parse, short run, and the
 first error (the named fio feature that stopped it). docs/options.md keeps
 the table; the job files themselves are not copied into this repository.
@@ -37,6 +38,7 @@ ENV = {
     "FIO_IODEPTH": "1",
 }
 _ENGINE = re.compile(r"^\s*ioengine\s*=\s*([\w.-]+)", re.M)
+_ZBD = re.compile(r"^\s*zonemode\s*=\s*zbd", re.M)
 _DEVICE = re.compile(r"^\s*filename\s*=\s*/dev/(?!null\b|zero\b)", re.M)
 
 
@@ -68,6 +70,9 @@ def survey_one(path: Path, scratch: Path) -> tuple[str, str, str]:
         extra += [f"--filename={image}", "--allow-overwrite"]  # the scratch image made just now
     elif _DEVICE.search(text):
         extra.append(f"--filename={image}")
+    if _ZBD.search(text):
+        # Emulated zones shrunk with the sizes: 1 MiB zones from the file's start.
+        extra += ["--zonesize=1m", "--offset=0"]
     if re.search(r"^\s*directory\s*=", text, re.M):
         extra.append(f"--directory={scratch}")
     if "nbd" in engines(text):

@@ -26,6 +26,7 @@ mod fio_names;
 pub mod nbd;
 mod table;
 mod table_data;
+mod table_errors;
 mod table_files;
 mod val;
 mod values;
@@ -41,6 +42,7 @@ pub static OPTIONS: std::sync::LazyLock<Vec<OptionDef>> = std::sync::LazyLock::n
         table::JOB_OPTIONS,
         table_files::FILE_OPTIONS,
         table_data::DATA_OPTIONS,
+        table_errors::ERROR_OPTIONS,
     ]
     .concat()
 });

@@ -12,8 +12,8 @@ use super::values::{self, RwDirs};
 use super::{DefaultValue, Given, OPTIONS};
 use crate::error::JobError;
 use crate::job::{
-    Amounts, BsSpec, CpusAllowedPolicy, DataOptions, EngineOptions, FileOptions, IoEngine, Pattern,
-    RandomDistribution, RateProcess, SyncMode,
+    Amounts, BsSpec, CpusAllowedPolicy, DataOptions, EngineOptions, ErrorOptions, FileOptions,
+    IoEngine, Pattern, RandomDistribution, RateProcess, SyncMode,
 };
 
 /// Options applied so far. `None` = not given (the default is decided in `finish`).
@@ -58,6 +58,8 @@ pub(crate) struct Draft {
     pub data: DataOptions,
     pub amounts: Amounts,
     pub files: FileOptions,
+    pub errors: ErrorOptions,
+    pub offset_increment: u64,
     pub rate: [u64; 2],
     pub rate_iops: [u64; 2],
     pub rate_process: RateProcess,
@@ -136,6 +138,8 @@ impl Draft {
             engine: EngineOptions::default(),
             data: DataOptions::default(),
             amounts: Amounts::default(),
+            errors: ErrorOptions::default(),
+            offset_increment: 0,
             files: FileOptions::default(),
             rate: [0, 0],
             rate_iops: [0, 0],

@@ -305,7 +305,7 @@ pub fn regions_for_worker(
                     job.name
                 )));
             }
-            let (start, len) = plan::region(job, (&path, k, nfiles), file_bytes)?;
+            let (start, len) = plan::region(job, worker, (&path, k, nfiles), file_bytes)?;
             Ok(Region { path, start, len })
         })
         .collect()

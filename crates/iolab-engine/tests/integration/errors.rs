@@ -1,5 +1,6 @@
 //! continue_on_error, ignore_error and error_dump against failures the
-//! target injects (its inject layer, EIO) or a device that fills up
+//! target injects (its inject layer, EIO; its corrupt layer, verify
+//! failures counted as EILSEQ) or a device that fills up
 //! (ENOSPC past a byte limit, as a file system hitting its end): the count
 //! injected is the count reported (fio's total_err), the first errno is
 //! named (first_error), and the job goes on or stops as fio's rules say.
@@ -134,4 +135,42 @@ fn ignore_error_enospc_keeps_writing_past_a_full_device() {
     let o = outcome(vec![job(&t.uri("full"), &opts[..4])]).unwrap();
     assert!(matches!(o.error, Some(EngineError::IoFailed { .. })));
     assert_eq!(errs(&o.result).1, libc::ENOSPC);
+}
+
+/// continue_on_error=verify: every block the corrupt layer flips is one
+/// failure counted as EILSEQ (count injected = total_err), and the job
+/// ends without an error, verify_fatal=1 or not.
+#[test]
+fn continue_on_error_verify_counts_every_corrupted_block() {
+    use iolab_target::stack::corrupt::{CorruptLayer, CorruptParams};
+    let _g = serial();
+    let offsets: Vec<u64> = [2u64, 17, 40, 41].iter().map(|b| b * BS + 7).collect();
+    let mem: Arc<dyn BlockDev> = Arc::new(MemoryDev::new(4 * MIB).unwrap());
+    let p = CorruptParams {
+        rate: 0.0,
+        bits: 1,
+        offsets,
+        seed: 0,
+    };
+    let bad = Export::new("bad", Arc::new(CorruptLayer::new(mem, p).unwrap())).unwrap();
+    let t = Target::start(vec![bad]);
+    for fatal in ["verify_fatal=0", "verify_fatal=1"] {
+        let opts = [
+            "rw=randwrite",
+            "bs=64k",
+            "verify=crc32c",
+            "continue_on_error=verify",
+            "error_dump=0",
+            fatal,
+        ];
+        let o = outcome(vec![job(&t.uri("bad"), &opts)]).unwrap();
+        assert!(o.error.is_none(), "{fatal}: {:?}", o.error);
+        let m = o.result.jobs[0].merged();
+        assert_eq!((m.total_err, m.first_error), (4, libc::EILSEQ), "{fatal}");
+        assert_eq!(
+            done(&o.result, IoDir::Read).0,
+            64,
+            "{fatal}: every block read back"
+        );
+    }
 }

@@ -14,9 +14,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::JobError;
 
+mod errors;
 mod files;
 mod groups;
 mod zones;
+pub use errors::{errno_name, ErrorKind, ErrorOptions, ExitWhat};
 pub use files::{
     draw_sizes, parse_file_service, FileOptions, FileService, Preallocate, DEFAULT_FILENAME_FORMAT,
 };
@@ -295,6 +297,13 @@ pub struct PreparedJob {
     /// zonemode and its sizes, fill_device (absent in older results: none).
     #[serde(default)]
     pub zones: ZoneOptions,
+    /// continue_on_error, ignore_error, error_dump, exit_what (absent in
+    /// older results: fio's defaults).
+    #[serde(default)]
+    pub errors: ErrorOptions,
+    /// `offset_increment`: worker N starts at offset + N × this, bytes.
+    #[serde(default)]
+    pub offset_increment: u64,
     pub rate_bytes_per_s: [Option<u64>; 2],
     pub rate_iops: [Option<u64>; 2],
     pub rate_process: RateProcess,
@@ -328,6 +337,16 @@ impl PreparedJob {
     /// Total workers (threads) of this job.
     pub fn workers(&self) -> u32 {
         self.numjobs
+    }
+
+    /// Where worker `i` (0-based clone index) starts in each file: `offset`
+    /// plus `i × offset_increment` (fio's rule); `u64::MAX` when that does
+    /// not fit, which the engine refuses as a region past the end.
+    pub fn offset_of_worker(&self, i: u32) -> u64 {
+        u64::from(i)
+            .checked_mul(self.offset_increment)
+            .and_then(|d| d.checked_add(self.offset))
+            .unwrap_or(u64::MAX)
     }
 
     /// Files worker `i` (0-based clone index) works on.

@@ -26,6 +26,7 @@ mod fio_names;
 pub mod nbd;
 mod table;
 mod table_data;
+mod table_errors;
 mod table_files;
 mod table_zones;
 mod val;
@@ -44,6 +45,7 @@ pub static OPTIONS: std::sync::LazyLock<Vec<OptionDef>> = std::sync::LazyLock::n
         table_files::FILE_OPTIONS,
         table_data::DATA_OPTIONS,
         table_zones::ZONE_OPTIONS,
+        table_errors::ERROR_OPTIONS,
     ]
     .concat()
 });

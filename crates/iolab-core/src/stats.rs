@@ -102,6 +102,23 @@ pub struct WorkerResult {
     /// Voluntary + involuntary context switches of the thread over the window.
     pub ctx_switches: u64,
     pub series: Vec<IntervalSample>,
+    /// Failed I/Os and verify failures over the whole job, ramp included
+    /// (fio's `total_err`; `dirs[].errors` counts the measured window).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub total_err: u64,
+    /// errno of the first failure (fio's `first_error`; 0 = none).
+    #[serde(default, skip_serializing_if = "is_zero_i32")]
+    pub first_error: i32,
+}
+
+/// Counts that older results lack are left out when 0, so results
+/// without failures read as before (`skip_serializing_if`).
+pub(crate) fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
+
+pub(crate) fn is_zero_i32(n: &i32) -> bool {
+    *n == 0
 }
 
 /// One job and all its workers.
@@ -168,6 +185,10 @@ pub fn merge_workers(workers: &[WorkerResult]) -> WorkerResult {
         m.usr_cpu_ns += w.usr_cpu_ns;
         m.sys_cpu_ns += w.sys_cpu_ns;
         m.ctx_switches += w.ctx_switches;
+        m.total_err += w.total_err;
+        if m.first_error == 0 {
+            m.first_error = w.first_error;
+        }
     }
     let intervals = workers.iter().map(|w| w.series.len()).max().unwrap_or(0);
     let mut lat = [LatHist::new(), LatHist::new()];

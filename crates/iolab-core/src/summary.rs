@@ -168,6 +168,12 @@ pub struct Summary {
     pub ctx_switches: u64,
     /// fio's latency distribution of completion latency, both directions.
     pub clat_dist: Vec<LatBucket>,
+    /// Failures over the whole job and the first one's errno (fio's
+    /// `total_err`, `first_error`; see `continue_on_error`).
+    #[serde(default, skip_serializing_if = "crate::stats::is_zero_u64")]
+    pub total_err: u64,
+    #[serde(default, skip_serializing_if = "crate::stats::is_zero_i32")]
+    pub first_error: i32,
 }
 
 impl Summary {
@@ -210,6 +216,8 @@ impl Summary {
             sys_cpu_pct: pct(m.sys_cpu_ns as f64, thread_runtime_ns as f64),
             ctx_switches: m.ctx_switches,
             clat_dist: dist::clat_dist(&clat_all),
+            total_err: m.total_err,
+            first_error: m.first_error,
         }
     }
 

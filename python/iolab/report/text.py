@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -145,11 +146,20 @@ def _entry_lines(job: Json, stats: Json, who: str) -> list[str]:
     dist = _dist_line(stats["clat_dist"])
     if dist:
         out.append(dist)
+    if job["config"].get("continue_on_error"):
+        out.append(_errors_line(stats))
     out.append(
         f"  cpu (per worker thread, % of one CPU): usr={fmt_pct(stats['usr_cpu_pct'])}, "
         f"sys={fmt_pct(stats['sys_cpu_pct'])}, ctx={stats['ctx_switches']}"
     )
     return out
+
+
+def _errors_line(stats: Json) -> str:
+    """fio's ``errors : total=N, first_error=E/<text>`` (under continue_on_error)."""
+    first = stats.get("first_error", 0)
+    text = os.strerror(first) if first else "none"
+    return f"  errors: total={stats.get('total_err', 0)}, first_error={first}/<{text}>"
 
 
 def _group_lines(g: Json, per: str) -> list[str]:

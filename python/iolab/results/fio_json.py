@@ -197,6 +197,10 @@ def _entry(job: Json, stats: Json, group: Json, worker: Json | None, raw: list[J
             "iolab": _extras(job, stats, worker),
         }
     )
+    if cfg.get("continue_on_error"):
+        # fio adds these two only when continue_on_error is in force.
+        entry["total_err"] = stats.get("total_err", 0)
+        entry["first_error"] = stats.get("first_error", 0)
     return entry
 
 

@@ -85,6 +85,8 @@ def terse_line(entry: Json) -> str:
     fields += [f"{entry['usr_cpu']:f}%", f"{entry['sys_cpu']:f}%", str(entry["ctx"]), "", ""]
     fields += [""] * 7  # queue-depth distribution: not recorded
     fields += _lat_distribution(entry)
+    if "total_err" in entry:  # fio adds them under continue_on_error
+        fields += [str(entry["total_err"]), str(entry["first_error"])]
     description = entry["job options"].get("description")
     if description:
         fields.append(description)

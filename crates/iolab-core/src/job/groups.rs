@@ -21,6 +21,8 @@ pub struct EngineOptions {
     /// `numa_cpu_nodes`: NUMA nodes whose CPUs the workers may use (read
     /// from /sys when the run is prepared).
     pub numa_cpu_nodes: Option<Vec<usize>>,
+    /// `atomic`: writes carry `RWF_ATOMIC` (pvsync2, libaio, io_uring).
+    pub atomic: bool,
 }
 
 /// How much I/O a worker does beyond size × loops, and when the whole run
@@ -67,6 +69,7 @@ impl Default for EngineOptions {
             cpuchunks_us: 50_000,
             invalidate: true,
             numa_cpu_nodes: None,
+            atomic: false,
         }
     }
 }

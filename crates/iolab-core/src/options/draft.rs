@@ -12,8 +12,8 @@ use super::values::{self, RwDirs};
 use super::{DefaultValue, Given, OPTIONS};
 use crate::error::JobError;
 use crate::job::{
-    Amounts, BsSpec, CpusAllowedPolicy, DataOptions, EngineOptions, FileOptions, IoEngine, Pattern,
-    RandomDistribution, RateProcess, SyncMode, ZoneOptions,
+    Amounts, BsSpec, CpusAllowedPolicy, DataOptions, EngineOptions, ErrorOptions, FileOptions,
+    IoEngine, Pattern, RandomDistribution, RateProcess, SyncMode, ZoneOptions,
 };
 
 /// Options applied so far. `None` = not given (the default is decided in `finish`).
@@ -61,6 +61,8 @@ pub(crate) struct Draft {
     pub zones: ZoneOptions,
     /// `size=8z`, `offset=524z`: counts of zones, resolved in `finish`.
     pub zones_given: super::zones::ZoneCounts,
+    pub errors: ErrorOptions,
+    pub offset_increment: u64,
     pub rate: [u64; 2],
     pub rate_iops: [u64; 2],
     pub rate_process: RateProcess,
@@ -139,6 +141,8 @@ impl Draft {
             engine: EngineOptions::default(),
             data: DataOptions::default(),
             amounts: Amounts::default(),
+            errors: ErrorOptions::default(),
+            offset_increment: 0,
             files: FileOptions::default(),
             zones: ZoneOptions::default(),
             zones_given: Default::default(),

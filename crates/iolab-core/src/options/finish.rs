@@ -38,6 +38,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     super::amounts::amounts(&mut d)?;
     let blockalign = blockalign(&mut d, rw);
     check_direct(&d, rw, &blockalign)?;
+    super::table_errors::check(&mut d, rw)?;
     let depth = queueing(&mut d)?;
     check_time_and_cpus(&d)?;
     super::amounts::cpuio(&mut d)?;
@@ -80,6 +81,8 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         amounts: d.amounts,
         files: d.files,
         zones: d.zones,
+        errors: d.errors,
+        offset_increment: d.offset_increment,
         rate_bytes_per_s,
         rate_iops,
         rate_process: d.rate_process,

@@ -142,8 +142,9 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         kind: Bool,
         default: Value("0"),
         unit: "",
-        help: "When a worker of this job finishes, stop every job of the run (later \
-               stonewall groups do not start).",
+        help: "When a worker of this job finishes, stop the jobs exit_what names: by \
+               default its stonewall group (the next group still starts); exit_what=all \
+               stops every job and no later group starts.",
     },
     OptionDef {
         name: "exitall_on_error",
@@ -152,7 +153,8 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         kind: Bool,
         default: Value("0"),
         unit: "",
-        help: "When a worker of this job fails, stop every job of the run.",
+        help: "When a worker of this job fails, stop the jobs exit_what names (as \
+               exitall does); later groups do not start after a failure.",
     },
     // --- what I/O -------------------------------------------------------
     OptionDef {

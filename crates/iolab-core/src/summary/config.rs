@@ -38,6 +38,10 @@ pub struct JobConfigSummary {
     pub group_reporting: bool,
     /// The options as the user wrote them, in order (`null` for bare flags).
     pub options: Vec<(String, Option<String>)>,
+    /// continue_on_error (or ignore_error) is in force: fio then reports
+    /// total_err and first_error.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub continue_on_error: bool,
 }
 
 impl JobConfigSummary {
@@ -66,6 +70,7 @@ impl JobConfigSummary {
             percentile_list: j.percentile_list.clone(),
             group_reporting: j.group_reporting,
             options: j.spec.options.clone(),
+            continue_on_error: j.errors.continuing(),
         }
     }
 }

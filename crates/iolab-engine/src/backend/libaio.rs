@@ -47,6 +47,8 @@ pub struct LibaioBackend {
     /// Pointers to the staged iocbs, in order; `submitted` of them are done.
     staged: Vec<*mut libc::iocb>,
     events: Vec<IoEvent>,
+    /// `aio_rw_flags` of writes (`RWF_ATOMIC` under atomic=1).
+    write_flags: libc::c_int,
 }
 
 impl std::fmt::Debug for LibaioBackend {
@@ -89,6 +91,7 @@ impl Backend for LibaioBackend {
             iocbs: vec![zero; slots],
             staged: Vec::with_capacity(slots),
             events: vec![IoEvent::default(); slots],
+            write_flags: super::atomic::write_flags(cfg),
         })
     }
 
@@ -108,6 +111,11 @@ impl Backend for LibaioBackend {
         cb.aio_buf = if data { req.buf as u64 } else { 0 };
         cb.aio_nbytes = if data { u64::from(req.len) } else { 0 };
         cb.aio_offset = if data { req.offset as i64 } else { 0 };
+        cb.aio_rw_flags = if req.op == Op::Write {
+            self.write_flags
+        } else {
+            0
+        };
         self.staged.push(cb);
         Ok(Queued::Staged)
     }

@@ -8,6 +8,7 @@
 //! through [`Queued::Done`]. Workers are generic over `B: Backend`, so the
 //! per-I/O path is statically dispatched.
 
+pub mod atomic;
 pub mod blocking;
 pub mod cpuio;
 pub mod libaio;

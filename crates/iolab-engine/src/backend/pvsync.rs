@@ -12,10 +12,12 @@ use super::{BackendConfig, Op, Request};
 #[derive(Debug)]
 pub struct Vectored;
 
-/// `preadv2`/`pwritev2` with these `RWF_*` flags.
+/// `preadv2`/`pwritev2` with these `RWF_*` flags (writes add `RWF_ATOMIC`
+/// under atomic=1, see `atomic`).
 #[derive(Debug)]
 pub struct Vectored2 {
     flags: libc::c_int,
+    write_flags: libc::c_int,
 }
 
 fn iovec(req: &Request) -> libc::iovec {
@@ -47,8 +49,10 @@ impl Syscall for Vectored {
 impl Syscall for Vectored2 {
     const NAME: &'static str = "pvsync2";
     fn new(cfg: &BackendConfig) -> Self {
+        let flags = if cfg.engine.hipri { libc::RWF_HIPRI } else { 0 };
         Vectored2 {
-            flags: if cfg.engine.hipri { libc::RWF_HIPRI } else { 0 },
+            flags,
+            write_flags: flags | super::atomic::write_flags(cfg),
         }
     }
     #[inline]
@@ -58,7 +62,7 @@ impl Syscall for Vectored2 {
         // Safety: one iovec over the caller's buffer of `len` bytes.
         unsafe {
             match req.op {
-                Op::Write => libc::pwritev2(fd, &iov, 1, off, self.flags),
+                Op::Write => libc::pwritev2(fd, &iov, 1, off, self.write_flags),
                 _ => libc::preadv2(fd, &iov, 1, off, self.flags),
             }
         }

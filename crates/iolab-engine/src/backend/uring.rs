@@ -46,6 +46,8 @@ pub struct UringBackend {
     fixed_bufs: bool,
     staged: u32,
     notes: Vec<String>,
+    /// `rw_flags` of writes (`RWF_ATOMIC` under atomic=1).
+    write_flags: i32,
 }
 
 impl std::fmt::Debug for UringBackend {
@@ -136,6 +138,7 @@ impl UringBackend {
                 with_fd!(
                     |fd| opcode::WriteFixed::new(fd, req.buf, req.len, req.slot as u16)
                         .offset(req.offset)
+                        .rw_flags(self.write_flags)
                         .build()
                 )
             }
@@ -144,6 +147,7 @@ impl UringBackend {
                 .build()),
             (Op::Write, false) => with_fd!(|fd| opcode::Write::new(fd, req.buf, req.len)
                 .offset(req.offset)
+                .rw_flags(self.write_flags)
                 .build()),
             (Op::Fsync, _) => with_fd!(|fd| opcode::Fsync::new(fd).build()),
             (Op::Fdatasync, _) => {
@@ -205,6 +209,7 @@ impl Backend for UringBackend {
             fixed_bufs: false,
             staged: 0,
             notes: Vec::new(),
+            write_flags: super::atomic::write_flags(cfg),
         };
         b.register(cfg);
         Ok(b)

@@ -188,6 +188,7 @@ pub(crate) fn check_job(
 /// `(option as the user knows it, value)` for every number O_DIRECT needs aligned.
 fn aligned_values(job: &PreparedJob) -> Vec<(String, u64)> {
     let mut out = vec![("offset".to_string(), job.offset)];
+    out.push(("offset_increment".to_string(), job.offset_increment));
     let both = job.rw.does(IoDir::Read) && job.rw.does(IoDir::Write);
     for dir in IoDir::ALL.into_iter().filter(|d| job.rw.does(*d)) {
         let suffix = if both {

@@ -315,7 +315,7 @@ pub fn regions_for_worker(
                 {
                     filldev::region(job, &path, b, nfiles)?
                 }
-                _ => plan::region(job, (&path, k, nfiles), file_bytes)?,
+                _ => plan::region(job, worker, (&path, k, nfiles), file_bytes)?,
             };
             Ok(Region { path, start, len })
         })

@@ -81,9 +81,10 @@ pub(crate) fn file_needs(jobs: &[PreparedJob]) -> Result<Vec<FileNeed>, EngineEr
         for worker in 0..job.workers() {
             let paths = job.files_for_worker(worker);
             let nfiles = paths.len();
+            let offset = job.offset_of_worker(worker);
             for (k, path) in paths.into_iter().enumerate() {
                 let sized = match job.file_len(k, nfiles) {
-                    Some(len) => Some(region_end(&path, job.offset, len)?),
+                    Some(len) => Some(region_end(&path, offset, len)?),
                     None => None,
                 };
                 let need = match needs.iter_mut().position(|n| n.path == path) {
@@ -93,7 +94,7 @@ pub(crate) fn file_needs(jobs: &[PreparedJob]) -> Result<Vec<FileNeed>, EngineEr
                         needs.last_mut().expect("just pushed")
                     }
                 };
-                merge(need, job, sized);
+                merge(need, job, sized, offset);
             }
         }
     }
@@ -114,18 +115,13 @@ fn empty_need(path: PathBuf) -> FileNeed {
     }
 }
 
-fn merge(need: &mut FileNeed, job: &PreparedJob, sized: Option<u64>) {
+fn merge(need: &mut FileNeed, job: &PreparedJob, sized: Option<u64>, offset: u64) {
     need.fill_device |= job.zones.fill_device;
     match sized {
         // fill_device: the job's writes size the file (see `filldev`).
         _ if job.zones.fill_device => {}
         Some(end) => need.sized_bytes = Some(need.sized_bytes.map_or(end, |b| b.max(end))),
-        None => {
-            need.unsized_offset = Some(
-                need.unsized_offset
-                    .map_or(job.offset, |o| o.max(job.offset)),
-            )
-        }
+        None => need.unsized_offset = Some(need.unsized_offset.map_or(offset, |o| o.max(offset))),
     }
     need.writes |= job.writes();
     need.direct |= job.direct;
@@ -180,17 +176,19 @@ pub(crate) fn region_end(path: &Path, offset: u64, len: u64) -> Result<u64, Engi
     })
 }
 
-/// Region `(start, len)` of one job in its file number `file` of
-/// `nfiles` (`path`), a file of `file_bytes` bytes.
+/// Region `(start, len)` of worker `worker` of one job in its file number
+/// `file` of `nfiles` (`path`), a file of `file_bytes` bytes.
 pub(crate) fn region(
     job: &PreparedJob,
+    worker: u32,
     (path, file, nfiles): (&Path, usize, usize),
     file_bytes: Option<u64>,
 ) -> Result<(u64, u64), EngineError> {
     per_file_len(job)?;
+    let offset = job.offset_of_worker(worker);
     if let Some(len) = job.file_len(file, nfiles) {
-        region_end(path, job.offset, len)?;
-        return Ok((job.offset, len));
+        region_end(path, offset, len)?;
+        return Ok((offset, len));
     }
     let Some(file_bytes) = file_bytes else {
         return Err(EngineError::Lifecycle(format!(
@@ -199,13 +197,12 @@ pub(crate) fn region(
             job.name
         )));
     };
-    match file_bytes.checked_sub(job.offset) {
-        Some(len) if len > 0 => Ok((job.offset, len)),
+    match file_bytes.checked_sub(offset) {
+        Some(len) if len > 0 => Ok((offset, len)),
         _ => Err(EngineError::File {
             path: path.to_path_buf(),
             reason: format!(
-                "is {file_bytes} bytes, not larger than offset = {} bytes",
-                job.offset
+                "is {file_bytes} bytes, not larger than offset = {offset} bytes (worker {worker})"
             ),
         }),
     }

@@ -63,6 +63,8 @@ pub fn coordinate(
             }
             continue;
         }
+        // exitall with exit_what=group/stonewall ended the previous group only.
+        ctl.end_group.store(false, Ordering::Relaxed);
         let start = if g == 0 { first_start_ns } else { now_ns() };
         set_state(&state, |s| {
             s.group = g as u32;

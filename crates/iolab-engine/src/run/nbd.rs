@@ -38,9 +38,16 @@ impl Exports {
         self.found.iter().find(|(u, _)| u == uri).map(|(_, i)| *i)
     }
 
-    /// The region every worker of `job` uses: `[offset, offset + size)`,
-    /// `size` defaulting to the rest of the export.
-    pub fn region(&self, job: &PreparedJob, t: &NbdTarget) -> Result<Region, EngineError> {
+    /// The region worker `worker` of `job` uses: `[offset, offset + size)`
+    /// (offset moved by offset_increment per worker), `size` defaulting to
+    /// the rest of the export.
+    pub fn region(
+        &self,
+        job: &PreparedJob,
+        worker: u32,
+        t: &NbdTarget,
+    ) -> Result<Region, EngineError> {
+        let offset = job.offset_of_worker(worker);
         let info = self
             .get(&t.uri)
             .ok_or_else(|| EngineError::Lifecycle(format!("{} was not probed", t.uri)))?;
@@ -48,28 +55,28 @@ impl Exports {
         let place = format!("export '{}' at {} ({export} bytes)", t.export, t.uri);
         let len = match job.size {
             Some(size) => {
-                let end = job.offset.checked_add(size).filter(|&e| e <= export);
+                let end = offset.checked_add(size).filter(|&e| e <= export);
                 if end.is_none() {
                     return Err(backend_err(format!(
-                        "job '{}': offset={} + size={size} reaches past the end of {place}; use a smaller size= or offset=",
-                        job.name, job.offset
+                        "job '{}' worker {worker}: offset={} (with offset_increment) + size={size} reaches past the end of {place}; use a smaller size=, offset= or offset_increment=",
+                        job.name, offset
                     )));
                 }
                 size
             }
-            None => match export.checked_sub(job.offset) {
+            None => match export.checked_sub(offset) {
                 Some(len) if len > 0 => len,
                 _ => {
                     return Err(backend_err(format!(
                         "job '{}': offset={} is not inside {place}; use a smaller offset=",
-                        job.name, job.offset
+                        job.name, offset
                     )))
                 }
             },
         };
         Ok(Region {
             path: PathBuf::from(&t.uri),
-            start: job.offset,
+            start: offset,
             len,
         })
     }

@@ -120,7 +120,7 @@ fn worker_spec(
     w: u32,
 ) -> Result<WorkerSpec, EngineError> {
     let regions = match &job.nbd {
-        Some(t) => vec![exports.region(job, t)?],
+        Some(t) => vec![exports.region(job, w, t)?],
         None => layout::regions_for_worker(layout, job, w)?,
     };
     let mut files = Vec::new();
@@ -130,7 +130,9 @@ fn worker_spec(
     ) {
         for r in &regions {
             let pf = layout.file(&r.path).ok_or_else(|| not_laid_out(&r.path))?;
-            files.push(layout::open(pf, job)?);
+            let f = layout::open(pf, job)?;
+            crate::backend::atomic::check(&f, &r.path, job)?;
+            files.push(f);
         }
     }
     let paths: Vec<PathBuf> = regions.iter().map(|r| r.path.clone()).collect();

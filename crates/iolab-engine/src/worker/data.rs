@@ -203,6 +203,12 @@ impl DataState {
         }
     }
 
+    /// continue_on_error=verify: a mismatch never ends the job at once
+    /// (it is counted, see `errors`), whatever verify_fatal says.
+    pub fn continue_on_mismatch(&mut self) {
+        self.fatal = false;
+    }
+
     /// The job's verify error, if any block failed.
     pub fn error(&self) -> Option<EngineError> {
         let (m, path) = self.first.clone()?;

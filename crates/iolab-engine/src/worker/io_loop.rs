@@ -20,10 +20,9 @@
 //! Short transfers: like fio, the rest of a short read or write is issued
 //! again from where it stopped (same slot, same issue time); a transfer of
 //! 0 bytes (end of file) is an error. A failed I/O (`-errno`) is counted in
-//! `errors`, stops issuing (fio's default, `continue_on_error=none`), lets
-//! the in-flight I/Os finish, and is reported with the partial result.
-
-use std::sync::atomic::Ordering;
+//! `errors`; unless `continue_on_error` makes it non-fatal (`errors.rs`)
+//! it stops issuing (fio's default), lets the in-flight I/Os finish, and
+//! is reported with the partial result.
 
 use iolab_core::gen::IoUnit;
 use iolab_core::job::IoDir;
@@ -101,7 +100,7 @@ impl<B: Backend> Worker<B> {
     /// True once no more I/O may be issued.
     #[inline]
     pub(super) fn stopping(&self) -> bool {
-        if self.error.is_some() || self.ctl.stop.load(Ordering::Relaxed) {
+        if self.error.is_some() || self.ctl.halted() {
             return true;
         }
         if self.gen_done && self.pending.is_none() {
@@ -378,8 +377,11 @@ impl<B: Backend> Worker<B> {
             return;
         }
         self.rec.errored(s.dir);
-        if self.error.is_none() {
-            let path = self.paths[s.file as usize].clone();
+        let path = &self.paths[s.file as usize];
+        let len = u64::from(s.len);
+        let fatal = self.errs.io_failed(path, s.dir, s.offset, len, c.result);
+        if fatal && self.error.is_none() {
+            let path = path.clone();
             self.error = Some(io_failed(
                 path,
                 s.offset,

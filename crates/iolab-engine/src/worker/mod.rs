@@ -25,6 +25,7 @@ pub mod buffers;
 pub mod clock;
 mod content;
 mod data;
+mod errors;
 mod fill;
 mod io_loop;
 mod ratemin;
@@ -78,8 +79,20 @@ pub enum WorkerMsg {
 /// Shared by every worker of a run.
 #[derive(Debug, Default)]
 pub struct Control {
-    /// Stop issuing, drain, return what was done.
+    /// Stop issuing, drain, return what was done; later groups do not start.
     pub stop: AtomicBool,
+    /// Stop the stonewall group running now (exitall with exit_what=group
+    /// or stonewall); the coordinator clears it before the next group.
+    pub end_group: AtomicBool,
+}
+
+impl Control {
+    /// True once this worker's group must stop issuing.
+    #[inline]
+    pub fn halted(&self) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.stop.load(Relaxed) || self.end_group.load(Relaxed)
+    }
 }
 
 /// Everything a worker needs, built by `Run::prepare`.
@@ -198,6 +211,8 @@ pub(crate) struct Worker<B: Backend> {
     /// fill_device: ENOSPC ends the writing ([`fill`]); and whether it did.
     fill_device: bool,
     space_full: bool,
+    /// Failures counted, and which end the job (continue_on_error).
+    errs: errors::ErrorState,
 }
 
 impl<B: Backend> std::fmt::Debug for Worker<B> {
@@ -257,6 +272,10 @@ impl<B: Backend> Worker<B> {
         let backend = B::open(&open, &cfg)?;
         let n = spec.paths.len();
         let mut data = data::DataState::new(&spec.job, spec.gen.seed());
+        let errs = errors::ErrorState::new(&spec.job.errors, &spec.job.name, spec.id.worker);
+        if errs.continues_on_verify() {
+            data.continue_on_mismatch();
+        }
         let mut bufs = spec.bufs;
         data.initial_fill(bufs.as_mut_slice());
         let w = Worker {
@@ -295,6 +314,7 @@ impl<B: Backend> Worker<B> {
             done: [(0, 0); 2],
             fill_device: spec.job.zones.fill_device,
             space_full: false,
+            errs,
         };
         Ok((
             w,
@@ -350,12 +370,12 @@ impl<B: Backend> Worker<B> {
         let end = self.clock();
         let a = &self.job_amounts;
         if a.exitall || (a.exitall_on_error && self.error.is_some()) {
-            self.ctl
-                .stop
-                .store(true, std::sync::atomic::Ordering::Relaxed);
+            self.errs.exit_others(&self.ctl);
         }
+        let mut result = self.rec.finish(end, parts.worker, parts.host);
+        self.errs.report(&mut result);
         WorkerOutcome {
-            result: self.rec.finish(end, parts.worker, parts.host),
+            result,
             error: self.error.take(),
         }
     }
@@ -363,7 +383,7 @@ impl<B: Backend> Worker<B> {
     /// After the writes: read back and check what was logged (do_verify),
     /// unless the run was stopped or failed; then report any mismatch.
     fn verify_phase(&mut self) {
-        let stopped = self.ctl.stop.load(std::sync::atomic::Ordering::Relaxed);
+        let stopped = self.ctl.halted();
         if self.data.verify_pending() && self.error.is_none() && !stopped {
             self.data.phase = true;
             self.gen_done = false;
@@ -371,7 +391,7 @@ impl<B: Backend> Worker<B> {
                 self.error.get_or_insert(e);
             }
         }
-        if let Some(e) = self.data.error() {
+        if let Some(e) = self.data.error().and_then(|e| self.errs.verify_failed(e)) {
             self.error.get_or_insert(e);
         }
     }

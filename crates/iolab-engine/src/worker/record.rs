@@ -261,6 +261,9 @@ impl Recorder {
             sys_cpu_ns: s1.saturating_sub(s0),
             ctx_switches: c1.saturating_sub(c0),
             series: std::mem::take(&mut self.series),
+            // Filled in by the worker's error state (worker/errors.rs).
+            total_err: 0,
+            first_error: 0,
         }
     }
 }

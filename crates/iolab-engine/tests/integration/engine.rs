@@ -2,10 +2,12 @@
 //! bytes, file contents, elapsed time, fio's semantics).
 //!
 //! Index:
+//! - `atomic`: atomic=1 (RWF_ATOMIC) against the file's statx limits.
 //! - `common`: a complete `PreparedJob` with fio's defaults, and run helpers.
 //! - `counts`: null engine — exact I/O counts, bytes, histogram counts, the
 //!   read/write mix, stonewall groups.
 //! - `data`: buffer contents on disk (zlib, duplicate blocks) and verify.
+//! - `exits`: exitall with exit_what: which jobs and groups stop.
 //! - `files`: psync and io_uring on real files (O_DIRECT): bytes read, data
 //!   written and read back, fsync counts, I/O errors.
 //! - `nrfiles`: files iolab creates (nrfiles, filesize, filename_format).
@@ -13,12 +15,16 @@
 //!   start(at), stop(), progress.
 //! - `zones`: zonemode=zbd and strided on real files, fill_device.
 
+#[path = "engine/atomic.rs"]
+mod atomic;
 #[path = "engine/common.rs"]
 mod common;
 #[path = "engine/counts.rs"]
 mod counts;
 #[path = "engine/data.rs"]
 mod data;
+#[path = "engine/exits.rs"]
+mod exits;
 #[path = "engine/files.rs"]
 mod files;
 #[path = "engine/nrfiles.rs"]

@@ -8,6 +8,9 @@
 //! - [`layout`]: safety checks and file preparation — files, O_DIRECT,
 //!   regions, block devices (real loop devices need root: under `CI=true`
 //!   a test that cannot get one fails instead of skipping);
+//! - [`errors`]: continue_on_error, ignore_error against injected EIO and
+//!   a device that fills up (ENOSPC);
+//! - [`offsets`]: offset_increment, each clone's region;
 //! - [`nbd`]: the nbd backend in whole runs against an in-process iolab
 //!   target (and nbdkit when installed);
 //! - [`nbd_wire`]: the nbd backend used directly: data read back, TCP, the
@@ -18,6 +21,8 @@
 //! device test holds (see `layout/system.rs`).
 
 mod engine;
+mod errors;
 mod layout;
 mod nbd;
 mod nbd_wire;
+mod offsets;

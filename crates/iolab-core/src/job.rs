@@ -16,10 +16,14 @@ use crate::error::JobError;
 
 mod files;
 mod groups;
+pub mod prio;
+mod worker_opts;
 pub use files::{
     draw_sizes, parse_file_service, FileOptions, FileService, Preallocate, DEFAULT_FILENAME_FORMAT,
 };
 pub use groups::{Amounts, DataOptions, EngineOptions, VerifyKind, VERIFY_HEADER_BYTES};
+pub use prio::PrioOptions;
+pub use worker_opts::{CpuMode, MemPolicy, WorkerOptions};
 
 /// Direction of one I/O. Index into per-direction arrays with `as usize`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -286,6 +290,12 @@ pub struct PreparedJob {
     /// io_size and number_ios (absent in older results: no limits).
     #[serde(default)]
     pub amounts: Amounts,
+    /// I/O priorities: prio, prioclass, cmdprio_* (absent: none).
+    #[serde(default)]
+    pub prio: PrioOptions,
+    /// numa_mem_policy, cpumode, per_io_log (absent: defaults).
+    #[serde(default)]
+    pub worker: WorkerOptions,
     /// nrfiles, filesize, filename_format (absent in older results: one
     /// file per worker named name.N.0).
     #[serde(default)]

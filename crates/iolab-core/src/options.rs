@@ -27,6 +27,7 @@ pub mod nbd;
 mod table;
 mod table_data;
 mod table_files;
+mod table_prio;
 mod val;
 mod values;
 
@@ -41,6 +42,7 @@ pub static OPTIONS: std::sync::LazyLock<Vec<OptionDef>> = std::sync::LazyLock::n
         table::JOB_OPTIONS,
         table_files::FILE_OPTIONS,
         table_data::DATA_OPTIONS,
+        table_prio::PRIO_OPTIONS,
     ]
     .concat()
 });

@@ -28,6 +28,9 @@ const IOCB_CMD_PWRITE: u16 = 1;
 const IOCB_CMD_FSYNC: u16 = 2;
 const IOCB_CMD_FDSYNC: u16 = 3;
 
+/// linux/aio_abi.h: aio_reqprio holds the request's ioprio.
+const IOCB_FLAG_IOPRIO: u32 = 1 << 1;
+
 /// `struct io_event` (linux/aio_abi.h).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
@@ -108,6 +111,14 @@ impl Backend for LibaioBackend {
         cb.aio_buf = if data { req.buf as u64 } else { 0 };
         cb.aio_nbytes = if data { u64::from(req.len) } else { 0 };
         cb.aio_offset = if data { req.offset as i64 } else { 0 };
+        // fio's cmdprio: the request carries its own priority
+        // (IOCB_FLAG_IOPRIO); without one the kernel uses the thread's.
+        cb.aio_reqprio = if data { req.ioprio as i16 } else { 0 };
+        cb.aio_flags = if data && req.ioprio != 0 {
+            IOCB_FLAG_IOPRIO
+        } else {
+            0
+        };
         self.staged.push(cb);
         Ok(Queued::Staged)
     }
@@ -215,6 +226,7 @@ mod tests {
             offset,
             len: 4096,
             buf,
+            ioprio: 0,
         };
         q(&mut b, &req(0, Op::Read, 4096, rd.as_mut_ptr()));
         q(&mut b, &req(1, Op::Write, 8192, wr.as_mut_ptr()));

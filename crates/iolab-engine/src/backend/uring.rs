@@ -129,6 +129,7 @@ impl UringBackend {
                 with_fd!(
                     |fd| opcode::ReadFixed::new(fd, req.buf, req.len, req.slot as u16)
                         .offset(req.offset)
+                        .ioprio(req.ioprio)
                         .build()
                 )
             }
@@ -136,14 +137,17 @@ impl UringBackend {
                 with_fd!(
                     |fd| opcode::WriteFixed::new(fd, req.buf, req.len, req.slot as u16)
                         .offset(req.offset)
+                        .ioprio(req.ioprio)
                         .build()
                 )
             }
             (Op::Read, false) => with_fd!(|fd| opcode::Read::new(fd, req.buf, req.len)
                 .offset(req.offset)
+                .ioprio(req.ioprio)
                 .build()),
             (Op::Write, false) => with_fd!(|fd| opcode::Write::new(fd, req.buf, req.len)
                 .offset(req.offset)
+                .ioprio(req.ioprio)
                 .build()),
             (Op::Fsync, _) => with_fd!(|fd| opcode::Fsync::new(fd).build()),
             (Op::Fdatasync, _) => {
@@ -297,6 +301,7 @@ mod tests {
             offset: 4096,
             len: 4096,
             buf: cfg.buffers[0].0,
+            ioprio: 0,
         };
         let wr = Request {
             slot: 1,
@@ -305,6 +310,7 @@ mod tests {
             offset: 8192,
             len: 4096,
             buf: cfg.buffers[1].0,
+            ioprio: 0,
         };
         assert!(matches!(q(&mut b, &rd).unwrap(), Queued::Staged));
         q(&mut b, &wr).unwrap();
@@ -325,6 +331,7 @@ mod tests {
                 offset: 0,
                 len: 0,
                 buf: std::ptr::null_mut(),
+                ioprio: 0,
             },
         )
         .unwrap();
@@ -363,6 +370,7 @@ mod tests {
                 offset: 0,
                 len: 512,
                 buf: buf.as_mut_ptr(),
+                ioprio: 0,
             },
         )
         .unwrap();

@@ -26,6 +26,9 @@ pub mod clock;
 mod content;
 mod data;
 mod io_loop;
+pub mod iolog;
+pub mod placement;
+pub mod prio;
 mod ratemin;
 pub mod record;
 pub mod thread;
@@ -194,6 +197,10 @@ pub(crate) struct Worker<B: Backend> {
     /// rate_min / rate_iops_min, and the (I/Os, bytes) completed per direction.
     ratemin: Option<ratemin::RateMin>,
     done: [(u64, u64); 2],
+    /// Each I/O's priority (prio, cmdprio options); None when none is set.
+    prio: Option<prio::PrioPicker>,
+    /// Per-I/O records (per_io_log); None when no log asks for them.
+    iolog: Option<iolog::IoLogWriter>,
 }
 
 impl<B: Backend> std::fmt::Debug for Worker<B> {
@@ -251,6 +258,15 @@ impl<B: Backend> Worker<B> {
             engine: spec.job.engine.clone(),
         };
         let backend = B::open(&open, &cfg)?;
+        let prio_seed = spec.gen.seed() ^ 0x5bd1_e995;
+        let iolog = match &spec.job.worker.per_io_log {
+            Some(dir) => Some(iolog::IoLogWriter::create(
+                dir,
+                spec.id.job,
+                spec.id.worker,
+            )?),
+            None => None,
+        };
         let n = spec.paths.len();
         let mut data = data::DataState::new(&spec.job, spec.gen.seed());
         let mut bufs = spec.bufs;
@@ -282,13 +298,17 @@ impl<B: Backend> Worker<B> {
             error: None,
             ctl,
             data,
-            burner: (spec.job.ioengine == IoEngine::Cpuio)
-                .then(|| CpuBurner::new(spec.job.engine.cpuload, spec.job.engine.cpuchunks_us)),
+            burner: (spec.job.ioengine == IoEngine::Cpuio).then(|| {
+                CpuBurner::new(spec.job.engine.cpuload, spec.job.engine.cpuchunks_us)
+                    .with_mode(spec.job.worker.cpumode)
+            }),
             bytes_left: spec.job.amounts.io_size.unwrap_or(u64::MAX),
             ios_left: spec.job.amounts.number_ios.unwrap_or(u64::MAX),
             job_amounts: spec.job.amounts.clone(),
             ratemin: ratemin::RateMin::new(&spec.job),
             done: [(0, 0); 2],
+            prio: prio::PrioPicker::new(&spec.job, prio_seed),
+            iolog,
         };
         Ok((
             w,
@@ -342,6 +362,9 @@ impl<B: Backend> Worker<B> {
             self.end_fsync();
         }
         let end = self.clock();
+        if let Some(Err(e)) = self.iolog.as_mut().map(iolog::IoLogWriter::finish) {
+            self.error.get_or_insert(e);
+        }
         let a = &self.job_amounts;
         if a.exitall || (a.exitall_on_error && self.error.is_some()) {
             self.ctl

@@ -57,20 +57,22 @@ impl CpuBurner {
 
     /// One cycle: burn `busy_ns` of this thread's CPU time, then sleep for
     /// what is left of the cycle's wall time (nothing when the burn itself
-    /// took that long).
-    pub fn cycle(&self) {
+    /// took that long). Returns the arrays sorted (qsort; 0 for noop).
+    pub fn cycle(&self) -> u64 {
         let start = Instant::now();
         let until = thread_cpu_ns() + self.busy_ns;
-        match self.mode {
-            CpuMode::Noop => noop_until(until),
-            CpuMode::Qsort => {
-                sorts_until(until);
+        let sorts = match self.mode {
+            CpuMode::Noop => {
+                noop_until(until);
+                0
             }
-        }
+            CpuMode::Qsort => sorts_until(until),
+        };
         let rest = Duration::from_nanos(self.cycle_ns).saturating_sub(start.elapsed());
         if !rest.is_zero() {
             std::thread::sleep(rest);
         }
+        sorts
     }
 }
 
@@ -123,11 +125,11 @@ mod tests {
     fn qsort_mode_sorts_and_burns_its_share() {
         let b = CpuBurner::new(40, 50_000).with_mode(CpuMode::Qsort);
         let t0 = thread_cpu_ns();
-        b.cycle();
+        let sorts = b.cycle();
         let used = thread_cpu_ns() - t0;
+        assert!(sorts > 0, "qsort mode sorts");
+        assert_eq!(CpuBurner::new(10, 10_000).cycle(), 0, "noop mode does not");
         // 20 ms asked; one sort of 4096 numbers takes well under 1 ms.
         assert!((20_000_000..23_000_000).contains(&used), "{used} ns");
-        let until = thread_cpu_ns() + 5_000_000;
-        assert!(sorts_until(until) > 0);
     }
 }

@@ -188,3 +188,51 @@ fn a_numa_node_the_host_lacks_stops_the_run_with_its_name() {
     )]);
     assert_eq!(run_ok(cfg).jobs[0].workers[0].dirs[0].ios, 256);
 }
+
+/// The tid of this process's thread named `name`, waited for (deadline).
+fn thread_named(name: &str) -> Option<i64> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::time::Instant::now() < deadline {
+        for t in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+            let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+            if comm.trim() == name {
+                return t.file_name().to_str()?.parse().ok();
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    None
+}
+
+#[test]
+fn prio_and_prioclass_set_a_sync_engines_worker_thread_priority() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(vec![job(
+        "s",
+        dir.path(),
+        &[
+            "ioengine=psync",
+            "rw=read",
+            "bs=4k",
+            "size=1m",
+            "time_based",
+            "runtime=30s",
+            "prioclass=3",
+            "prio=5",
+        ],
+    )]);
+    let mut run = iolab_engine::Run::prepare(cfg).unwrap();
+    run.start(None).unwrap();
+    let tid = thread_named("iolab-w0.0").expect("the worker thread appears");
+    // Safety: a plain syscall with integer arguments (IOPRIO_WHO_PROCESS = 1).
+    let got = unsafe { libc::syscall(libc::SYS_ioprio_get, 1, tid) };
+    run.stop();
+    let r = run.finish().unwrap();
+    assert!(r.error.is_none());
+    assert_eq!(
+        got,
+        i64::from(ioprio_value(3, 5, 0)),
+        "the worker thread's ioprio"
+    );
+}

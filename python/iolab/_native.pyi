@@ -56,6 +56,10 @@ def hist_stats(hist: str, percentiles: list[float]) -> dict[str, Any]:
     ``percentiles`` ``{percent: value_ns}`` (the core's ``LatSummary``). Raises ValueError for a
     percentile outside 0..100, IolabError for a string that is not a histogram."""
 
+def iolog_to_fio(inputs: list[str], out: str, value: str, log_offset: bool = False, log_prio: bool = False) -> int:
+    """Write fio's per-I/O log (``value``: lat, clat, slat, bw or iops) from the workers'
+    record files ``inputs`` merged in time order; return the lines written."""
+
 def lab_model(
     spec: str,
     rw: str,

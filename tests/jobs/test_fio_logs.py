@@ -97,7 +97,6 @@ def test_fio2gnuplot_reads_iolab_bw_and_iops_logs(cli: Callable[..., Any], workd
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--write_lat_log=x"], "one line per I/O, which iolab does not record"),
         (["--write_hist_log=x"], "needs log_hist_msec"),
         (["--write_bw_log=x", "--log_avg_msec=300", "--interval=1s"], "disagrees with the jobs' log"),
         (["--write_hist_log=x", "--log_hist_msec=500", "--interval=200ms"], "not a multiple"),

@@ -19,10 +19,14 @@ mod files;
 mod groups;
 mod zones;
 pub use errors::{errno_name, ErrorKind, ErrorOptions, ExitWhat};
+pub mod prio;
+mod worker_opts;
 pub use files::{
     draw_sizes, parse_file_service, FileOptions, FileService, Preallocate, DEFAULT_FILENAME_FORMAT,
 };
 pub use groups::{Amounts, DataOptions, EngineOptions, VerifyKind, VERIFY_HEADER_BYTES};
+pub use prio::PrioOptions;
+pub use worker_opts::{CpuMode, MemPolicy, WorkerOptions};
 pub use zones::{ZoneMode, ZoneOptions};
 
 /// Direction of one I/O. Index into per-direction arrays with `as usize`.
@@ -290,6 +294,12 @@ pub struct PreparedJob {
     /// io_size and number_ios (absent in older results: no limits).
     #[serde(default)]
     pub amounts: Amounts,
+    /// I/O priorities: prio, prioclass, cmdprio_* (absent: none).
+    #[serde(default)]
+    pub prio: PrioOptions,
+    /// numa_mem_policy, cpumode, per_io_log (absent: defaults).
+    #[serde(default)]
+    pub worker: WorkerOptions,
     /// nrfiles, filesize, filename_format (absent in older results: one
     /// file per worker named name.N.0).
     #[serde(default)]

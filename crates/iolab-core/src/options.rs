@@ -28,6 +28,7 @@ mod table;
 mod table_data;
 mod table_errors;
 mod table_files;
+mod table_prio;
 mod table_zones;
 mod val;
 mod values;
@@ -46,6 +47,7 @@ pub static OPTIONS: std::sync::LazyLock<Vec<OptionDef>> = std::sync::LazyLock::n
         table_data::DATA_OPTIONS,
         table_zones::ZONE_OPTIONS,
         table_errors::ERROR_OPTIONS,
+        table_prio::PRIO_OPTIONS,
     ]
     .concat()
 });

@@ -43,6 +43,18 @@ pub struct DirStats {
     /// Rate-limited jobs only: intended issue time → completion seen. This
     /// includes time the I/O waited behind earlier ones (coordinated omission).
     pub lat_intended_ns: Option<LatHist>,
+    /// Per I/O priority (jobs with cmdprio options only): completion
+    /// latency of the I/Os issued with each ioprio value (fio's `prios`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prios: Vec<PrioStat>,
+}
+
+/// Completion latency of the I/Os of one priority (Linux ioprio value:
+/// class << 13 | hint << 3 | level); its count is the histogram's.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PrioStat {
+    pub ioprio: u16,
+    pub clat_ns: LatHist,
 }
 
 impl DirStats {
@@ -59,6 +71,13 @@ impl DirStats {
             (None, Some(b)) => self.lat_intended_ns = Some(b.clone()),
             _ => {}
         }
+        for p in &o.prios {
+            match self.prios.iter_mut().find(|x| x.ioprio == p.ioprio) {
+                Some(x) => x.clat_ns.merge(&p.clat_ns),
+                None => self.prios.push(p.clone()),
+            }
+        }
+        self.prios.sort_by_key(|p| p.ioprio);
     }
 }
 

@@ -23,6 +23,7 @@
 mod errors;
 mod gil;
 mod hist;
+mod iolog;
 mod lab;
 mod run;
 mod target;
@@ -116,6 +117,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hist::hist_from_counts, m)?)?;
     m.add_function(wrap_pyfunction!(hist::hist_buckets, m)?)?;
     m.add_function(wrap_pyfunction!(hist::hist_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(iolog::iolog_to_fio, m)?)?;
     m.add_function(wrap_pyfunction!(lab::lab_model, m)?)?;
     m.add_class::<PyRun>()?;
     m.add_class::<target::PyTarget>()?;

@@ -5,13 +5,15 @@
 ``stonewall`` added where ``wait_for`` asks), each job's typed extras, the
 run's interval when logs or steady state decide it, and the notes to show
 once. It checks what can be checked before any I/O: ``allow_file_create=0``
-with a missing file, ``wait_for`` naming no earlier job, a per-I/O latency
-log, log windows that disagree.
+with a missing file, ``wait_for`` naming no earlier job, log windows that
+disagree. Per-I/O logs (``log_avg_msec=0``) get a scratch directory for the
+engine's records (the native option ``per_io_log``).
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Optional
@@ -20,8 +22,6 @@ from iolab.jobs import JobSpec, ParseError
 from iolab.jobs.extras import JobExtras, split_extras
 from iolab.jobs.percent import resolve_percentages
 
-#: fio's bwavgtime/iopsavgtime: the bw and iops log window when log_avg_msec=0.
-FIO_BW_AVG_MS = 500
 NS_PER_MS = 1_000_000
 
 
@@ -104,24 +104,22 @@ def _notes(e: JobExtras, spec: JobSpec) -> list[str]:
         )
     if e.get("verify_async"):
         notes.append(f"verify_async={e.get('verify_async')}: iolab verifies each block inline as its read completes")
-    if e.get("log_prio") is True:
-        notes.append("log_prio=1: iolab sets no I/O priorities; the logs' priority column is 0")
     return notes
 
 
 def _log_window_ns(e: JobExtras) -> Optional[int]:
-    """The interval this job's bw/iops/lat logs need (ns), or None without logs."""
+    """The interval this job's bw/iops/lat logs need (ns), or None without
+    windowed logs (``log_avg_msec=0`` logs every I/O: see :func:`per_io_logs`)."""
     avg = e.ms("log_avg_msec")
-    if e.text("write_lat_log") and avg == 0:
-        raise ParseError(
-            f"job {e.job}",
-            None,
-            "write_lat_log with log_avg_msec=0 asks for one line per I/O, which iolab does not record: "
-            "set log_avg_msec (e.g. log_avg_msec=1000)",
-        )
-    if e.text("write_bw_log") or e.text("write_iops_log") or e.text("write_lat_log"):
-        return (avg or FIO_BW_AVG_MS) * NS_PER_MS
+    if avg and (e.text("write_bw_log") or e.text("write_iops_log") or e.text("write_lat_log")):
+        return avg * NS_PER_MS
     return None
+
+
+def per_io_logs(e: JobExtras) -> bool:
+    """fio's rule: with ``log_avg_msec=0`` (the default) the bw, iops and lat
+    logs have one line per I/O, which the engine records (``per_io_log``)."""
+    return e.ms("log_avg_msec") == 0 and any(e.text(n) for n in ("write_bw_log", "write_iops_log", "write_lat_log"))
 
 
 def plan_extras(jobs: Sequence[JobSpec], interval_ns: Optional[int] = None, *, check_files: bool = True) -> ExtrasPlan:
@@ -142,6 +140,10 @@ def plan_extras(jobs: Sequence[JobSpec], interval_ns: Optional[int] = None, *, c
             native = native.with_options(("stonewall", None))
         if e.values.get("allow_file_create") is False and check_files:
             _check_files_exist(native)
+        if per_io_logs(e):
+            # --parse-only creates nothing: the directory is only named.
+            records = tempfile.mkdtemp(prefix="iolab-iolog-") if check_files else tempfile.gettempdir()
+            native = native.with_options(("per_io_log", records))
         window = _log_window_ns(e)
         if window is not None:
             windows.setdefault(window, spec.name)

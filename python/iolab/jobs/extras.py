@@ -140,14 +140,26 @@ EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
         choices=("inline",),
     ),
     # --- fio's log files (iolab.results.fio_logs) ---------------------------------------------
-    ExtraDef("write_bw_log", "text", "off", "Write NAME_bw.N.log: bandwidth (KiB/s) per window, in fio's format."),
-    ExtraDef("write_iops_log", "text", "off", "Write NAME_iops.N.log: IOPS per window, in fio's format."),
+    ExtraDef(
+        "write_bw_log",
+        "text",
+        "off",
+        "Write NAME_bw.N.log in fio's format: bandwidth (KiB/s) per log_avg_msec window, or with "
+        "log_avg_msec=0 one line per I/O (its bytes per ms of its clat, as fio).",
+    ),
+    ExtraDef(
+        "write_iops_log",
+        "text",
+        "off",
+        "Write NAME_iops.N.log in fio's format: IOPS per window, or with log_avg_msec=0 one line per I/O.",
+    ),
     ExtraDef(
         "write_lat_log",
         "text",
         "off",
-        "Write NAME_lat.N.log: total latency (ns) per window (needs log_avg_msec); iolab keeps no "
-        "per-window slat/clat, so NAME_slat/NAME_clat logs are not written.",
+        "Write NAME_lat.N.log: total latency (ns) per window; iolab keeps no per-window slat/clat, so "
+        "windowed NAME_slat/NAME_clat logs are not written. With log_avg_msec=0 (fio's default), one "
+        "line per I/O in NAME_lat, NAME_clat and NAME_slat, as fio.",
     ),
     ExtraDef(
         "write_hist_log",
@@ -160,8 +172,8 @@ EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
         "log_avg_msec",
         "ms",
         "0",
-        "Window of the bw/iops/lat logs (ms); sets the run's interval. 0: bw/iops every 500 ms (fio's "
-        "bwavgtime); a per-I/O latency log is refused.",
+        "Window of the bw/iops/lat logs (ms); sets the run's interval. 0: one line per I/O, which "
+        "the engine records as it completes (streamed to a scratch file, no lock per I/O).",
     ),
     ExtraDef("log_hist_msec", "ms", "0", "Window of the histogram log (ms); a multiple of the run's interval."),
     ExtraDef("log_hist_coarseness", "int", "0", "Merge 2^N adjacent buckets of the histogram log (0-6)."),
@@ -174,8 +186,16 @@ EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
         choices=("avg", "max", "both", "0", "1"),
     ),
     ExtraDef("per_job_logs", "bool", "1", "1: one log per worker (NAME_bw.N.log); 0: one per job (NAME_bw.log)."),
-    ExtraDef("log_offset", "bool", "0", "Add fio's offset column (always 0 in windowed logs, as in fio)."),
-    ExtraDef("log_prio", "bool", "0", "Accepted; iolab sets no I/O priorities, so the priority column is 0."),
+    ExtraDef(
+        "log_offset", "bool", "0", "Add fio's offset column (the I/O's offset per I/O; 0 in windowed logs, as in fio)."
+    ),
+    ExtraDef(
+        "log_prio",
+        "bool",
+        "0",
+        "Priority column of per-I/O logs: the I/O's ioprio value (0x%04x) instead of 1 for the realtime "
+        "class and 0 for others (fio's columns); windowed logs write 0.",
+    ),
     # --- steady state (iolab.run.steady) -------------------------------------------------------
     ExtraDef(
         "steadystate",

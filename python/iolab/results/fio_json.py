@@ -26,6 +26,7 @@ import time
 from typing import Any
 
 from iolab.results.fio_plat import plat_bins, plat_counts
+from iolab.results.fio_prios import add_prios
 
 Json = dict[str, Any]
 
@@ -229,13 +230,14 @@ def to_fio_json(result: Json, summary: Json, *, plus: bool = False) -> Json:
         assert job["name"] == raw_job["name"], "summary and result list the same jobs in order"
         group = groups[job["group"]]
         raw = raw_job["workers"] if plus else None
+        pcts = [p["percentile"] for p in job["merged"]["read"]["clat"]["percentiles"]]
         if job["config"]["group_reporting"]:
             jobs.append(_entry(job, job["merged"], group, None, raw))
+            add_prios(jobs[-1], raw_job["workers"], pcts)
         else:
-            jobs.extend(
-                _entry(job, w["stats"], group, w, None if raw is None else [raw[k]])
-                for k, w in enumerate(job["workers"])
-            )
+            for k, w in enumerate(job["workers"]):
+                jobs.append(_entry(job, w["stats"], group, w, None if raw is None else [raw[k]]))
+                add_prios(jobs[-1], [raw_job["workers"][k]], pcts)
     start_s = result["start_unix_ns"] // 1_000_000_000
     version = result["tool_version"]
     return {

@@ -18,6 +18,17 @@ holds, because the run's interval is set to the log window
   (:mod:`iolab.results.fio_plat`), merged exactly from the intervals'
   histograms. It holds total latency (``_lat_hist``), not fio's clat.
 
+With ``log_avg_msec=0`` (fio's default) the bw, iops and lat logs have one
+line per I/O, as in fio: ``time of completion, value, direction, block
+size, [offset,] priority``, the value being total latency (``_lat``),
+completion latency (``_clat``) and submission latency (``_slat``) in ns,
+the I/O's bytes per ms of its clat (``_bw``, fio's formula) or 1 (``_iops``).
+The engine streams one record per I/O (the job's ``per_io_log``
+directory, see :mod:`iolab.jobs.effects`); ``_native.iolog_to_fio`` merges
+the workers' records in time order into fio's text. With ``log_prio=1``
+the priority column is the I/O's ioprio value (``0x%04x``), else 1 for the
+realtime class and 0 otherwise (fio's columns).
+
 Times are ms from the start of the measured window, at the window's end.
 Files are named as fio names them: ``PREFIX_bw.N.log`` with ``N`` the
 worker's number in the run (1-based, over all jobs' workers), or
@@ -27,9 +38,10 @@ per window, latencies merged).
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from iolab import _native
 from iolab.jobs.extras import JobExtras
@@ -136,21 +148,56 @@ def _log_text(option: str, group: list[Json], e: JobExtras, interval_ns: int, bs
 LOG_KINDS = {"write_bw_log": "_bw", "write_iops_log": "_iops", "write_lat_log": "_lat", "write_hist_log": "_lat_hist"}
 
 
+#: Per-I/O logs: each option's files and the value each holds (fio writes
+#: slat, clat and lat logs for write_lat_log).
+PER_IO_KINDS = {
+    "write_bw_log": (("_bw", "bw"),),
+    "write_iops_log": (("_iops", "iops"),),
+    "write_lat_log": (("_lat", "lat"), ("_clat", "clat"), ("_slat", "slat")),
+}
+
+
+def _records_dir(job: Json) -> Optional[Path]:
+    d = job["job"].get("worker", {}).get("per_io_log")
+    return Path(d) if d else None
+
+
+def _per_io(
+    option: str, records: Path, job_index: int, group: list[Json], e: JobExtras, name: tuple[Path, str]
+) -> list[Path]:
+    """``name``: (directory/prefix, suffix); fio puts the kind between them."""
+    inputs = [str(records / f"{job_index}.{w['worker']}.iolog") for w in group]
+    written = []
+    for kind, value in PER_IO_KINDS[option]:
+        path = Path(f"{name[0]}{kind}{name[1]}")
+        _native.iolog_to_fio(inputs, str(path), value, e.flag("log_offset"), e.flag("log_prio"))
+        written.append(path)
+    return written
+
+
 def write_fio_logs(result: Json, extras: Sequence[JobExtras], directory: Path = Path(".")) -> list[Path]:
     """Write the logs every job asked for; return the files written.
-    ``extras`` are the jobs' extra options, in the result's job order."""
+    ``extras`` are the jobs' extra options, in the result's job order. The
+    engine's per-I/O records are removed once turned into logs."""
     written: list[Path] = []
     number = 0
-    for job, e in zip(result["jobs"], extras):
+    for job_index, (job, e) in enumerate(zip(result["jobs"], extras)):
         workers: list[Json] = job["workers"]
         groups = [[w] for w in workers] if e.flag("per_job_logs") else [workers]
+        records = _records_dir(job)
         for group in groups:
             number += len(group)
             suffix = f".{number}.log" if e.flag("per_job_logs") else ".log"
             for option, kind in LOG_KINDS.items():
                 prefix = e.text(option)
-                if prefix:
-                    path = directory / f"{prefix}{kind}{suffix}"
-                    path.write_text(_log_text(option, group, e, result["interval_ns"], _block_sizes(job)))
-                    written.append(path)
+                if not prefix:
+                    continue
+                if records is not None and option in PER_IO_KINDS:
+                    written += _per_io(option, records, job_index, group, e, (directory / prefix, suffix))
+                    continue
+                path = directory / f"{prefix}{kind}{suffix}"
+                path.write_text(_log_text(option, group, e, result["interval_ns"], _block_sizes(job)))
+                written.append(path)
+        if records is not None and records.name.startswith("iolab-iolog-"):
+            shutil.rmtree(records, ignore_errors=True)
     return written

@@ -57,6 +57,8 @@ pub(crate) struct Draft {
     pub engine: EngineOptions,
     pub data: DataOptions,
     pub amounts: Amounts,
+    pub prio: crate::job::PrioOptions,
+    pub worker: crate::job::WorkerOptions,
     pub files: FileOptions,
     pub zones: ZoneOptions,
     /// `size=8z`, `offset=524z`: counts of zones, resolved in `finish`.
@@ -143,6 +145,8 @@ impl Draft {
             amounts: Amounts::default(),
             errors: ErrorOptions::default(),
             offset_increment: 0,
+            prio: Default::default(),
+            worker: Default::default(),
             files: FileOptions::default(),
             zones: ZoneOptions::default(),
             zones_given: Default::default(),

@@ -42,6 +42,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     let depth = queueing(&mut d)?;
     check_time_and_cpus(&d)?;
     super::amounts::cpuio(&mut d)?;
+    super::table_prio::check(&mut d)?;
     let (rate_bytes_per_s, rate_iops) = rates(&d)?;
     let randseed = seed(&d);
     super::data::check(&mut d, rw)?;
@@ -79,6 +80,8 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         engine: d.engine,
         data: d.data,
         amounts: d.amounts,
+        prio: d.prio,
+        worker: d.worker,
         files: d.files,
         zones: d.zones,
         errors: d.errors,

@@ -28,6 +28,9 @@ const IOCB_CMD_PWRITE: u16 = 1;
 const IOCB_CMD_FSYNC: u16 = 2;
 const IOCB_CMD_FDSYNC: u16 = 3;
 
+/// linux/aio_abi.h: aio_reqprio holds the request's ioprio.
+const IOCB_FLAG_IOPRIO: u32 = 1 << 1;
+
 /// `struct io_event` (linux/aio_abi.h).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
@@ -113,6 +116,14 @@ impl Backend for LibaioBackend {
         cb.aio_offset = if data { req.offset as i64 } else { 0 };
         cb.aio_rw_flags = if req.op == Op::Write {
             self.write_flags
+        } else {
+            0
+        };
+        // fio's cmdprio: the request carries its own priority
+        // (IOCB_FLAG_IOPRIO); without one the kernel uses the thread's.
+        cb.aio_reqprio = if data { req.ioprio as i16 } else { 0 };
+        cb.aio_flags = if data && req.ioprio != 0 {
+            IOCB_FLAG_IOPRIO
         } else {
             0
         };
@@ -223,6 +234,7 @@ mod tests {
             offset,
             len: 4096,
             buf,
+            ioprio: 0,
         };
         q(&mut b, &req(0, Op::Read, 4096, rd.as_mut_ptr()));
         q(&mut b, &req(1, Op::Write, 8192, wr.as_mut_ptr()));

@@ -55,6 +55,9 @@ pub struct Request {
     /// Buffer of at least `len` bytes, owned by the worker (see the
     /// contract of [`Backend::queue`]). Null for Fsync/Fdatasync.
     pub buf: *mut u8,
+    /// Linux ioprio value of this request (0: none; io_uring and libaio
+    /// pass it with the request, see `iolab_core::job::prio`).
+    pub ioprio: u16,
 }
 
 /// A completed request: `result` is bytes transferred, or `-errno`.

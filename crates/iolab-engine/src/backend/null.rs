@@ -83,6 +83,7 @@ mod tests {
             offset: 0,
             len,
             buf: std::ptr::null_mut(),
+            ioprio: 0,
         }
     }
 

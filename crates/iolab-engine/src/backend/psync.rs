@@ -64,6 +64,7 @@ mod tests {
             offset: 4096,
             len: 4096,
             buf: buf.as_mut_ptr(),
+            ioprio: 0,
         };
         let Queued::Done(c) = q(&mut b, &rq).unwrap() else {
             panic!("psync must complete in queue")

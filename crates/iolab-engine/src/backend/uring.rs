@@ -131,6 +131,7 @@ impl UringBackend {
                 with_fd!(
                     |fd| opcode::ReadFixed::new(fd, req.buf, req.len, req.slot as u16)
                         .offset(req.offset)
+                        .ioprio(req.ioprio)
                         .build()
                 )
             }
@@ -139,15 +140,18 @@ impl UringBackend {
                     |fd| opcode::WriteFixed::new(fd, req.buf, req.len, req.slot as u16)
                         .offset(req.offset)
                         .rw_flags(self.write_flags)
+                        .ioprio(req.ioprio)
                         .build()
                 )
             }
             (Op::Read, false) => with_fd!(|fd| opcode::Read::new(fd, req.buf, req.len)
                 .offset(req.offset)
+                .ioprio(req.ioprio)
                 .build()),
             (Op::Write, false) => with_fd!(|fd| opcode::Write::new(fd, req.buf, req.len)
                 .offset(req.offset)
                 .rw_flags(self.write_flags)
+                .ioprio(req.ioprio)
                 .build()),
             (Op::Fsync, _) => with_fd!(|fd| opcode::Fsync::new(fd).build()),
             (Op::Fdatasync, _) => {
@@ -302,6 +306,7 @@ mod tests {
             offset: 4096,
             len: 4096,
             buf: cfg.buffers[0].0,
+            ioprio: 0,
         };
         let wr = Request {
             slot: 1,
@@ -310,6 +315,7 @@ mod tests {
             offset: 8192,
             len: 4096,
             buf: cfg.buffers[1].0,
+            ioprio: 0,
         };
         assert!(matches!(q(&mut b, &rd).unwrap(), Queued::Staged));
         q(&mut b, &wr).unwrap();
@@ -330,6 +336,7 @@ mod tests {
                 offset: 0,
                 len: 0,
                 buf: std::ptr::null_mut(),
+                ioprio: 0,
             },
         )
         .unwrap();
@@ -368,6 +375,7 @@ mod tests {
                 offset: 0,
                 len: 512,
                 buf: buf.as_mut_ptr(),
+                ioprio: 0,
             },
         )
         .unwrap();

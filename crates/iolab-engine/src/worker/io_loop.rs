@@ -47,6 +47,8 @@ pub struct Slot {
     pub seed: u64,
     /// A read whose data is checked on completion.
     pub check: bool,
+    /// Linux ioprio value the I/O was issued with (0: none).
+    pub ioprio: u16,
 }
 
 impl Default for Slot {
@@ -60,6 +62,7 @@ impl Default for Slot {
             dir: IoDir::Read,
             seed: 0,
             check: false,
+            ioprio: 0,
         }
     }
 }
@@ -83,6 +86,7 @@ impl Slot {
             dir: u.dir,
             seed: 0,
             check: false,
+            ioprio: 0,
         }
     }
 }
@@ -246,6 +250,7 @@ impl<B: Backend> Worker<B> {
             let (u, due) = self.batch[i];
             let slot = self.free.pop().expect("batch never exceeds free slots");
             self.slots[slot as usize] = Slot::issued(&u, t0, 0, due);
+            self.slots[slot as usize].ioprio = self.pick_prio(&u);
             self.prepare_data(slot);
             self.staged.push(slot);
             per_dir[u.dir as usize] += 1;
@@ -272,6 +277,7 @@ impl<B: Backend> Worker<B> {
             let (u, due) = self.batch[i];
             let t0 = self.clock();
             self.slots[0] = Slot::issued(&u, t0, t0, due);
+            self.slots[0].ioprio = self.pick_prio(&u);
             self.prepare_data(slot);
             loop {
                 let req = self.request(slot);
@@ -306,6 +312,16 @@ impl<B: Backend> Worker<B> {
             len: s.len - s.done,
             // Safety: done < len ≤ the slot's buffer size, so this stays in the buffer.
             buf: unsafe { self.bufs.slot_ptr(slot).add(s.done as usize) },
+            ioprio: self.prio.as_ref().map_or(0, |p| p.request_ioprio(s.ioprio)),
+        }
+    }
+
+    /// The priority of unit `u` (0 when the job sets none).
+    #[inline]
+    fn pick_prio(&mut self, u: &IoUnit) -> u16 {
+        match self.prio.as_mut() {
+            Some(p) => p.pick(u.dir as usize, u.len),
+            None => 0,
         }
     }
 
@@ -357,6 +373,9 @@ impl<B: Backend> Worker<B> {
             let (dir, len, times) = (s.dir, s.len, s.times);
             self.rec
                 .completed(dir, u64::from(len), &times, ts, !B::SYNC);
+            if self.prio.is_some() || self.iolog.is_some() {
+                self.per_io(c.slot, ts);
+            }
             let d = &mut self.done[dir as usize];
             (d.0, d.1) = (d.0 + 1, d.1 + u64::from(len));
             self.data_done(c.slot);
@@ -368,6 +387,35 @@ impl<B: Backend> Worker<B> {
         }
         self.failed(c);
         false
+    }
+
+    /// Per-priority latency and the per-I/O record of a completed slot
+    /// (only jobs that ask for them come here).
+    fn per_io(&mut self, slot: u32, ts: u64) {
+        let s = self.slots[slot as usize];
+        let Some(start) = self.rec.measured_start_ns() else {
+            return; // ramp: nothing is kept
+        };
+        let submit = if B::SYNC {
+            s.times.issue_ns
+        } else {
+            s.times.submit_ns
+        };
+        let clat = ts.saturating_sub(submit);
+        if self.prio.as_ref().is_some_and(|p| p.per_command()) {
+            super::prio::record_prio(&mut self.rec.dirs[s.dir as usize], s.ioprio, clat);
+        }
+        if let Some(log) = self.iolog.as_mut() {
+            log.record(&super::iolog::IoRecord {
+                time_ns: ts.saturating_sub(start),
+                slat_ns: submit.saturating_sub(s.times.issue_ns),
+                clat_ns: clat,
+                offset: s.offset,
+                len: s.len,
+                ioprio: s.ioprio,
+                dir: s.dir as u8,
+            });
+        }
     }
 
     #[cold]

@@ -28,6 +28,9 @@ mod data;
 mod errors;
 mod fill;
 mod io_loop;
+pub mod iolog;
+pub mod placement;
+pub mod prio;
 mod ratemin;
 pub mod record;
 pub mod thread;
@@ -213,6 +216,10 @@ pub(crate) struct Worker<B: Backend> {
     space_full: bool,
     /// Failures counted, and which end the job (continue_on_error).
     errs: errors::ErrorState,
+    /// Each I/O's priority (prio, cmdprio options); None when none is set.
+    prio: Option<prio::PrioPicker>,
+    /// Per-I/O records (per_io_log); None when no log asks for them.
+    iolog: Option<iolog::IoLogWriter>,
 }
 
 impl<B: Backend> std::fmt::Debug for Worker<B> {
@@ -270,6 +277,15 @@ impl<B: Backend> Worker<B> {
             engine: spec.job.engine.clone(),
         };
         let backend = B::open(&open, &cfg)?;
+        let prio_seed = spec.gen.seed() ^ 0x5bd1_e995;
+        let iolog = match &spec.job.worker.per_io_log {
+            Some(dir) => Some(iolog::IoLogWriter::create(
+                dir,
+                spec.id.job,
+                spec.id.worker,
+            )?),
+            None => None,
+        };
         let n = spec.paths.len();
         let mut data = data::DataState::new(&spec.job, spec.gen.seed());
         let errs = errors::ErrorState::new(&spec.job.errors, &spec.job.name, spec.id.worker);
@@ -305,8 +321,10 @@ impl<B: Backend> Worker<B> {
             error: None,
             ctl,
             data,
-            burner: (spec.job.ioengine == IoEngine::Cpuio)
-                .then(|| CpuBurner::new(spec.job.engine.cpuload, spec.job.engine.cpuchunks_us)),
+            burner: (spec.job.ioengine == IoEngine::Cpuio).then(|| {
+                CpuBurner::new(spec.job.engine.cpuload, spec.job.engine.cpuchunks_us)
+                    .with_mode(spec.job.worker.cpumode)
+            }),
             bytes_left: spec.job.amounts.io_size.unwrap_or(u64::MAX),
             ios_left: spec.job.amounts.number_ios.unwrap_or(u64::MAX),
             job_amounts: spec.job.amounts.clone(),
@@ -315,6 +333,8 @@ impl<B: Backend> Worker<B> {
             fill_device: spec.job.zones.fill_device,
             space_full: false,
             errs,
+            prio: prio::PrioPicker::new(&spec.job, prio_seed),
+            iolog,
         };
         Ok((
             w,
@@ -368,6 +388,9 @@ impl<B: Backend> Worker<B> {
             self.end_fsync();
         }
         let end = self.clock();
+        if let Some(Err(e)) = self.iolog.as_mut().map(iolog::IoLogWriter::finish) {
+            self.error.get_or_insert(e);
+        }
         let a = &self.job_amounts;
         if a.exitall || (a.exitall_on_error && self.error.is_some()) {
             self.errs.exit_others(&self.ctl);

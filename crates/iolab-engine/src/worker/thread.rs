@@ -207,6 +207,22 @@ fn thread_main<B: Backend>(
             return WorkerOutcome::default();
         }
     }
+    // fio sets the thread's priority and memory policy before the engine
+    // opens (the buffers, allocated by the run, are moved under the policy).
+    let node_dir = std::path::Path::new("/sys/devices/system/node");
+    let placed = super::placement::apply(
+        &spec.job.worker.numa_mem_policy,
+        &spec.bufs.regions(),
+        node_dir,
+    )
+    .and_then(|()| match spec.job.prio.job_ioprio() {
+        Some(v) => super::prio::set_thread_ioprio(v),
+        None => Ok(()),
+    });
+    if let Err(e) = placed {
+        let _ = ready.send(Err(e));
+        return WorkerOutcome::default();
+    }
     let rec = Recorder::new(id, tx.clone(), spec.job.rate_limited(), spec.interval_ns);
     let (mut w, parts) = match Worker::<B>::new(spec, ctl, rec) {
         Ok(w) => w,

@@ -28,6 +28,7 @@ impl<B: Backend> Worker<B> {
             offset: 0,
             len: 0,
             buf: std::ptr::null_mut(),
+            ioprio: 0,
         };
         let t0 = self.clock();
         // Safety: a sync carries no buffer (null is allowed for Fsync/Fdatasync).

@@ -11,6 +11,8 @@
 //! - `files`: psync and io_uring on real files (O_DIRECT): bytes read, data
 //!   written and read back, fsync counts, I/O errors.
 //! - `nrfiles`: files iolab creates (nrfiles, filesize, filename_format).
+//! - `prio`: I/O priorities per request (counts per priority), the
+//!   thread's ioprio and NUMA policy, per-I/O records against the histogram.
 //! - `timing`: runtime and ramp, intervals, rate limiting, thinktime,
 //!   start(at), stop(), progress.
 //! - `zones`: zonemode=zbd and strided on real files, fill_device.
@@ -29,6 +31,8 @@ mod exits;
 mod files;
 #[path = "engine/nrfiles.rs"]
 mod nrfiles;
+#[path = "engine/prio.rs"]
+mod prio;
 #[path = "engine/timing.rs"]
 mod timing;
 #[path = "engine/zones.rs"]

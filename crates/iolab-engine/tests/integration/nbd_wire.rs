@@ -34,6 +34,7 @@ fn one(b: &mut NbdBackend, op: Op, offset: u64, buf: &mut [u8]) -> i64 {
         offset,
         len: buf.len() as u32,
         buf: buf.as_mut_ptr(),
+        ioprio: 0,
     };
     q(b, &req).unwrap();
     b.commit().unwrap();
@@ -138,6 +139,7 @@ fn io(b: &mut NbdBackend, reqs: &mut [(u32, Op, u64, Vec<u8>)]) -> Vec<Completio
             offset: *offset,
             len: buf.len() as u32,
             buf: buf.as_mut_ptr(),
+            ioprio: 0,
         };
         assert!(matches!(q(b, &r).unwrap(), Queued::Staged));
     }

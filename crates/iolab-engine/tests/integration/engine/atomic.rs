@@ -113,6 +113,7 @@ fn one_write<B: Backend>(f: &File, atomic: bool) -> i64 {
         offset: 0,
         len: 4096,
         buf: bufs.slot_ptr(0),
+        ioprio: 0,
     };
     // Safety: the buffer outlives the request, which completes below.
     match unsafe { b.queue(&req) }.unwrap() {

@@ -1,0 +1,154 @@
+//! I/O priorities in a worker (fio's prio/prioclass/priohint and cmdprio):
+//! the thread's own priority (`ioprio_set`, before any I/O), each request's
+//! priority drawn per I/O for io_uring and libaio, and completion latency
+//! per priority (fio's `prios` in json) for jobs with cmdprio options.
+//!
+//! The draw uses the worker's own xorshift generator (seeded from the job's
+//! seed), so it takes no lock and repeats with the seed.
+
+use iolab_core::hist::LatHist;
+use iolab_core::job::{IoEngine, PreparedJob, PrioOptions};
+use iolab_core::stats::{DirStats, PrioStat};
+
+use crate::EngineError;
+
+/// Linux's IOPRIO_WHO_PROCESS: with who = 0, the calling thread.
+const IOPRIO_WHO_PROCESS: libc::c_int = 1;
+
+/// Sets the calling thread's I/O priority (ioprio_set(2)).
+pub fn set_thread_ioprio(value: u16) -> Result<(), EngineError> {
+    // Safety: a plain syscall with integer arguments.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_ioprio_set,
+            IOPRIO_WHO_PROCESS,
+            0,
+            libc::c_int::from(value),
+        )
+    };
+    if r != 0 {
+        let e = std::io::Error::last_os_error();
+        let (class, level, hint) = iolab_core::job::prio::ioprio_parts(value);
+        return Err(EngineError::Backend {
+            engine: "prio",
+            reason: format!(
+                "ioprio_set(class {class}, level {level}, hint {hint}) failed: {e} (class 1, \
+                 realtime, needs CAP_SYS_ADMIN)"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The calling thread's I/O priority (ioprio_get(2)).
+pub fn thread_ioprio() -> std::io::Result<u16> {
+    // Safety: a plain syscall with integer arguments.
+    let r = unsafe { libc::syscall(libc::SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(r as u16)
+}
+
+/// What a worker needs to give each I/O its priority.
+#[derive(Debug, Clone)]
+pub struct PrioPicker {
+    opts: PrioOptions,
+    /// The job's own priority (0: none).
+    default: u16,
+    /// Draw per I/O (cmdprio options given).
+    per_command: bool,
+    /// The engine passes the priority with each request (io_uring, libaio).
+    in_request: bool,
+    state: u64,
+}
+
+impl PrioPicker {
+    /// None when the job sets no priority at all.
+    pub fn new(job: &PreparedJob, seed: u64) -> Option<PrioPicker> {
+        let opts = job.prio.clone();
+        let default = opts.job_ioprio();
+        let per_command = opts.per_command();
+        if default.is_none() && !per_command {
+            return None;
+        }
+        Some(PrioPicker {
+            per_command,
+            default: default.unwrap_or(0),
+            opts,
+            in_request: matches!(job.ioengine, IoEngine::IoUring | IoEngine::Libaio),
+            state: seed | 1,
+        })
+    }
+
+    pub fn job_ioprio(&self) -> Option<u16> {
+        (self.default != 0).then_some(self.default)
+    }
+
+    /// Per-priority latency is kept when I/Os differ in priority.
+    pub fn per_command(&self) -> bool {
+        self.per_command
+    }
+
+    /// The priority of the next I/O of `dir` and `len` bytes.
+    #[inline]
+    pub fn pick(&mut self, dir: usize, len: u64) -> u16 {
+        if !self.per_command {
+            return self.default;
+        }
+        // xorshift64: cheap, and uniform enough for a percentage.
+        let mut x = self.state;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.state = x;
+        let roll = (((x >> 32) * 100) >> 32) as u32;
+        self.opts.choose(dir, len, roll)
+    }
+
+    /// What the request carries: io_uring and libaio pass the priority
+    /// with it (io_uring always, as fio); the other engines rely on the
+    /// thread's priority set with ioprio_set.
+    #[inline]
+    pub fn request_ioprio(&self, ioprio: u16) -> u16 {
+        if self.in_request {
+            ioprio
+        } else {
+            0
+        }
+    }
+}
+
+/// Adds one completion's clat to its priority's histogram (a short list:
+/// a job has a handful of priorities at most).
+#[inline]
+pub fn record_prio(d: &mut DirStats, ioprio: u16, clat_ns: u64) {
+    match d.prios.iter_mut().find(|p| p.ioprio == ioprio) {
+        Some(p) => p.clat_ns.record(clat_ns),
+        None => {
+            let mut h = LatHist::new();
+            h.record(clat_ns);
+            d.prios.push(PrioStat { ioprio, clat_ns: h });
+            d.prios.sort_by_key(|p| p.ioprio);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_priority_is_set_and_read_back() {
+        let v = iolab_core::job::prio::ioprio_value(3, 0, 0);
+        std::thread::spawn(move || {
+            set_thread_ioprio(v).unwrap();
+            assert_eq!(thread_ioprio().unwrap(), v);
+            let be5 = iolab_core::job::prio::ioprio_value(2, 5, 0);
+            set_thread_ioprio(be5).unwrap();
+            assert_eq!(thread_ioprio().unwrap(), be5);
+        })
+        .join()
+        .unwrap();
+    }
+}

@@ -14,8 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::JobError;
 
+mod control;
 mod files;
 mod groups;
+pub use control::{IoControl, SubmitMode};
 pub use files::{
     draw_sizes, parse_file_service, FileOptions, FileService, Preallocate, DEFAULT_FILENAME_FORMAT,
 };
@@ -290,6 +292,9 @@ pub struct PreparedJob {
     /// file per worker named name.N.0).
     #[serde(default)]
     pub files: FileOptions,
+    /// flow, latency_target and io_submit_mode (absent in older results: off).
+    #[serde(default)]
+    pub control: IoControl,
     pub rate_bytes_per_s: [Option<u64>; 2],
     pub rate_iops: [Option<u64>; 2],
     pub rate_process: RateProcess,

@@ -25,6 +25,7 @@ mod finish;
 mod fio_names;
 pub mod nbd;
 mod table;
+mod table_control;
 mod table_data;
 mod table_files;
 mod val;
@@ -41,6 +42,7 @@ pub static OPTIONS: std::sync::LazyLock<Vec<OptionDef>> = std::sync::LazyLock::n
         table::JOB_OPTIONS,
         table_files::FILE_OPTIONS,
         table_data::DATA_OPTIONS,
+        table_control::CONTROL_OPTIONS,
     ]
     .concat()
 });

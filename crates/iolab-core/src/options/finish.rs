@@ -43,6 +43,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     let (rate_bytes_per_s, rate_iops) = rates(&d)?;
     let randseed = seed(&d);
     super::data::check(&mut d, rw)?;
+    super::table_control::check(&mut d)?;
     note_no_effect(&mut d, rw);
     d.warnings.dedup();
     Ok(PreparedJob {
@@ -77,6 +78,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         data: d.data,
         amounts: d.amounts,
         files: d.files,
+        control: d.control,
         rate_bytes_per_s,
         rate_iops,
         rate_process: d.rate_process,
@@ -258,7 +260,8 @@ fn check_direct(d: &Draft, rw: RwMix, blockalign: &[u64; 2]) -> Result<(), JobEr
 
 fn queueing(d: &mut Draft) -> Result<Depth, JobError> {
     let mut iodepth = d.iodepth;
-    if d.ioengine.synchronous() && iodepth > 1 {
+    let offload = d.control.submit_mode == crate::job::SubmitMode::Offload;
+    if d.ioengine.synchronous() && iodepth > 1 && !offload {
         d.warnings.push(format!(
             "ioengine={} is synchronous: iodepth={iodepth} has no effect and each worker \
              keeps 1 I/O in flight (as fio does); use ioengine=io_uring or libaio for queue \

@@ -156,6 +156,10 @@ impl<B: Backend> Worker<B> {
                 continue;
             }
             self.issue()?;
+            if self.flow_held {
+                self.flow_held = false;
+                self.flow_wait()?;
+            }
         }
     }
 
@@ -165,6 +169,10 @@ impl<B: Backend> Worker<B> {
         while self.batch.len() < want {
             let (u, due) = match self.pending.take() {
                 Some(p) => p,
+                None if self.flow.as_mut().is_some_and(|f| !f.admit()) => {
+                    self.flow_held = true;
+                    return;
+                }
                 None => match self.next_unit() {
                     Some(u) => (u, self.due_for(&u)),
                     None => {

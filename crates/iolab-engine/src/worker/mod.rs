@@ -25,6 +25,7 @@ pub mod buffers;
 pub mod clock;
 mod content;
 mod data;
+mod flow;
 mod io_loop;
 mod ratemin;
 pub mod record;
@@ -79,6 +80,8 @@ pub enum WorkerMsg {
 pub struct Control {
     /// Stop issuing, drain, return what was done.
     pub stop: AtomicBool,
+    /// The run's flow groups (fio's flow_id).
+    pub flows: flow::FlowRegistry,
 }
 
 /// Everything a worker needs, built by `Run::prepare`.
@@ -194,6 +197,12 @@ pub(crate) struct Worker<B: Backend> {
     /// rate_min / rate_iops_min, and the (I/Os, bytes) completed per direction.
     ratemin: Option<ratemin::RateMin>,
     done: [(u64, u64); 2],
+    /// flow, latency_target and io_submit_mode.
+    control: iolab_core::job::IoControl,
+    /// This worker's place in its flow group while it runs.
+    flow: Option<flow::FlowMember>,
+    /// The last batch stopped because the flow held the worker back.
+    flow_held: bool,
 }
 
 impl<B: Backend> std::fmt::Debug for Worker<B> {
@@ -289,6 +298,9 @@ impl<B: Backend> Worker<B> {
             job_amounts: spec.job.amounts.clone(),
             ratemin: ratemin::RateMin::new(&spec.job),
             done: [(0, 0); 2],
+            control: spec.job.control.clone(),
+            flow: None,
+            flow_held: false,
         };
         Ok((
             w,
@@ -326,6 +338,7 @@ impl<B: Backend> Worker<B> {
         self.last_ns = origin;
         self.rate_origin_ns = origin;
         self.rec.begin(origin, self.p.ramp_ns);
+        self.flow_join();
         if let Some(burner) = self.burner {
             while !self.stopping() {
                 burner.cycle();
@@ -348,6 +361,8 @@ impl<B: Backend> Worker<B> {
                 .stop
                 .store(true, std::sync::atomic::Ordering::Relaxed);
         }
+        // Leave the flow group (after a stop, so the others never run free).
+        self.flow = None;
         WorkerOutcome {
             result: self.rec.finish(end, parts.worker, parts.host),
             error: self.error.take(),

@@ -14,6 +14,8 @@
 
 #[path = "engine/common.rs"]
 mod common;
+#[path = "engine/control.rs"]
+mod control;
 #[path = "engine/counts.rs"]
 mod counts;
 #[path = "engine/data.rs"]

@@ -102,6 +102,10 @@ pub struct WorkerResult {
     /// Voluntary + involuntary context switches of the thread over the window.
     pub ctx_switches: u64,
     pub series: Vec<IntervalSample>,
+    /// The queue depth a latency_target search settled at (fio's
+    /// `latency_depth`); None without latency_target.
+    #[serde(default)]
+    pub latency_depth: Option<u32>,
 }
 
 /// One job and all its workers.

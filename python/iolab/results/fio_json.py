@@ -25,6 +25,7 @@ import math
 import time
 from typing import Any
 
+from iolab.results import lat_target
 from iolab.results.fio_plat import plat_bins, plat_counts
 
 Json = dict[str, Any]
@@ -162,9 +163,18 @@ def _job_options(options: list[list[Any]]) -> Json:
     return {name: ("" if value is None else value) for name, value in options}
 
 
-def _entry(job: Json, stats: Json, group: Json, worker: Json | None, raw: list[Json] | None) -> Json:
+def _entry(
+    job: Json,
+    stats: Json,
+    group: Json,
+    worker: Json | None,
+    raw: list[Json] | None,
+    raw_job: Json | None = None,
+    index: int | None = None,
+) -> Json:
     """One fio ``jobs`` entry from a Summary (a worker's, or the merged job's);
-    ``raw``: the result's workers it covers, for json+ bins (None: plain json)."""
+    ``raw``: the result's workers it covers, for json+ bins (None: plain json);
+    ``raw_job``/``index``: the job in the result and the worker's index (None: merged)."""
     cfg = job["config"]
     lat_ns, lat_us, lat_ms = _lat_dist(stats["clat_dist"])
     entry: Json = {
@@ -189,11 +199,7 @@ def _entry(job: Json, stats: Json, group: Json, worker: Json | None, raw: list[J
             "latency_ns": lat_ns,
             "latency_us": lat_us,
             "latency_ms": lat_ms,
-            # iolab has no latency_target: fio's values with the feature off.
-            "latency_depth": cfg["iodepth"],
-            "latency_target": 0,
-            "latency_percentile": 100.0,
-            "latency_window": 0,
+            **lat_target.fio_fields(raw_job, index, cfg["iodepth"]),
             "iolab": _extras(job, stats, worker),
         }
     )
@@ -226,10 +232,10 @@ def to_fio_json(result: Json, summary: Json, *, plus: bool = False) -> Json:
         group = groups[job["group"]]
         raw = raw_job["workers"] if plus else None
         if job["config"]["group_reporting"]:
-            jobs.append(_entry(job, job["merged"], group, None, raw))
+            jobs.append(_entry(job, job["merged"], group, None, raw, raw_job, None))
         else:
             jobs.extend(
-                _entry(job, w["stats"], group, w, None if raw is None else [raw[k]])
+                _entry(job, w["stats"], group, w, None if raw is None else [raw[k]], raw_job, k)
                 for k, w in enumerate(job["workers"])
             )
     start_s = result["start_unix_ns"] // 1_000_000_000

@@ -104,7 +104,7 @@ impl<B: Backend> Worker<B> {
         if self.error.is_some() || self.ctl.stop.load(Ordering::Relaxed) {
             return true;
         }
-        if self.gen_done && self.pending.is_none() {
+        if self.lat_done || (self.gen_done && self.pending.is_none()) {
             return true;
         }
         match (self.p.runtime_ns, self.rec.measured_start_ns()) {
@@ -119,6 +119,9 @@ impl<B: Backend> Worker<B> {
         loop {
             if self.stopping() {
                 return Ok(());
+            }
+            if self.lat.is_some() && self.lat_follow()? {
+                continue;
             }
             if let Some(r) = self.ratemin.as_mut() {
                 let measuring = self.rec.measured_start_ns().is_some();
@@ -151,7 +154,7 @@ impl<B: Backend> Worker<B> {
                     continue;
                 }
             }
-            if self.free.is_empty() {
+            if self.free.is_empty() || self.lat_full() {
                 self.reap(self.p.complete_min.min(self.inflight))?;
                 continue;
             }
@@ -238,6 +241,9 @@ impl<B: Backend> Worker<B> {
 
     fn issue(&mut self) -> Result<(), EngineError> {
         let mut want = self.free.len().min(self.p.batch_submit as usize);
+        if let Some(l) = &self.lat {
+            want = want.min(l.qd.saturating_sub(self.inflight) as usize);
+        }
         if self.p.thinktime_ns > 0 {
             want = 1;
         }
@@ -368,6 +374,14 @@ impl<B: Backend> Worker<B> {
                 .completed(dir, u64::from(len), &times, ts, !B::SYNC);
             let d = &mut self.done[dir as usize];
             (d.0, d.1) = (d.0 + 1, d.1 + u64::from(len));
+            if let Some(l) = self.lat.as_mut() {
+                let step = l.completed(ts.saturating_sub(times.issue_ns), ts);
+                if step != super::lat_target::Step::Go
+                    && self.lat_step != super::lat_target::Step::Missed
+                {
+                    self.lat_step = step;
+                }
+            }
             self.data_done(c.slot);
             return false;
         }

@@ -27,6 +27,7 @@ mod content;
 mod data;
 mod flow;
 mod io_loop;
+mod lat_target;
 mod ratemin;
 pub mod record;
 pub mod thread;
@@ -203,6 +204,10 @@ pub(crate) struct Worker<B: Backend> {
     flow: Option<flow::FlowMember>,
     /// The last batch stopped because the flow held the worker back.
     flow_held: bool,
+    /// The latency_target search, and what it asked of the loop.
+    lat: Option<lat_target::LatTarget>,
+    lat_step: lat_target::Step,
+    lat_done: bool,
 }
 
 impl<B: Backend> std::fmt::Debug for Worker<B> {
@@ -301,6 +306,9 @@ impl<B: Backend> Worker<B> {
             control: spec.job.control.clone(),
             flow: None,
             flow_held: false,
+            lat: lat_target::LatTarget::new(&spec.job.control, p.iodepth),
+            lat_step: lat_target::Step::Go,
+            lat_done: false,
         };
         Ok((
             w,
@@ -339,6 +347,9 @@ impl<B: Backend> Worker<B> {
         self.rate_origin_ns = origin;
         self.rec.begin(origin, self.p.ramp_ns);
         self.flow_join();
+        if let Some(l) = self.lat.as_mut() {
+            l.start(origin);
+        }
         if let Some(burner) = self.burner {
             while !self.stopping() {
                 burner.cycle();
@@ -363,8 +374,10 @@ impl<B: Backend> Worker<B> {
         }
         // Leave the flow group (after a stop, so the others never run free).
         self.flow = None;
+        let mut result = self.rec.finish(end, parts.worker, parts.host);
+        result.latency_depth = self.lat.as_ref().map(|l| l.qd);
         WorkerOutcome {
-            result: self.rec.finish(end, parts.worker, parts.host),
+            result,
             error: self.error.take(),
         }
     }

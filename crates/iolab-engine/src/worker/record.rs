@@ -207,6 +207,15 @@ impl Recorder {
         });
     }
 
+    /// Start the measured window afresh at `now_ns` (the latency_target
+    /// search's final window): what came before is not in the result.
+    pub fn restart(&mut self, now_ns: u64) {
+        if self.measured_start_ns.is_some() {
+            self.series.clear();
+            self.start_measured(now_ns);
+        }
+    }
+
     /// Close the current interval at `end_ns`: keep it (measured) and send it.
     fn send_interval(&mut self, end_ns: u64, ramp: bool) {
         let mut dirs = std::mem::take(&mut self.iv);
@@ -261,6 +270,7 @@ impl Recorder {
             sys_cpu_ns: s1.saturating_sub(s0),
             ctx_switches: c1.saturating_sub(c0),
             series: std::mem::take(&mut self.series),
+            latency_depth: None,
         }
     }
 }

@@ -19,19 +19,19 @@ use iolab_target::{Export, ExportSet, ListenAddr, RunningServer, Server, ServerC
 const MIB: u64 = 1 << 20;
 
 /// Timing tests must not share the two cores with each other.
-static SERIAL: Mutex<()> = Mutex::new(());
-fn serial() -> MutexGuard<'static, ()> {
+pub(crate) static SERIAL: Mutex<()> = Mutex::new(());
+pub(crate) fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-struct Target {
+pub(crate) struct Target {
     running: Option<RunningServer>,
     sock: std::path::PathBuf,
     _dir: tempfile::TempDir,
 }
 
 impl Target {
-    fn start(exports: Vec<Export>) -> Target {
+    pub(crate) fn start(exports: Vec<Export>) -> Target {
         let dir = tempfile::tempdir().unwrap();
         let sock = dir.path().join("nbd.sock");
         let cfg = ServerConfig::new(ListenAddr::Unix(sock.clone()));
@@ -43,7 +43,7 @@ impl Target {
         }
     }
 
-    fn uri(&self, export: &str) -> String {
+    pub(crate) fn uri(&self, export: &str) -> String {
         format!("nbd+unix:///{export}?socket={}", self.sock.display())
     }
 
@@ -81,7 +81,7 @@ fn memory(name: &str, size: u64) -> Export {
     Export::new(name, Arc::new(MemoryDev::new(size).unwrap())).unwrap()
 }
 
-fn delayed(name: &str, size: u64, read: Duration) -> Export {
+pub(crate) fn delayed(name: &str, size: u64, read: Duration) -> Export {
     let mem: Arc<dyn BlockDev> = Arc::new(MemoryDev::new(size).unwrap());
     let p = DelayParams {
         read,
@@ -90,7 +90,7 @@ fn delayed(name: &str, size: u64, read: Duration) -> Export {
     Export::new(name, Arc::new(DelayLayer::new(mem, p))).unwrap()
 }
 
-fn job(uri: &str, opts: &[&str]) -> PreparedJob {
+pub(crate) fn job(uri: &str, opts: &[&str]) -> PreparedJob {
     JobSpec::new("nbd")
         .opt("ioengine", Some("nbd"))
         .opt("uri", Some(uri))
@@ -99,7 +99,7 @@ fn job(uri: &str, opts: &[&str]) -> PreparedJob {
         .unwrap_or_else(|e| panic!("{opts:?}: {e}"))
 }
 
-fn outcome(jobs: Vec<PreparedJob>) -> Result<RunOutcome, EngineError> {
+pub(crate) fn outcome(jobs: Vec<PreparedJob>) -> Result<RunOutcome, EngineError> {
     let cfg = RunConfig {
         jobs,
         interval: Duration::from_secs(1),
@@ -111,7 +111,7 @@ fn outcome(jobs: Vec<PreparedJob>) -> Result<RunOutcome, EngineError> {
     run.finish()
 }
 
-fn run_ok(jobs: Vec<PreparedJob>) -> RunResult {
+pub(crate) fn run_ok(jobs: Vec<PreparedJob>) -> RunResult {
     let o = outcome(jobs).expect("run");
     if let Some(e) = o.error {
         panic!("run failed: {e}");

@@ -1,0 +1,77 @@
+//! latency_target and io_submit_mode=offload against an in-process iolab
+//! target whose delay layer holds every read for a known time: the truth
+//! the depth found and the rate kept are checked against.
+
+use std::time::Duration;
+
+use iolab_core::job::IoDir;
+use iolab_engine::EngineError;
+
+use super::nbd::{delayed, job, outcome, run_ok, serial, Target};
+
+const MIB: u64 = 1 << 20;
+
+/// Reads held 20 ms whatever the depth: every window meets a 60 ms target,
+/// so the search doubles 1, 2, 4, 8 up to iodepth, settles there, runs one
+/// final window and ends the job long before its runtime. The result is
+/// that final window: its I/Os ran at depth 8, ~20 ms each.
+#[test]
+fn latency_target_settles_at_iodepth_when_every_depth_meets_it() {
+    let _g = serial();
+    let t = Target::start(vec![delayed("d", 4 * MIB, Duration::from_millis(20))]);
+    let j = job(
+        &t.uri("d"),
+        &[
+            "rw=randread",
+            "bs=4k",
+            "iodepth=8",
+            "latency_target=60ms",
+            "latency_window=200ms",
+            "time_based",
+            "runtime=60",
+        ],
+    );
+    let r = run_ok(vec![j]);
+    let w = &r.jobs[0].workers[0];
+    assert_eq!(w.latency_depth, Some(8));
+    // 6 windows of 200 ms; a loaded machine may stretch them, not to 60 s.
+    assert!(w.runtime_ns < 10_000_000_000, "{}", w.runtime_ns);
+    let d = &w.dirs[IoDir::Read as usize];
+    // The final window alone: 200 ms at 8 in flight of 20 ms is ~80 I/Os.
+    let window_ios = 8 * w.runtime_ns / 20_000_000;
+    assert!(
+        d.ios >= 8 && d.ios <= window_ios + 8,
+        "{} ios in {} ns",
+        d.ios,
+        w.runtime_ns
+    );
+    let p50 = d.lat_ns.percentile(50.0);
+    assert!((20_000_000..40_000_000).contains(&p50), "p50 {p50}");
+}
+
+/// A 5 ms target under a 20 ms device: the first I/O at depth 1 misses it,
+/// and with latency_percentile=100 (the default) the job ends with an
+/// error saying so, the depth reported as 1.
+#[test]
+fn latency_target_below_the_device_latency_is_an_error_at_depth_1() {
+    let _g = serial();
+    let t = Target::start(vec![delayed("d", 4 * MIB, Duration::from_millis(20))]);
+    let j = job(
+        &t.uri("d"),
+        &[
+            "rw=randread",
+            "bs=4k",
+            "iodepth=8",
+            "latency_target=5ms",
+            "latency_window=100ms",
+            "time_based",
+            "runtime=60",
+        ],
+    );
+    let o = outcome(vec![j]).expect("run");
+    match o.error {
+        Some(EngineError::LatencyTarget(m)) => assert!(m.contains("queue depth 1"), "{m}"),
+        other => panic!("expected a latency_target error, got {other:?}"),
+    }
+    assert_eq!(o.result.jobs[0].workers[0].latency_depth, Some(1));
+}

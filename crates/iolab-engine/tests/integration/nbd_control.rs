@@ -11,7 +11,7 @@ use super::nbd::{delayed, job, outcome, run_ok, serial, Target};
 
 const MIB: u64 = 1 << 20;
 
-/// Reads held 20 ms whatever the depth: every window meets a 60 ms target,
+/// Reads held 20 ms whatever the depth: every window meets a 1 s target,
 /// so the search doubles 1, 2, 4, 8 up to iodepth, settles there, runs one
 /// final window and ends the job long before its runtime. The result is
 /// that final window: its I/Os ran at depth 8, ~20 ms each.
@@ -25,7 +25,8 @@ fn latency_target_settles_at_iodepth_when_every_depth_meets_it() {
             "rw=randread",
             "bs=4k",
             "iodepth=8",
-            "latency_target=60ms",
+            // Far above 20 ms: a loaded machine's stalls must not fail a window.
+            "latency_target=1s",
             "latency_window=200ms",
             "time_based",
             "runtime=60",
@@ -46,7 +47,7 @@ fn latency_target_settles_at_iodepth_when_every_depth_meets_it() {
         w.runtime_ns
     );
     let p50 = d.lat_ns.percentile(50.0);
-    assert!((20_000_000..40_000_000).contains(&p50), "p50 {p50}");
+    assert!((20_000_000..100_000_000).contains(&p50), "p50 {p50}");
 }
 
 /// A 5 ms target under a 20 ms device: the first I/O at depth 1 misses it,

@@ -1,6 +1,5 @@
 //! How a job's issuing is steered beyond rate limits (fio's flow control,
-//! latency-target search and submission mode; `io_submit_mode=offload`
-//! is refused when the job is prepared), grouped so a new option is
+//! latency-target search and submission mode), grouped so a new option is
 //! a field here plus its row in `options/table_control`.
 
 use serde::{Deserialize, Serialize};
@@ -12,6 +11,11 @@ pub enum SubmitMode {
     /// The worker submits and reaps its own I/O (fio's default).
     #[default]
     Inline,
+    /// Submission is decoupled from completion: each I/O goes out at its
+    /// rate-schedule time whatever the completions are doing, up to
+    /// iodepth in flight, through iodepth submitter threads (fio's pool of
+    /// offload threads); synchronous engines then keep iodepth in flight too.
+    Offload,
 }
 
 /// fio's `flow*`, `latency_*` and `io_submit_mode` options.

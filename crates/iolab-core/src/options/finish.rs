@@ -260,7 +260,8 @@ fn check_direct(d: &Draft, rw: RwMix, blockalign: &[u64; 2]) -> Result<(), JobEr
 
 fn queueing(d: &mut Draft) -> Result<Depth, JobError> {
     let mut iodepth = d.iodepth;
-    if d.ioengine.synchronous() && iodepth > 1 {
+    let offload = d.control.submit_mode == crate::job::SubmitMode::Offload;
+    if d.ioengine.synchronous() && iodepth > 1 && !offload {
         d.warnings.push(format!(
             "ioengine={} is synchronous: iodepth={iodepth} has no effect and each worker \
              keeps 1 I/O in flight (as fio does); use ioengine=io_uring or libaio for queue \

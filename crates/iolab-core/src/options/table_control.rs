@@ -108,24 +108,21 @@ pub(super) static CONTROL_OPTIONS: &[OptionDef] = &[
         set: |d, v| {
             let m = match v.text() {
                 "inline" => SubmitMode::Inline,
-                "offload" => {
-                    return Err(v.invalid(
-                        "offload (fio's pool of submitting threads) is not supported by iolab \
-                         yet: with a rate, iolab already measures latency from each I/O's \
-                         intended time (coordinated omission); use io_submit_mode=inline",
-                    ))
-                }
-                _ => return Err(v.invalid("expected inline")),
+                "offload" => SubmitMode::Offload,
+                _ => return Err(v.invalid("expected inline or offload")),
             };
             put(&mut d.control.submit_mode, Ok(m))
         },
         aliases: &[],
-        kind: Choice(&["inline"]),
+        kind: Choice(&["inline", "offload"]),
         default: Value("inline"),
         unit: "",
-        help: "inline: the worker submits and reaps its own I/O (iolab's only mode). \
-               offload (a pool of submitting threads that keeps a fixed rate whatever the \
-               completions) is refused by name.",
+        help: "inline: the worker submits and reaps its own I/O. offload: submission is \
+               decoupled from completion, as with fio's pool of submitting threads: iodepth \
+               submitter threads each run one I/O at a time with the job's engine, and the \
+               worker hands each I/O to a free one at its rate-schedule time without \
+               waiting for completions, so a rate holds while I/Os are slow (synchronous \
+               engines then keep up to iodepth I/Os in flight too).",
     },
 ];
 
@@ -155,6 +152,31 @@ pub(super) fn check(d: &mut Draft) -> Result<(), JobError> {
              e.g. latency_window=1s"
                 .into(),
         ));
+    }
+    if d.control.submit_mode == SubmitMode::Offload {
+        let clash = [
+            ("fsync", d.fsync > 0),
+            ("fdatasync", d.fdatasync > 0),
+            ("end_fsync", d.end_fsync || d.fsync_on_close),
+            ("thinktime", d.thinktime_ns > 0),
+            ("latency_target", d.control.latency_target_ns > 0),
+            ("flow", d.control.flow > 0),
+            (
+                "verify",
+                d.data.verify != crate::job::VerifyKind::Off || d.data.verify_only,
+            ),
+            (
+                "ioengine=sync (its file position would be shared by the threads; use psync)",
+                d.ioengine == crate::job::IoEngine::Sync,
+            ),
+            ("ioengine=cpuio", d.ioengine == crate::job::IoEngine::Cpuio),
+        ];
+        if let Some((name, _)) = clash.iter().find(|(_, on)| *on) {
+            return Err(JobError::Conflict(format!(
+                "io_submit_mode=offload with {name} is not supported: iolab's submitter \
+                 threads issue reads and writes only; use io_submit_mode=inline"
+            )));
+        }
     }
     Ok(())
 }

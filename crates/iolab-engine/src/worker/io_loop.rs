@@ -145,8 +145,14 @@ impl<B: Backend> Worker<B> {
             if let Some(due) = self.wait_due {
                 if self.last_ns >= due {
                     self.wait_due = None;
-                } else if self.inflight > 0 {
+                } else if self.inflight > 0 && !self.offload {
                     self.reap(1)?;
+                    continue;
+                } else if self.inflight > 0 {
+                    // offload: completions carry their own instants, so
+                    // take what is there and keep the schedule.
+                    self.reap_ready()?;
+                    self.sleep_until(due);
                     continue;
                 } else {
                     self.sleep_until(due);
@@ -338,14 +344,23 @@ impl<B: Backend> Worker<B> {
 
     /// Reap at least `min` (≥ 1 while anything is in flight) completions.
     pub(super) fn reap(&mut self, min: u32) -> Result<(), EngineError> {
-        let min = min.max(1).min(self.inflight);
+        self.reap_between(min.max(1).min(self.inflight), self.p.complete_max)
+    }
+
+    /// Take the completions already there, without waiting (offload).
+    pub(super) fn reap_ready(&mut self) -> Result<(), EngineError> {
+        self.reap_between(0, self.inflight)
+    }
+
+    fn reap_between(&mut self, min: u32, max: u32) -> Result<(), EngineError> {
         let mut comps = std::mem::take(&mut self.comps);
         comps.clear();
-        let r = self.backend.reap(min, self.p.complete_max, &mut comps);
+        let r = self.backend.reap(min, max, &mut comps);
         let ts = self.clock();
         let out = match r {
             Ok(_) => {
                 for &c in &comps {
+                    let ts = self.backend.completed_at(c.slot).unwrap_or(ts);
                     if !self.complete(c, ts) {
                         self.inflight -= 1;
                         self.free.push(c.slot);

@@ -208,6 +208,8 @@ pub(crate) struct Worker<B: Backend> {
     lat: Option<lat_target::LatTarget>,
     lat_step: lat_target::Step,
     lat_done: bool,
+    /// io_submit_mode=offload: never wait on a completion for a due I/O.
+    offload: bool,
 }
 
 impl<B: Backend> std::fmt::Debug for Worker<B> {
@@ -309,6 +311,7 @@ impl<B: Backend> Worker<B> {
             lat: lat_target::LatTarget::new(&spec.job.control, p.iodepth),
             lat_step: lat_target::Step::Go,
             lat_done: false,
+            offload: spec.job.control.submit_mode == iolab_core::job::SubmitMode::Offload,
         };
         Ok((
             w,

@@ -49,7 +49,7 @@ impl Target {
 
     /// (read ios, read bytes, write ios, write bytes, flushes) the server
     /// answered for `export` since the last call.
-    fn counts(&self, export: &str) -> [u64; 5] {
+    pub(crate) fn counts(&self, export: &str) -> [u64; 5] {
         let s = self
             .running
             .as_ref()

@@ -76,3 +76,59 @@ fn latency_target_below_the_device_latency_is_an_error_at_depth_1() {
     }
     assert_eq!(o.result.jobs[0].workers[0].latency_depth, Some(1));
 }
+
+/// io_submit_mode=offload against reads held 50 ms: at rate_iops=100 the
+/// schedule needs 5 I/Os in flight. With 8 submitter threads the rate
+/// holds (issued I/Os = rate × runtime, the server counting the same) and
+/// each I/O's latency from its intended time stays the device's 50 ms, not
+/// growing as it would if the schedule slipped. With 4 threads the pool,
+/// not the rate, is the bound: 4 per 50 ms, 80 per second.
+#[test]
+fn offload_keeps_the_rate_while_ios_are_slow_up_to_iodepth() {
+    let _g = serial();
+    let t = Target::start(vec![delayed("d", 4 * MIB, Duration::from_millis(50))]);
+    let run = |depth: &str| {
+        let j = job(
+            &t.uri("d"),
+            &[
+                "rw=randread",
+                "bs=4k",
+                depth,
+                "io_submit_mode=offload",
+                "rate_iops=100",
+                "time_based",
+                "runtime=2",
+            ],
+        );
+        run_ok(vec![j])
+    };
+    let r = run("iodepth=8");
+    let w = &r.jobs[0].workers[0];
+    let d = &w.dirs[IoDir::Read as usize];
+    let want = 100.0 * w.runtime_ns as f64 / 1e9;
+    // Due I/Os still in flight at the end are not counted: up to 5 short.
+    assert!(
+        (d.ios as f64) <= want + 1.0 && (d.ios as f64) >= want - 8.0,
+        "{} ios, want {want}",
+        d.ios
+    );
+    let p50 = d
+        .lat_intended_ns
+        .as_ref()
+        .expect("rate-limited")
+        .percentile(50.0);
+    assert!(
+        (50_000_000..75_000_000).contains(&p50),
+        "intended p50 {p50}"
+    );
+    assert_eq!(t.counts("d")[0], d.ios, "the server saw the same reads");
+    let r = run("iodepth=4");
+    let w = &r.jobs[0].workers[0];
+    let d = &w.dirs[IoDir::Read as usize];
+    let bound = 80.0 * w.runtime_ns as f64 / 1e9;
+    assert!(
+        (d.ios as f64) <= bound + 4.0 && (d.ios as f64) >= bound * 0.85,
+        "{} ios, bound {bound}",
+        d.ios
+    );
+}

@@ -19,8 +19,10 @@ mod files;
 mod groups;
 mod zones;
 pub use errors::{errno_name, ErrorKind, ErrorOptions, ExitWhat};
+mod control;
 pub mod prio;
 mod worker_opts;
+pub use control::{IoControl, SubmitMode};
 pub use files::{
     draw_sizes, parse_file_service, FileOptions, FileService, Preallocate, DEFAULT_FILENAME_FORMAT,
 };
@@ -314,6 +316,9 @@ pub struct PreparedJob {
     /// `offset_increment`: worker N starts at offset + N × this, bytes.
     #[serde(default)]
     pub offset_increment: u64,
+    /// flow, latency_target and io_submit_mode (absent in older results: off).
+    #[serde(default)]
+    pub control: IoControl,
     pub rate_bytes_per_s: [Option<u64>; 2],
     pub rate_iops: [Option<u64>; 2],
     pub rate_process: RateProcess,

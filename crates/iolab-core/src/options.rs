@@ -25,6 +25,7 @@ mod finish;
 mod fio_names;
 pub mod nbd;
 mod table;
+mod table_control;
 mod table_data;
 mod table_errors;
 mod table_files;
@@ -48,6 +49,7 @@ pub static OPTIONS: std::sync::LazyLock<Vec<OptionDef>> = std::sync::LazyLock::n
         table_zones::ZONE_OPTIONS,
         table_errors::ERROR_OPTIONS,
         table_prio::PRIO_OPTIONS,
+        table_control::CONTROL_OPTIONS,
     ]
     .concat()
 });

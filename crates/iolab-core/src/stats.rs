@@ -128,6 +128,10 @@ pub struct WorkerResult {
     /// errno of the first failure (fio's `first_error`; 0 = none).
     #[serde(default, skip_serializing_if = "is_zero_i32")]
     pub first_error: i32,
+    /// The queue depth a latency_target search settled at (fio's
+    /// `latency_depth`); None without latency_target.
+    #[serde(default)]
+    pub latency_depth: Option<u32>,
 }
 
 /// Counts that older results lack are left out when 0, so results

@@ -66,6 +66,9 @@ pub enum EngineError {
     /// A worker fell below rate_min / rate_iops_min.
     #[error("rate_min: {0}")]
     TooSlow(String),
+    /// latency_target cannot be met even at queue depth 1.
+    #[error("latency_target: {0}")]
+    LatencyTarget(String),
     /// The run was used out of order (e.g. start twice).
     #[error("run lifecycle: {0}")]
     Lifecycle(String),

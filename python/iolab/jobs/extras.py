@@ -131,14 +131,6 @@ EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
         "overwrite=1; with overwrite=0 a note says that the writes overwrite laid-out data rather than "
         "extending a new file.",
     ),
-    ExtraDef(
-        "io_submit_mode",
-        "choice",
-        "inline",
-        "inline: the worker submits its own I/O (iolab's only mode). offload (a pool of submitting threads "
-        "that keeps a fixed rate whatever the completions) is refused.",
-        choices=("inline",),
-    ),
     # --- fio's log files (iolab.results.fio_logs) ---------------------------------------------
     ExtraDef(
         "write_bw_log",
@@ -330,7 +322,6 @@ NOTE_ONLY = frozenset(
         "new_group",
         "verify_async",
         "overwrite",
-        "io_submit_mode",
     }
 )
 

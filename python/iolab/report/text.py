@@ -16,6 +16,7 @@ import os
 import time
 from typing import Any
 
+from iolab.results import lat_target
 from iolab.results.document import check_document
 from iolab.units import (
     bucket_edge,
@@ -202,15 +203,17 @@ def format_text(doc: Json) -> str:
     s = check_document(doc)["summary"]
     started = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(s["start_unix_ns"] / 1e9))
     out = [f"iolab {s['tool_version']}, started {started}", ""]
-    for job in s["jobs"]:
+    for job, raw_job in zip(s["jobs"], doc["result"]["jobs"]):
         n = len(job["workers"])
         if job["config"]["group_reporting"]:
             out += _entry_lines(job, job["merged"], f"group {job['group']}, workers {n}")
+            out += lat_target.text_lines(raw_job, None)
             out.append("")
             continue
-        for w in job["workers"]:
+        for k, w in enumerate(job["workers"]):
             host = f" on {w['host']}" if w["host"] else ""
             out += _entry_lines(job, w["stats"], f"group {job['group']}, worker {w['worker']}{host}")
+            out += lat_target.text_lines(raw_job, k)
             out.append("")
     for g in s["groups"]:
         grouped = all(j["config"]["group_reporting"] for j in s["jobs"] if j["group"] == g["group"])

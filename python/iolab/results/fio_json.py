@@ -25,6 +25,7 @@ import math
 import time
 from typing import Any
 
+from iolab.results import lat_target
 from iolab.results.fio_plat import plat_bins, plat_counts
 from iolab.results.fio_prios import add_prios
 
@@ -163,9 +164,18 @@ def _job_options(options: list[list[Any]]) -> Json:
     return {name: ("" if value is None else value) for name, value in options}
 
 
-def _entry(job: Json, stats: Json, group: Json, worker: Json | None, raw: list[Json] | None) -> Json:
+def _entry(
+    job: Json,
+    stats: Json,
+    group: Json,
+    worker: Json | None,
+    raw: list[Json] | None,
+    raw_job: Json | None = None,
+    index: int | None = None,
+) -> Json:
     """One fio ``jobs`` entry from a Summary (a worker's, or the merged job's);
-    ``raw``: the result's workers it covers, for json+ bins (None: plain json)."""
+    ``raw``: the result's workers it covers, for json+ bins (None: plain json);
+    ``raw_job``/``index``: the job in the result and the worker's index (None: merged)."""
     cfg = job["config"]
     lat_ns, lat_us, lat_ms = _lat_dist(stats["clat_dist"])
     entry: Json = {
@@ -190,11 +200,7 @@ def _entry(job: Json, stats: Json, group: Json, worker: Json | None, raw: list[J
             "latency_ns": lat_ns,
             "latency_us": lat_us,
             "latency_ms": lat_ms,
-            # iolab has no latency_target: fio's values with the feature off.
-            "latency_depth": cfg["iodepth"],
-            "latency_target": 0,
-            "latency_percentile": 100.0,
-            "latency_window": 0,
+            **lat_target.fio_fields(raw_job, index, cfg["iodepth"]),
             "iolab": _extras(job, stats, worker),
         }
     )
@@ -232,11 +238,11 @@ def to_fio_json(result: Json, summary: Json, *, plus: bool = False) -> Json:
         raw = raw_job["workers"] if plus else None
         pcts = [p["percentile"] for p in job["merged"]["read"]["clat"]["percentiles"]]
         if job["config"]["group_reporting"]:
-            jobs.append(_entry(job, job["merged"], group, None, raw))
+            jobs.append(_entry(job, job["merged"], group, None, raw, raw_job, None))
             add_prios(jobs[-1], raw_job["workers"], pcts)
         else:
             for k, w in enumerate(job["workers"]):
-                jobs.append(_entry(job, w["stats"], group, w, None if raw is None else [raw[k]]))
+                jobs.append(_entry(job, w["stats"], group, w, None if raw is None else [raw[k]], raw_job, k))
                 add_prios(jobs[-1], [raw_job["workers"][k]], pcts)
     start_s = result["start_unix_ns"] // 1_000_000_000
     version = result["tool_version"]

@@ -47,6 +47,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     let randseed = seed(&d);
     super::data::check(&mut d, rw)?;
     super::zones::check(&mut d, rw, filenames.len())?;
+    super::table_control::check(&mut d)?;
     note_no_effect(&mut d, rw);
     d.warnings.dedup();
     Ok(PreparedJob {
@@ -86,6 +87,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         zones: d.zones,
         errors: d.errors,
         offset_increment: d.offset_increment,
+        control: d.control,
         rate_bytes_per_s,
         rate_iops,
         rate_process: d.rate_process,
@@ -267,7 +269,8 @@ fn check_direct(d: &Draft, rw: RwMix, blockalign: &[u64; 2]) -> Result<(), JobEr
 
 fn queueing(d: &mut Draft) -> Result<Depth, JobError> {
     let mut iodepth = d.iodepth;
-    if d.ioengine.synchronous() && iodepth > 1 {
+    let offload = d.control.submit_mode == crate::job::SubmitMode::Offload;
+    if d.ioengine.synchronous() && iodepth > 1 && !offload {
         d.warnings.push(format!(
             "ioengine={} is synchronous: iodepth={iodepth} has no effect and each worker \
              keeps 1 I/O in flight (as fio does); use ioengine=io_uring or libaio for queue \

@@ -15,6 +15,7 @@ pub mod libaio;
 pub mod mmap;
 pub mod nbd;
 pub mod null;
+pub mod offload;
 pub mod psync;
 pub mod pvsync;
 pub mod sync;
@@ -124,6 +125,12 @@ pub trait Backend: Sized {
     /// is for synchronous backends, whose requests complete in `queue`.
     fn reap(&mut self, _min: u32, _max: u32, _out: &mut Vec<Completion>) -> std::io::Result<u32> {
         Ok(0)
+    }
+    /// When the request of `slot` last completed (CLOCK_MONOTONIC ns), for
+    /// a backend that knows it better than the worker's reap time (the
+    /// offload pool); None: the reap time is the completion time.
+    fn completed_at(&self, _slot: u32) -> Option<u64> {
+        None
     }
     /// What the backend decided at set-up that the user should know (e.g.
     /// io_uring fell back to unregistered buffers), one line each.

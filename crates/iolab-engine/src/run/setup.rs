@@ -150,7 +150,8 @@ fn worker_spec(
     let rate = RateLimiter::new(job, gen.seed());
     let slot_bytes = job.bs[0].max().max(job.bs[1].max()) as usize;
     // Synchronous engines do one I/O at a time: one buffer is all they use.
-    let slots = if job.ioengine.synchronous() {
+    let offload = job.control.submit_mode == iolab_core::job::SubmitMode::Offload;
+    let slots = if job.ioengine.synchronous() && !offload {
         1
     } else {
         job.iodepth.max(1) as usize

@@ -107,7 +107,7 @@ impl<B: Backend> Worker<B> {
         if self.error.is_some() || self.ctl.halted() {
             return true;
         }
-        if self.gen_done && self.pending.is_none() {
+        if self.lat_done || (self.gen_done && self.pending.is_none()) {
             return true;
         }
         match (self.p.runtime_ns, self.rec.measured_start_ns()) {
@@ -122,6 +122,9 @@ impl<B: Backend> Worker<B> {
         loop {
             if self.stopping() {
                 return Ok(());
+            }
+            if self.lat.is_some() && self.lat_follow()? {
+                continue;
             }
             if let Some(r) = self.ratemin.as_mut() {
                 let measuring = self.rec.measured_start_ns().is_some();
@@ -145,8 +148,14 @@ impl<B: Backend> Worker<B> {
             if let Some(due) = self.wait_due {
                 if self.last_ns >= due {
                     self.wait_due = None;
-                } else if self.inflight > 0 {
+                } else if self.inflight > 0 && !self.offload {
                     self.reap(1)?;
+                    continue;
+                } else if self.inflight > 0 {
+                    // offload: completions carry their own instants, so
+                    // take what is there and keep the schedule.
+                    self.reap_ready()?;
+                    self.sleep_until(due);
                     continue;
                 } else {
                     self.sleep_until(due);
@@ -154,11 +163,15 @@ impl<B: Backend> Worker<B> {
                     continue;
                 }
             }
-            if self.free.is_empty() {
+            if self.free.is_empty() || self.lat_full() {
                 self.reap(self.p.complete_min.min(self.inflight))?;
                 continue;
             }
             self.issue()?;
+            if self.flow_held {
+                self.flow_held = false;
+                self.flow_wait()?;
+            }
         }
     }
 
@@ -168,6 +181,10 @@ impl<B: Backend> Worker<B> {
         while self.batch.len() < want {
             let (u, due) = match self.pending.take() {
                 Some(p) => p,
+                None if self.flow.as_mut().is_some_and(|f| !f.admit()) => {
+                    self.flow_held = true;
+                    return;
+                }
                 None => match self.next_unit() {
                     Some(u) => (u, self.due_for(&u)),
                     None => {
@@ -233,6 +250,9 @@ impl<B: Backend> Worker<B> {
 
     fn issue(&mut self) -> Result<(), EngineError> {
         let mut want = self.free.len().min(self.p.batch_submit as usize);
+        if let Some(l) = &self.lat {
+            want = want.min(l.qd.saturating_sub(self.inflight) as usize);
+        }
         if self.p.thinktime_ns > 0 {
             want = 1;
         }
@@ -339,14 +359,23 @@ impl<B: Backend> Worker<B> {
 
     /// Reap at least `min` (≥ 1 while anything is in flight) completions.
     pub(super) fn reap(&mut self, min: u32) -> Result<(), EngineError> {
-        let min = min.max(1).min(self.inflight);
+        self.reap_between(min.max(1).min(self.inflight), self.p.complete_max)
+    }
+
+    /// Take the completions already there, without waiting (offload).
+    pub(super) fn reap_ready(&mut self) -> Result<(), EngineError> {
+        self.reap_between(0, self.inflight)
+    }
+
+    fn reap_between(&mut self, min: u32, max: u32) -> Result<(), EngineError> {
         let mut comps = std::mem::take(&mut self.comps);
         comps.clear();
-        let r = self.backend.reap(min, self.p.complete_max, &mut comps);
+        let r = self.backend.reap(min, max, &mut comps);
         let ts = self.clock();
         let out = match r {
             Ok(_) => {
                 for &c in &comps {
+                    let ts = self.backend.completed_at(c.slot).unwrap_or(ts);
                     if !self.complete(c, ts) {
                         self.inflight -= 1;
                         self.free.push(c.slot);
@@ -378,6 +407,14 @@ impl<B: Backend> Worker<B> {
             }
             let d = &mut self.done[dir as usize];
             (d.0, d.1) = (d.0 + 1, d.1 + u64::from(len));
+            if let Some(l) = self.lat.as_mut() {
+                let step = l.completed(ts.saturating_sub(times.issue_ns), ts);
+                if step != super::lat_target::Step::Go
+                    && self.lat_step != super::lat_target::Step::Missed
+                {
+                    self.lat_step = step;
+                }
+            }
             self.data_done(c.slot);
             return false;
         }

@@ -27,8 +27,10 @@ mod content;
 mod data;
 mod errors;
 mod fill;
+mod flow;
 mod io_loop;
 pub mod iolog;
+mod lat_target;
 pub mod placement;
 pub mod prio;
 mod ratemin;
@@ -87,6 +89,8 @@ pub struct Control {
     /// Stop the stonewall group running now (exitall with exit_what=group
     /// or stonewall); the coordinator clears it before the next group.
     pub end_group: AtomicBool,
+    /// The run's flow groups (fio's flow_id).
+    pub flows: flow::FlowRegistry,
 }
 
 impl Control {
@@ -220,6 +224,18 @@ pub(crate) struct Worker<B: Backend> {
     prio: Option<prio::PrioPicker>,
     /// Per-I/O records (per_io_log); None when no log asks for them.
     iolog: Option<iolog::IoLogWriter>,
+    /// flow, latency_target and io_submit_mode.
+    control: iolab_core::job::IoControl,
+    /// This worker's place in its flow group while it runs.
+    flow: Option<flow::FlowMember>,
+    /// The last batch stopped because the flow held the worker back.
+    flow_held: bool,
+    /// The latency_target search, and what it asked of the loop.
+    lat: Option<lat_target::LatTarget>,
+    lat_step: lat_target::Step,
+    lat_done: bool,
+    /// io_submit_mode=offload: never wait on a completion for a due I/O.
+    offload: bool,
 }
 
 impl<B: Backend> std::fmt::Debug for Worker<B> {
@@ -335,6 +351,13 @@ impl<B: Backend> Worker<B> {
             errs,
             prio: prio::PrioPicker::new(&spec.job, prio_seed),
             iolog,
+            control: spec.job.control.clone(),
+            flow: None,
+            flow_held: false,
+            lat: lat_target::LatTarget::new(&spec.job.control, p.iodepth),
+            lat_step: lat_target::Step::Go,
+            lat_done: false,
+            offload: spec.job.control.submit_mode == iolab_core::job::SubmitMode::Offload,
         };
         Ok((
             w,
@@ -372,6 +395,10 @@ impl<B: Backend> Worker<B> {
         self.last_ns = origin;
         self.rate_origin_ns = origin;
         self.rec.begin(origin, self.p.ramp_ns);
+        self.flow_join();
+        if let Some(l) = self.lat.as_mut() {
+            l.start(origin);
+        }
         if let Some(burner) = self.burner {
             while !self.stopping() {
                 burner.cycle();
@@ -395,8 +422,11 @@ impl<B: Backend> Worker<B> {
         if a.exitall || (a.exitall_on_error && self.error.is_some()) {
             self.errs.exit_others(&self.ctl);
         }
+        // Leave the flow group (after a stop, so the others never run free).
+        self.flow = None;
         let mut result = self.rec.finish(end, parts.worker, parts.host);
         self.errs.report(&mut result);
+        result.latency_depth = self.lat.as_ref().map(|l| l.qd);
         WorkerOutcome {
             result,
             error: self.error.take(),

@@ -207,6 +207,15 @@ impl Recorder {
         });
     }
 
+    /// Start the measured window afresh at `now_ns` (the latency_target
+    /// search's final window): what came before is not in the result.
+    pub fn restart(&mut self, now_ns: u64) {
+        if self.measured_start_ns.is_some() {
+            self.series.clear();
+            self.start_measured(now_ns);
+        }
+    }
+
     /// Close the current interval at `end_ns`: keep it (measured) and send it.
     fn send_interval(&mut self, end_ns: u64, ramp: bool) {
         let mut dirs = std::mem::take(&mut self.iv);
@@ -264,6 +273,7 @@ impl Recorder {
             // Filled in by the worker's error state (worker/errors.rs).
             total_err: 0,
             first_error: 0,
+            latency_depth: None,
         }
     }
 }

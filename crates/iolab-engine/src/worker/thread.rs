@@ -7,7 +7,7 @@ use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use iolab_core::job::{CpusAllowedPolicy, IoEngine, PreparedJob};
+use iolab_core::job::{CpusAllowedPolicy, IoEngine, PreparedJob, SubmitMode};
 
 use super::record::Recorder;
 use super::{Control, Worker, WorkerId, WorkerMsg, WorkerOutcome, WorkerSpec};
@@ -15,6 +15,7 @@ use crate::backend::libaio::LibaioBackend;
 use crate::backend::mmap::MmapBackend;
 use crate::backend::nbd::NbdBackend;
 use crate::backend::null::NullBackend;
+use crate::backend::offload::OffloadBackend;
 use crate::backend::psync::PsyncBackend;
 use crate::backend::pvsync::{Pvsync2Backend, PvsyncBackend};
 use crate::backend::sync::SyncBackend;
@@ -167,10 +168,12 @@ pub fn spawn(
     let (ready_tx, ready) = mpsc::sync_channel(1);
     let (go, go_rx) = mpsc::sync_channel(1);
     let engine = spec.job.ioengine;
+    let offload = spec.job.control.submit_mode == SubmitMode::Offload;
     let name = format!("iolab-w{}.{}", id.job, id.worker);
     let join = std::thread::Builder::new()
         .name(name)
         .spawn(move || match engine {
+            _ if offload => offload_main(engine, spec, ctl, tx, ready_tx, go_rx),
             IoEngine::IoUring => thread_main::<UringBackend>(spec, ctl, tx, ready_tx, go_rx),
             IoEngine::Psync => thread_main::<PsyncBackend>(spec, ctl, tx, ready_tx, go_rx),
             // cpuio does no I/O: the worker burns CPU instead of its loop.
@@ -191,6 +194,36 @@ pub fn spawn(
         ready,
         go,
     })
+}
+
+/// io_submit_mode=offload: the job's engine behind a pool of submitter
+/// threads (sync and cpuio are refused when the job is prepared).
+fn offload_main(
+    engine: IoEngine,
+    spec: WorkerSpec,
+    ctl: Arc<Control>,
+    tx: Sender<WorkerMsg>,
+    ready: SyncSender<Result<Vec<String>, EngineError>>,
+    go: Receiver<u64>,
+) -> WorkerOutcome {
+    type O<B> = OffloadBackend<B>;
+    match engine {
+        IoEngine::IoUring => thread_main::<O<UringBackend>>(spec, ctl, tx, ready, go),
+        IoEngine::Psync => thread_main::<O<PsyncBackend>>(spec, ctl, tx, ready, go),
+        IoEngine::Null => thread_main::<O<NullBackend>>(spec, ctl, tx, ready, go),
+        IoEngine::Nbd => thread_main::<O<NbdBackend>>(spec, ctl, tx, ready, go),
+        IoEngine::Libaio => thread_main::<O<LibaioBackend>>(spec, ctl, tx, ready, go),
+        IoEngine::Mmap => thread_main::<O<MmapBackend>>(spec, ctl, tx, ready, go),
+        IoEngine::Pvsync => thread_main::<O<PvsyncBackend>>(spec, ctl, tx, ready, go),
+        IoEngine::Pvsync2 => thread_main::<O<Pvsync2Backend>>(spec, ctl, tx, ready, go),
+        IoEngine::Sync | IoEngine::Cpuio => {
+            let _ = ready.send(Err(EngineError::Lifecycle(format!(
+                "io_submit_mode=offload does not run ioengine={}",
+                engine.name()
+            ))));
+            WorkerOutcome::default()
+        }
+    }
 }
 
 fn thread_main<B: Backend>(

@@ -21,6 +21,8 @@
 mod atomic;
 #[path = "engine/common.rs"]
 mod common;
+#[path = "engine/control.rs"]
+mod control;
 #[path = "engine/counts.rs"]
 mod counts;
 #[path = "engine/data.rs"]

@@ -13,6 +13,8 @@
 //! - [`offsets`]: offset_increment, each clone's region;
 //! - [`nbd`]: the nbd backend in whole runs against an in-process iolab
 //!   target (and nbdkit when installed);
+//! - [`nbd_control`]: latency_target and io_submit_mode against an export
+//!   with a known injected delay;
 //! - [`nbd_wire`]: the nbd backend used directly: data read back, TCP, the
 //!   OPT_EXPORT_NAME fallback.
 //!
@@ -24,5 +26,6 @@ mod engine;
 mod errors;
 mod layout;
 mod nbd;
+mod nbd_control;
 mod nbd_wire;
 mod offsets;

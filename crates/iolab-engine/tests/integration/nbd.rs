@@ -19,7 +19,7 @@ use iolab_target::{Export, ExportSet, ListenAddr, RunningServer, Server, ServerC
 pub(crate) const MIB: u64 = 1 << 20;
 
 /// Timing tests must not share the two cores with each other.
-static SERIAL: Mutex<()> = Mutex::new(());
+pub(crate) static SERIAL: Mutex<()> = Mutex::new(());
 pub(crate) fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -49,7 +49,7 @@ impl Target {
 
     /// (read ios, read bytes, write ios, write bytes, flushes) the server
     /// answered for `export` since the last call.
-    fn counts(&self, export: &str) -> [u64; 5] {
+    pub(crate) fn counts(&self, export: &str) -> [u64; 5] {
         let s = self
             .running
             .as_ref()
@@ -81,7 +81,7 @@ pub(crate) fn memory(name: &str, size: u64) -> Export {
     Export::new(name, Arc::new(MemoryDev::new(size).unwrap())).unwrap()
 }
 
-fn delayed(name: &str, size: u64, read: Duration) -> Export {
+pub(crate) fn delayed(name: &str, size: u64, read: Duration) -> Export {
     let mem: Arc<dyn BlockDev> = Arc::new(MemoryDev::new(size).unwrap());
     let p = DelayParams {
         read,
@@ -111,7 +111,7 @@ pub(crate) fn outcome(jobs: Vec<PreparedJob>) -> Result<RunOutcome, EngineError>
     run.finish()
 }
 
-fn run_ok(jobs: Vec<PreparedJob>) -> RunResult {
+pub(crate) fn run_ok(jobs: Vec<PreparedJob>) -> RunResult {
     let o = outcome(jobs).expect("run");
     if let Some(e) = o.error {
         panic!("run failed: {e}");

@@ -19,6 +19,7 @@
 
 mod amounts;
 mod data;
+mod data_shape;
 mod draft;
 mod files;
 mod finish;
@@ -26,6 +27,7 @@ mod fio_names;
 pub mod nbd;
 mod table;
 mod table_data;
+mod table_data_shape;
 mod table_files;
 mod val;
 mod values;
@@ -41,6 +43,7 @@ pub static OPTIONS: std::sync::LazyLock<Vec<OptionDef>> = std::sync::LazyLock::n
         table::JOB_OPTIONS,
         table_files::FILE_OPTIONS,
         table_data::DATA_OPTIONS,
+        table_data_shape::DATA_SHAPE_OPTIONS,
     ]
     .concat()
 });

@@ -36,6 +36,7 @@ mod dist;
 mod offset;
 mod perm;
 mod rng;
+mod sequence;
 
 use rand::RngCore;
 
@@ -359,6 +360,12 @@ fn walk_for(
             pos: [0, 0],
             add: job.rw_seq_add_bytes,
         });
+    }
+    if let RandomDistribution::Sequence { blocks, stride } = &job.random_distribution {
+        let dirs: Vec<usize> = uses(job).map(|d| d as usize).collect();
+        let block_bytes = [ctx[0].align.bytes, ctx[1].align.bytes];
+        let walk = sequence::SequenceWalk::new(blocks, *stride, block_bytes, &dirs, len)?;
+        return Ok(Walk::Sequence(walk));
     }
     let unit = ctx[0].unit.bytes;
     if let Some(dist) = Dist::new(&job.random_distribution, (len / unit).max(1), key)? {

@@ -20,12 +20,16 @@
 //!   aligned to `blockalign`, such that the I/O fits in the region.
 //! - [`Walk::Dist`]: a non-uniform [`Dist`]; the offset is moved back as
 //!   needed to keep the I/O inside the region.
+//! - [`Walk::Sequence`]: `random_distribution=sequence:...`, the listed
+//!   blocks in order ([`super::sequence`]); a strided one ends the pass
+//!   at the region's end.
 
 use super::bitmap::Bitmap;
 use super::bs::BsGen;
 use super::dist::Dist;
 use super::perm::BlockPerm;
 use super::rng::{below, WorkerRng};
+use super::sequence::SequenceWalk;
 
 #[derive(Debug, Clone)]
 pub enum Walk {
@@ -41,6 +45,7 @@ pub enum Walk {
     },
     Uniform,
     Dist(Dist),
+    Sequence(SequenceWalk),
 }
 
 /// Alignment by a power of two (mask and shift) or any other value.
@@ -101,6 +106,7 @@ impl FileState {
                 perm.restart(key);
                 done.clear();
             }
+            Walk::Sequence(s) => s.restart(),
             Walk::Uniform | Walk::Dist(_) => {}
         }
     }
@@ -136,6 +142,15 @@ impl FileState {
                     .expect("remaining bytes imply blocks left in the pass");
                 (block * ctx.grain.bytes, ctx.grain.bytes)
             }
+            Walk::Sequence(s) => {
+                let (off, last) = s.next(dir);
+                let len = bs.fit(drawn, (self.len - off).min(self.remaining));
+                if last {
+                    // The next I/O would be past the region: the pass ends here.
+                    self.remaining = len;
+                }
+                (off, len)
+            }
             _ => self.take_other(drawn, bs, ctx, rng),
         };
         self.remaining -= len;
@@ -163,7 +178,9 @@ impl FileState {
                 let want = dist.sample(rng) * ctx.unit.bytes;
                 (ctx.align.down(want.min(self.len - len)), len)
             }
-            Walk::Seq { .. } | Walk::MapFixed(_) => unreachable!("handled inline by take"),
+            Walk::Seq { .. } | Walk::MapFixed(_) | Walk::Sequence(_) => {
+                unreachable!("handled inline by take")
+            }
         }
     }
 }

@@ -43,6 +43,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     let (rate_bytes_per_s, rate_iops) = rates(&d)?;
     let randseed = seed(&d);
     super::data::check(&mut d, rw)?;
+    super::data_shape::check(&mut d, rw)?;
     note_no_effect(&mut d, rw);
     d.warnings.dedup();
     Ok(PreparedJob {

@@ -676,3 +676,52 @@ mod distributions {
         }
     }
 }
+
+/// `random_distribution=sequence:` (fio's examples/sequence-distribution.fio):
+/// the blocks in the order listed, repeated, or strided over the region.
+mod sequence {
+    use super::*;
+
+    fn blocks(opts: &[&str], region: u64) -> Vec<u64> {
+        let j = job(opts);
+        let mut g = IoGen::new(&j, 0, one(region)).unwrap();
+        all(&mut g).iter().map(|u| u.offset / (4 * K)).collect()
+    }
+
+    #[test]
+    fn fixed_sequence_repeats_and_strided_one_walks_the_region() {
+        let base = ["rw=randread", "bs=4k", "random_distribution=sequence:2,0,1"];
+        // size=48k io_size=24k: six I/Os, as the example's comment says.
+        let fixed = blocks(&[&base[..], &["size=48k", "io_size=24k"]].concat(), 48 * K);
+        assert_eq!(fixed[..6], [2, 0, 1, 2, 0, 1]);
+        let strided = [&base[..], &["random_sequence_stride=1"]].concat();
+        assert_eq!(blocks(&strided, 24 * K), [2, 0, 1, 5, 3, 4]);
+        // 8 blocks: the third round would reach block 8, so it stops after 7 blocks' worth.
+        assert_eq!(blocks(&strided, 32 * K), [2, 0, 1, 5, 3, 4]);
+        let j = job(&strided);
+        assert_eq!(
+            j.random_distribution,
+            RandomDistribution::Sequence {
+                blocks: vec![2, 0, 1],
+                stride: true
+            }
+        );
+    }
+
+    #[test]
+    fn bad_sequences_are_refused_with_the_reason() {
+        let e = JobSpec::new("t")
+            .args(["filename=/tmp/x", "size=1m", "ioengine=null", "rw=randread"])
+            .args(["random_distribution=sequence:1,x"])
+            .prepare()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'x' is not a block index"), "{e}");
+        let j = job(&["rw=randread", "random_distribution=sequence:0,300"]);
+        let e = IoGen::new(&j, 0, one(M)).unwrap_err().to_string();
+        assert!(
+            e.contains("block 300 is past the region (256 blocks"),
+            "{e}"
+        );
+    }
+}

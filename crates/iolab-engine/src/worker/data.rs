@@ -13,6 +13,7 @@ use iolab_core::gen::IoUnit;
 use iolab_core::job::{IoDir, PreparedJob, VerifyKind};
 
 use super::content::Content;
+use super::dedupe::Dedupe;
 use super::verify::{Layout, Mismatch};
 use super::Worker;
 use crate::backend::Backend;
@@ -47,8 +48,17 @@ pub struct DataState {
 }
 
 impl DataState {
-    pub fn new(job: &PreparedJob, seed: u64) -> DataState {
+    /// `region_bytes`: bytes of one pass (the dedupe working set is a share
+    /// of it); `dedupe_peer`: the worker's place among dedupe_global ones.
+    pub fn new(
+        job: &PreparedJob,
+        seed: u64,
+        region_bytes: u64,
+        dedupe_peer: super::dedupe::DedupePeer,
+    ) -> DataState {
         let d = &job.data;
+        let mut content = Content::new(d, seed ^ 0x5eed);
+        content.set_dedupe(Dedupe::new(job, seed ^ 0x5eed, region_bytes, dedupe_peer));
         let verify = (d.verify != VerifyKind::Off).then(|| Layout {
             kind: d.verify,
             interval: d.verify_interval.max(1) as usize,
@@ -57,7 +67,7 @@ impl DataState {
         });
         let writes = job.writes() && !d.verify_only;
         DataState {
-            content: Content::new(d, seed ^ 0x5eed),
+            content,
             log_writes: verify.is_some() && writes && d.do_verify,
             verify,
             only: d.verify_only,

@@ -25,6 +25,7 @@ pub mod buffers;
 pub mod clock;
 mod content;
 mod data;
+pub(crate) mod dedupe;
 mod io_loop;
 mod ratemin;
 pub mod record;
@@ -97,6 +98,8 @@ pub struct WorkerSpec {
     pub interval_ns: u64,
     pub host: String,
     pub bufs: AlignedBufs,
+    /// Who the worker is to the dedupe streams (job, dedupe_global place).
+    pub dedupe_peer: dedupe::DedupePeer,
 }
 
 /// What a worker returns: what it did, and what stopped it early.
@@ -252,7 +255,12 @@ impl<B: Backend> Worker<B> {
         };
         let backend = B::open(&open, &cfg)?;
         let n = spec.paths.len();
-        let mut data = data::DataState::new(&spec.job, spec.gen.seed());
+        let mut data = data::DataState::new(
+            &spec.job,
+            spec.gen.seed(),
+            spec.gen.bytes_per_pass(),
+            spec.dedupe_peer,
+        );
         let mut bufs = spec.bufs;
         data.initial_fill(bufs.as_mut_slice());
         let w = Worker {

@@ -9,6 +9,7 @@
 //! - `files`: psync and io_uring on real files (O_DIRECT): bytes read, data
 //!   written and read back, fsync counts, I/O errors.
 //! - `nrfiles`: files iolab creates (nrfiles, filesize, filename_format).
+//! - `shape`: sequence distribution, dedupe modes and dedupe_global, on disk.
 //! - `timing`: runtime and ramp, intervals, rate limiting, thinktime,
 //!   start(at), stop(), progress.
 
@@ -22,5 +23,7 @@ mod data;
 mod files;
 #[path = "engine/nrfiles.rs"]
 mod nrfiles;
+#[path = "engine/shape.rs"]
+mod shape;
 #[path = "engine/timing.rs"]
 mod timing;

@@ -54,14 +54,14 @@ pub(super) fn check(d: &mut Draft, _rw: RwMix) -> Result<(), JobError> {
     if d.data.dedupe_pct == 0 && !dedupe.is_empty() {
         d.warnings.push(format!(
             "{} no effect without dedupe_percentage",
-            dedupe.join(", ")
+            list_has(&dedupe)
         ));
     } else if d.data.dedupe_mode == DedupeMode::Repeat {
         let ws: Vec<&str> = dedupe.into_iter().filter(|o| *o != "dedupe_mode").collect();
         if !ws.is_empty() {
             d.warnings.push(format!(
-                "{} no effect with dedupe_mode=repeat (they shape the working set)",
-                ws.join(", ")
+                "{} no effect with dedupe_mode=repeat (it shapes the working set)",
+                list_has(&ws)
             ));
         }
     }
@@ -70,4 +70,9 @@ pub(super) fn check(d: &mut Draft, _rw: RwMix) -> Result<(), JobError> {
             .push("verify_write_sequence has no effect without verify".into());
     }
     Ok(())
+}
+
+fn list_has(names: &[&str]) -> String {
+    let verb = if names.len() == 1 { "has" } else { "have" };
+    format!("{} {verb}", names.join(", "))
 }

@@ -27,6 +27,7 @@ mod content;
 mod data;
 pub(crate) mod dedupe;
 mod io_loop;
+mod overlap;
 mod ratemin;
 pub mod record;
 pub mod thread;
@@ -197,6 +198,8 @@ pub(crate) struct Worker<B: Backend> {
     /// rate_min / rate_iops_min, and the (I/Os, bytes) completed per direction.
     ratemin: Option<ratemin::RateMin>,
     done: [(u64, u64); 2],
+    /// serialize_overlap: the busy slots' byte ranges.
+    overlap: Option<overlap::Overlap>,
 }
 
 impl<B: Backend> std::fmt::Debug for Worker<B> {
@@ -297,6 +300,11 @@ impl<B: Backend> Worker<B> {
             job_amounts: spec.job.amounts.clone(),
             ratemin: ratemin::RateMin::new(&spec.job),
             done: [(0, 0); 2],
+            overlap: overlap::Overlap::new(
+                spec.job.data.serialize_overlap,
+                p.iodepth as usize,
+                B::SYNC,
+            ),
         };
         Ok((
             w,

@@ -9,6 +9,7 @@
 //! - `files`: psync and io_uring on real files (O_DIRECT): bytes read, data
 //!   written and read back, fsync counts, I/O errors.
 //! - `nrfiles`: files iolab creates (nrfiles, filesize, filename_format).
+//! - `verify_mix`: verify with a read/write mix (what is checked, counts).
 //! - `shape`: sequence distribution, dedupe modes and dedupe_global, on disk.
 //! - `timing`: runtime and ramp, intervals, rate limiting, thinktime,
 //!   start(at), stop(), progress.
@@ -27,3 +28,5 @@ mod nrfiles;
 mod shape;
 #[path = "engine/timing.rs"]
 mod timing;
+#[path = "engine/verify_mix.rs"]
+mod verify_mix;

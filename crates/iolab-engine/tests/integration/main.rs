@@ -10,6 +10,8 @@
 //!   a test that cannot get one fails instead of skipping);
 //! - [`nbd`]: the nbd backend in whole runs against an in-process iolab
 //!   target (and nbdkit when installed);
+//! - [`nbd_overlap`]: serialize_overlap and verify at a deep queue, counted
+//!   at an in-process target device;
 //! - [`nbd_wire`]: the nbd backend used directly: data read back, TCP, the
 //!   OPT_EXPORT_NAME fallback.
 //!
@@ -20,4 +22,5 @@
 mod engine;
 mod layout;
 mod nbd;
+mod nbd_overlap;
 mod nbd_wire;

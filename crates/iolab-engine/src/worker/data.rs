@@ -271,6 +271,16 @@ fn dump(path: &Path, m: &Mismatch, found: &[u8]) {
     }
 }
 
+/// The I/O a slot holds.
+fn slot_unit(s: &super::io_loop::Slot) -> IoUnit {
+    IoUnit {
+        dir: s.dir,
+        file: s.file,
+        offset: s.offset,
+        len: u64::from(s.len),
+    }
+}
+
 /// The worker's side of its data: the hooks the I/O loop calls.
 impl<B: Backend> Worker<B> {
     /// Fill a write's buffer as the data options say, or mark a read to be
@@ -283,13 +293,7 @@ impl<B: Backend> Worker<B> {
             // len ≤ the largest block size = the slot size.
             let buf = unsafe { self.bufs.slot_mut(slot, s.len as usize) };
             s.seed = self.data.before_write(buf, s.offset);
-            let unit = IoUnit {
-                dir: s.dir,
-                file: s.file,
-                offset: s.offset,
-                len: u64::from(s.len),
-            };
-            self.data.issued_write(unit, s.seed);
+            self.data.issued_write(slot_unit(s), s.seed);
         } else if let Some(seed) = self.data.read_seed() {
             (s.check, s.seed) = (true, seed);
         }
@@ -300,13 +304,7 @@ impl<B: Backend> Worker<B> {
     pub(super) fn data_done(&mut self, slot: u32) {
         let s = self.slots[slot as usize];
         if s.dir == IoDir::Write {
-            let unit = IoUnit {
-                dir: s.dir,
-                file: s.file,
-                offset: s.offset,
-                len: u64::from(s.len),
-            };
-            self.data.written(unit, s.seed);
+            self.data.written(slot_unit(&s), s.seed);
         } else if s.check {
             // Safety: the read completed, so the kernel is done with the buffer.
             let buf = unsafe { self.bufs.slot_mut(slot, s.len as usize) };

@@ -37,6 +37,7 @@ mod offset;
 mod perm;
 mod rng;
 mod sequence;
+mod sprandom;
 
 use rand::RngCore;
 
@@ -118,7 +119,7 @@ impl IoGen {
             picker: DirPicker::new(job.rw.read_pct),
             bs,
             ctx,
-            bytes_per_pass: files.iter().map(|f| f.len).sum(),
+            bytes_per_pass: files.iter().map(FileState::pass_bytes).sum(),
             active: Vec::with_capacity(files.len()),
             files,
             cursor: 0,
@@ -360,6 +361,12 @@ fn walk_for(
             pos: [0, 0],
             add: job.rw_seq_add_bytes,
         });
+    }
+    if job.data.sprandom {
+        let d = &job.data;
+        let op = f64::from(d.spr_op_ppm) / 1e6;
+        let walk = sprandom::SprWalk::new(len, grain, op, d.spr_num_regions, d.spr_cs_bytes, key)?;
+        return Ok(Walk::Sprandom(walk));
     }
     if let RandomDistribution::Sequence { blocks, stride } = &job.random_distribution {
         let dirs: Vec<usize> = uses(job).map(|d| d as usize).collect();

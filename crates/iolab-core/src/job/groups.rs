@@ -155,6 +155,14 @@ pub struct DataOptions {
     /// `serialize_overlap`: an I/O waits until no in-flight I/O of its
     /// worker overlaps it.
     pub serialize_overlap: bool,
+    /// `sprandom`: fio's SPRandom preconditioning places every write.
+    pub sprandom: bool,
+    /// `spr_op`: over-provisioning, in millionths (0.15 = 150000).
+    pub spr_op_ppm: u32,
+    /// `spr_num_regions`.
+    pub spr_num_regions: u32,
+    /// `spr_cs`: the drive's cache, bytes (0: none).
+    pub spr_cs_bytes: u64,
 }
 
 /// `dedupe_mode`: what a write chosen to be a duplicate repeats (fio's).
@@ -192,6 +200,10 @@ impl Default for DataOptions {
             dedupe_global: false,
             verify_write_sequence: true,
             serialize_overlap: false,
+            sprandom: false,
+            spr_op_ppm: 150_000,
+            spr_num_regions: 100,
+            spr_cs_bytes: 0,
         }
     }
 }

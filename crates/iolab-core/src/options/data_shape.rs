@@ -5,7 +5,7 @@
 
 use super::draft::Draft;
 use crate::error::JobError;
-use crate::job::{DedupeMode, RandomDistribution, RwMix, VerifyKind};
+use crate::job::{BsSpec, DedupeMode, IoDir, Pattern, RandomDistribution, RwMix, VerifyKind};
 
 /// fio's limit on the elements of a `sequence:` distribution.
 const SEQUENCE_MAX: usize = 64;
@@ -35,7 +35,8 @@ pub(super) fn parse_sequence(args: &str) -> Result<RandomDistribution, String> {
     })
 }
 
-pub(super) fn check(d: &mut Draft, _rw: RwMix) -> Result<(), JobError> {
+pub(super) fn check(d: &mut Draft, rw: RwMix) -> Result<(), JobError> {
+    sprandom(d, rw)?;
     if let RandomDistribution::Sequence { stride, .. } = &mut d.distribution {
         *stride = d.random_sequence_stride;
     } else if d.explicit.contains("random_sequence_stride") {
@@ -68,6 +69,30 @@ pub(super) fn check(d: &mut Draft, _rw: RwMix) -> Result<(), JobError> {
     if d.data.verify == VerifyKind::Off && d.explicit.contains("verify_write_sequence") {
         d.warnings
             .push("verify_write_sequence has no effect without verify".into());
+    }
+    Ok(())
+}
+
+/// sprandom places every write of a random write job with fixed blocks.
+fn sprandom(d: &mut Draft, rw: RwMix) -> Result<(), JobError> {
+    let spr = ["spr_op", "spr_num_regions", "spr_cs"];
+    if !d.data.sprandom {
+        let given: Vec<&str> = spr.into_iter().filter(|o| d.explicit.contains(o)).collect();
+        if !given.is_empty() {
+            d.warnings
+                .push(format!("{} no effect without sprandom=1", list_has(&given)));
+        }
+        return Ok(());
+    }
+    let conflict = |why: &str| Err(JobError::Conflict(format!("sprandom=1 {why}")));
+    if rw.pattern != Pattern::Random || rw.does(IoDir::Read) {
+        return conflict("places the writes of rw=randwrite; use rw=randwrite");
+    }
+    if d.distribution != RandomDistribution::Uniform {
+        return conflict("chooses every offset itself; drop random_distribution");
+    }
+    if !matches!(d.bs[IoDir::Write as usize], BsSpec::Fixed(_)) {
+        return conflict("needs one block size (the drive's mapping unit); give bs=");
     }
     Ok(())
 }

@@ -81,4 +81,55 @@ pub(super) static DATA_SHAPE_OPTIONS: &[OptionDef] = &[
         help: "Check that a verified block holds the last write to it (its seed), not an \
                older intact one. 0 accepts any intact chunk whose header names its offset.",
     },
+    OptionDef {
+        name: "sprandom",
+        set: |d, v| put(&mut d.data.sprandom, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("0"),
+        unit: "",
+        help: "fio's SPRandom SSD preconditioning (rw=randwrite): write the physical capacity \
+               (size × (1 + spr_op)) once, in spr_num_regions regions, rewriting a share of each \
+               region's blocks in the next so that region i holds the invalid share of a \
+               steady random-write state (Desnoyers' model, as fio). Offsets come from iolab's \
+               block permutation in place of fio's LFSR.",
+    },
+    OptionDef {
+        name: "spr_op",
+        set: |d, v| {
+            let op = v
+                .text()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| *x > 0.0 && *x < 1.0);
+            let ppm = op.map(|x| (x * 1e6).round() as u32).ok_or_else(|| {
+                v.invalid("must be a fraction between 0 and 1 (exclusive), e.g. 0.15")
+            });
+            put(&mut d.data.spr_op_ppm, ppm)
+        },
+        aliases: &[],
+        kind: Text,
+        default: Value("0.15"),
+        unit: "",
+        help: "sprandom: the drive's over-provisioning ratio, in (0, 1).",
+    },
+    OptionDef {
+        name: "spr_num_regions",
+        set: |d, v| put(&mut d.data.spr_num_regions, v.u32_min(1)),
+        aliases: &[],
+        kind: Int,
+        default: Value("100"),
+        unit: "",
+        help: "sprandom: regions the physical capacity is cut into.",
+    },
+    OptionDef {
+        name: "spr_cs",
+        set: |d, v| put(&mut d.data.spr_cs_bytes, v.size()),
+        aliases: &[],
+        kind: Size,
+        default: Value("0"),
+        unit: "bytes",
+        help: "sprandom: the drive's cache size; when set, the rewrites of a region come at \
+               the end of the next one, so the cache never holds a write and its rewrite.",
+    },
 ];

@@ -155,3 +155,24 @@ fn dedupe_global_shares_the_working_set_between_files() {
     let n = shared("dedupe_global=1");
     assert!((250..360).contains(&n), "{n} of b's blocks are also in a");
 }
+
+#[test]
+fn sprandom_writes_every_block_and_the_rewrites_on_top() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let opts = [
+        "rw=randwrite",
+        "bs=4k",
+        "size=1m",
+        "ioengine=psync",
+        "sprandom=1",
+        "spr_num_regions=4",
+        "buffer_pattern=0xab",
+    ];
+    let r = run_ok(config(vec![job("p", dir.path(), &opts)]));
+    let writes = worker(&r, 0, 0).dirs[1].ios;
+    // 256 blocks; 15 % over-provisioning: at most 294 writes in all.
+    assert!((256..=294).contains(&writes), "{writes} writes");
+    let d = std::fs::read(dir.path().join("p.0.0")).unwrap();
+    assert!(d.iter().all(|&b| b == 0xab), "every block was written");
+}

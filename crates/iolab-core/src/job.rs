@@ -26,6 +26,7 @@ pub use control::{IoControl, SubmitMode};
 pub use files::{
     draw_sizes, parse_file_service, FileOptions, FileService, Preallocate, DEFAULT_FILENAME_FORMAT,
 };
+pub use groups::DedupeMode;
 pub use groups::{Amounts, DataOptions, EngineOptions, VerifyKind, VERIFY_HEADER_BYTES};
 pub use prio::PrioOptions;
 pub use worker_opts::{CpuMode, MemPolicy, WorkerOptions};
@@ -212,6 +213,10 @@ pub enum RandomDistribution {
     /// `zoned:a1/s1:a2/s2...` — `access_pct` of I/Os go to the next
     /// `size_pct` of the region, zones in order.
     Zoned(Vec<Zone>),
+    /// `sequence:2,0,1` — these block indices (of the smallest block size),
+    /// in this order, over and over; with `random_sequence_stride` each
+    /// round moves on by the sequence's length (2,0,1, 5,3,4, ...).
+    Sequence { blocks: Vec<u64>, stride: bool },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

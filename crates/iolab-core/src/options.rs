@@ -19,6 +19,7 @@
 
 mod amounts;
 mod data;
+mod data_shape;
 mod draft;
 mod files;
 mod finish;
@@ -27,6 +28,7 @@ pub mod nbd;
 mod table;
 mod table_control;
 mod table_data;
+mod table_data_shape;
 mod table_errors;
 mod table_files;
 mod table_prio;
@@ -50,6 +52,7 @@ pub static OPTIONS: std::sync::LazyLock<Vec<OptionDef>> = std::sync::LazyLock::n
         table_errors::ERROR_OPTIONS,
         table_prio::PRIO_OPTIONS,
         table_control::CONTROL_OPTIONS,
+        table_data_shape::DATA_SHAPE_OPTIONS,
     ]
     .concat()
 });

@@ -79,6 +79,10 @@ pub fn fio_name(rd: &RandomDistribution) -> String {
                 .collect();
             format!("zoned:{}", parts.join(":"))
         }
+        RandomDistribution::Sequence { blocks, .. } => {
+            let parts: Vec<String> = blocks.iter().map(u64::to_string).collect();
+            format!("sequence:{}", parts.join(","))
+        }
     }
 }
 
@@ -129,6 +133,8 @@ impl Dist {
                 Dist::Normal { normal, nb }
             }
             RandomDistribution::Zoned(zones) => Dist::Zoned(zoned(zones, nb)?),
+            // A walk of its own (`super::sequence`), not a distribution.
+            RandomDistribution::Sequence { .. } => return Ok(None),
         };
         Ok(Some(dist))
     }

@@ -39,6 +39,8 @@ mod dist;
 mod offset;
 mod perm;
 mod rng;
+mod sequence;
+mod sprandom;
 mod strided;
 mod zbd;
 mod zoning;
@@ -130,7 +132,7 @@ impl IoGen {
             picker: DirPicker::new(job.rw.read_pct),
             bs,
             ctx,
-            bytes_per_pass: files.iter().map(|f| f.len).sum(),
+            bytes_per_pass: files.iter().map(FileState::pass_bytes).sum(),
             active: Vec::with_capacity(files.len()),
             files,
             cursor: 0,
@@ -402,6 +404,18 @@ fn walk_for(
             pos: [0, 0],
             add: job.rw_seq_add_bytes,
         });
+    }
+    if job.data.sprandom {
+        let d = &job.data;
+        let op = f64::from(d.spr_op_ppm) / 1e6;
+        let walk = sprandom::SprWalk::new(len, grain, op, d.spr_num_regions, d.spr_cs_bytes, key)?;
+        return Ok(Walk::Sprandom(walk));
+    }
+    if let RandomDistribution::Sequence { blocks, stride } = &job.random_distribution {
+        let dirs: Vec<usize> = uses(job).map(|d| d as usize).collect();
+        let block_bytes = [ctx[0].align.bytes, ctx[1].align.bytes];
+        let walk = sequence::SequenceWalk::new(blocks, *stride, block_bytes, &dirs, len)?;
+        return Ok(Walk::Sequence(walk));
     }
     let unit = ctx[0].unit.bytes;
     if let Some(dist) = Dist::new(&job.random_distribution, (len / unit).max(1), key)? {

@@ -20,12 +20,19 @@
 //!   aligned to `blockalign`, such that the I/O fits in the region.
 //! - [`Walk::Dist`]: a non-uniform [`Dist`]; the offset is moved back as
 //!   needed to keep the I/O inside the region.
+//! - [`Walk::Sprandom`]: fio's SPRandom preconditioning
+//!   ([`super::sprandom`]); a pass writes the physical size.
+//! - [`Walk::Sequence`]: `random_distribution=sequence:...`, the listed
+//!   blocks in order ([`super::sequence`]); a strided one ends the pass
+//!   at the region's end.
 
 use super::bitmap::Bitmap;
 use super::bs::BsGen;
 use super::dist::Dist;
 use super::perm::BlockPerm;
 use super::rng::{below, WorkerRng};
+use super::sequence::SequenceWalk;
+use super::sprandom::SprWalk;
 use super::strided::Strided;
 use super::zbd::ZbdFile;
 
@@ -43,6 +50,8 @@ pub enum Walk {
     },
     Uniform,
     Dist(Dist),
+    Sequence(SequenceWalk),
+    Sprandom(SprWalk),
 }
 
 /// Alignment by a power of two (mask and shift) or any other value.
@@ -103,6 +112,14 @@ pub enum Zoning {
 }
 
 impl FileState {
+    /// Bytes one pass moves: the region, or sprandom's physical size.
+    pub fn pass_bytes(&self) -> u64 {
+        match &self.walk {
+            Walk::Sprandom(s) => s.pass_bytes(),
+            _ => self.len,
+        }
+    }
+
     /// Begin a pass; `key` orders the blocks of a random-map pass.
     pub fn restart(&mut self, key: u64) {
         self.remaining = self.len;
@@ -112,6 +129,11 @@ impl FileState {
             Walk::MapVar { perm, done } => {
                 perm.restart(key);
                 done.clear();
+            }
+            Walk::Sequence(s) => s.restart(),
+            Walk::Sprandom(s) => {
+                s.restart(key);
+                self.remaining = s.pass_bytes();
             }
             Walk::Uniform | Walk::Dist(_) => {}
         }
@@ -151,6 +173,23 @@ impl FileState {
                     .expect("remaining bytes imply blocks left in the pass");
                 (block * ctx.grain.bytes, ctx.grain.bytes)
             }
+            Walk::Sprandom(s) => {
+                let (off, last) = s.next().expect("remaining bytes imply writes left");
+                let len = bs.fit(drawn, (self.len - off).min(self.remaining));
+                if last {
+                    self.remaining = len;
+                }
+                (off, len)
+            }
+            Walk::Sequence(s) => {
+                let (off, last) = s.next(dir);
+                let len = bs.fit(drawn, (self.len - off).min(self.remaining));
+                if last {
+                    // The next I/O would be past the region: the pass ends here.
+                    self.remaining = len;
+                }
+                (off, len)
+            }
             _ => self.take_other(drawn, bs, ctx, rng),
         };
         self.remaining -= len;
@@ -174,7 +213,9 @@ impl FileState {
                 let want = dist.sample(rng) * ctx.unit.bytes;
                 (ctx.align.down(want.min(self.len - len)), len)
             }
-            Walk::Seq { .. } | Walk::MapFixed(_) => unreachable!("handled inline by take"),
+            Walk::Seq { .. } | Walk::MapFixed(_) | Walk::Sequence(_) | Walk::Sprandom(_) => {
+                unreachable!("handled inline by take")
+            }
         }
     }
 }

@@ -146,6 +146,37 @@ pub struct DataOptions {
     /// Where the header sits in each chunk (swapped with the data there).
     pub verify_offset: u64,
     pub verify_dump: bool,
+    /// `dedupe_mode`: where a duplicate write's content comes from.
+    pub dedupe_mode: DedupeMode,
+    /// `dedupe_working_set_percentage`: the working set's share of the region.
+    pub dedupe_working_set_pct: u32,
+    /// `dedupe_global`: working sets are shared among the workers that set it.
+    pub dedupe_global: bool,
+    /// `verify_write_sequence`: a verify read expects the seed of the last
+    /// write to its block (0: any intact chunk passes, stale or not).
+    pub verify_write_sequence: bool,
+    /// `serialize_overlap`: an I/O waits until no in-flight I/O of its
+    /// worker overlaps it.
+    pub serialize_overlap: bool,
+    /// `sprandom`: fio's SPRandom preconditioning places every write.
+    pub sprandom: bool,
+    /// `spr_op`: over-provisioning, in millionths (0.15 = 150000).
+    pub spr_op_ppm: u32,
+    /// `spr_num_regions`.
+    pub spr_num_regions: u32,
+    /// `spr_cs`: the drive's cache, bytes (0: none).
+    pub spr_cs_bytes: u64,
+}
+
+/// `dedupe_mode`: what a write chosen to be a duplicate repeats (fio's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DedupeMode {
+    /// The last unique write (the duplicate share holds at every moment).
+    Repeat,
+    /// A block drawn from the working set: the first unique writes, as many
+    /// as `dedupe_working_set_percentage` of the region holds.
+    WorkingSet,
 }
 
 impl Default for DataOptions {
@@ -167,6 +198,15 @@ impl Default for DataOptions {
             verify_interval: 0,
             verify_offset: 0,
             verify_dump: false,
+            dedupe_mode: DedupeMode::Repeat,
+            dedupe_working_set_pct: 5,
+            dedupe_global: false,
+            verify_write_sequence: true,
+            serialize_overlap: false,
+            sprandom: false,
+            spr_op_ppm: 150_000,
+            spr_num_regions: 100,
+            spr_cs_bytes: 0,
         }
     }
 }

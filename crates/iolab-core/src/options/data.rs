@@ -30,13 +30,8 @@ pub(super) fn check(d: &mut Draft, rw: RwMix) -> Result<(), JobError> {
         }
         return Ok(());
     }
-    if writes && rw.does(IoDir::Read) {
-        return conflict(format!(
-            "verify={} with a read/write mix is not supported yet; verify a write job \
-             (it reads everything back) or a read job",
-            v.name()
-        ));
-    }
+    // A read/write mix verifies what it wrote (its reads are not checked),
+    // as fio does; see the engine's worker/data.rs.
     if d.ioengine == IoEngine::Null {
         return conflict(
             "verify needs an engine that moves data; ioengine=null moves none".to_string(),

@@ -79,6 +79,8 @@ pub(crate) struct Draft {
     pub allrandrepeat: bool,
     pub norandommap: bool,
     pub distribution: RandomDistribution,
+    /// `random_sequence_stride`, folded into a `sequence:` distribution in `finish`.
+    pub random_sequence_stride: bool,
     pub percentiles: Vec<f64>,
     pub group_reporting: bool,
     pub stonewall: bool,
@@ -163,6 +165,7 @@ impl Draft {
             allrandrepeat: false,
             norandommap: false,
             distribution: RandomDistribution::Uniform,
+            random_sequence_stride: false,
             percentiles: Vec::new(),
             group_reporting: false,
             stonewall: false,

@@ -48,6 +48,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     super::data::check(&mut d, rw)?;
     super::zones::check(&mut d, rw, filenames.len())?;
     super::table_control::check(&mut d)?;
+    super::data_shape::check(&mut d, rw)?;
     note_no_effect(&mut d, rw);
     d.warnings.dedup();
     Ok(PreparedJob {

@@ -136,6 +136,9 @@ pub(super) fn parse_sync(text: &str) -> Result<SyncMode, String> {
 /// Parses `random_distribution=`.
 pub(super) fn parse_distribution(text: &str) -> Result<RandomDistribution, String> {
     let text = text.trim();
+    if let Some(args) = text.strip_prefix("sequence:") {
+        return super::data_shape::parse_sequence(args);
+    }
     if text.contains(',') {
         return Err("per-direction distributions are not supported yet; give one for both".into());
     }

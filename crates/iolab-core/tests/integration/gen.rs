@@ -676,3 +676,111 @@ mod distributions {
         }
     }
 }
+
+/// `random_distribution=sequence:` (fio's examples/sequence-distribution.fio):
+/// the blocks in the order listed, repeated, or strided over the region.
+mod sequence {
+    use super::*;
+
+    fn blocks(opts: &[&str], region: u64) -> Vec<u64> {
+        let j = job(opts);
+        let mut g = IoGen::new(&j, 0, one(region)).unwrap();
+        all(&mut g).iter().map(|u| u.offset / (4 * K)).collect()
+    }
+
+    #[test]
+    fn fixed_sequence_repeats_and_strided_one_walks_the_region() {
+        let base = ["rw=randread", "bs=4k", "random_distribution=sequence:2,0,1"];
+        // size=48k io_size=24k: six I/Os, as the example's comment says.
+        let fixed = blocks(&[&base[..], &["size=48k", "io_size=24k"]].concat(), 48 * K);
+        assert_eq!(fixed[..6], [2, 0, 1, 2, 0, 1]);
+        let strided = [&base[..], &["random_sequence_stride=1"]].concat();
+        assert_eq!(blocks(&strided, 24 * K), [2, 0, 1, 5, 3, 4]);
+        // 8 blocks: the third round would reach block 8, so it stops after 7 blocks' worth.
+        assert_eq!(blocks(&strided, 32 * K), [2, 0, 1, 5, 3, 4]);
+        let j = job(&strided);
+        assert_eq!(
+            j.random_distribution,
+            RandomDistribution::Sequence {
+                blocks: vec![2, 0, 1],
+                stride: true
+            }
+        );
+    }
+
+    #[test]
+    fn bad_sequences_are_refused_with_the_reason() {
+        let e = JobSpec::new("t")
+            .args(["filename=/tmp/x", "size=1m", "ioengine=null", "rw=randread"])
+            .args(["random_distribution=sequence:1,x"])
+            .prepare()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'x' is not a block index"), "{e}");
+        let j = job(&["rw=randread", "random_distribution=sequence:0,300"]);
+        let e = IoGen::new(&j, 0, one(M)).unwrap_err().to_string();
+        assert!(
+            e.contains("block 300 is past the region (256 blocks"),
+            "{e}"
+        );
+    }
+}
+
+/// `sprandom=1` (fio's examples/sprandom.fio): every block written, the
+/// rewrites on top up to the physical size; bad combinations refused.
+mod sprandom {
+    use super::*;
+
+    #[test]
+    fn a_pass_writes_every_block_and_up_to_the_physical_size() {
+        let opts = [
+            "rw=randwrite",
+            "bs=4k",
+            "sprandom=1",
+            "spr_op=0.25",
+            "spr_num_regions=8",
+        ];
+        let j = job(&opts);
+        let mut g = IoGen::new(&j, 0, one(4 * M)).unwrap();
+        // 4 MiB logical, 25 % over-provisioning: 5 MiB physical.
+        assert_eq!(g.bytes_per_pass(), 5 * M);
+        let units = all(&mut g);
+        assert!(units
+            .iter()
+            .all(|u| u.dir == IoDir::Write && u.len == 4 * K));
+        let distinct: std::collections::HashSet<u64> = units.iter().map(|u| u.offset).collect();
+        // The model's invalid shares average op / (1 + op): the rewrites fill
+        // the over-provisioned 1 MiB (256 writes) give or take their spread
+        // (sd about 14 writes), and the pass stops at the physical size, so
+        // a few blocks may stay unwritten, as in fio.
+        let rewrites = units.len() as u64 - distinct.len() as u64;
+        assert!(
+            distinct.len() as u64 > M / K - 60,
+            "{} blocks",
+            distinct.len()
+        );
+        assert!((190..=320).contains(&rewrites), "{rewrites} rewrites");
+        assert!(total(&units) <= 5 * M);
+    }
+
+    #[test]
+    fn sprandom_needs_random_writes_of_one_size() {
+        let e = |o: &[&str]| {
+            JobSpec::new("t")
+                .args(["filename=/tmp/x", "size=1m", "sprandom=1"])
+                .args(o.iter().copied())
+                .prepare()
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(e(&["rw=randrw"]).contains("use rw=randwrite"));
+        assert!(e(&["rw=write"]).contains("use rw=randwrite"));
+        assert!(e(&["rw=randwrite", "bsrange=4k-8k"]).contains("one block size"));
+        assert!(e(&["rw=randwrite", "spr_op=1.5"]).contains("between 0 and 1"));
+        let j = job(&["rw=randread", "spr_op=0.2"]);
+        assert!(j
+            .warnings
+            .iter()
+            .any(|w| w.contains("spr_op has no effect without sprandom")));
+    }
+}

@@ -168,6 +168,7 @@ fn worker_spec(
         interval_ns: cfg.interval.as_nanos() as u64,
         host: cfg.host.clone(),
         bufs,
+        dedupe_peer: crate::worker::dedupe::peer(&cfg.jobs, ji as usize, w),
     })
 }
 

@@ -10,6 +10,7 @@
 use iolab_core::job::DataOptions;
 
 use super::buffers::fill_incompressible;
+use super::dedupe::Dedupe;
 
 /// Sector size of the scramble stamp.
 const SCRAMBLE_EVERY: usize = 512;
@@ -30,10 +31,10 @@ pub struct Content {
     pattern: Option<Vec<u8>>,
     compress_pct: u32,
     chunk: usize,
-    dedupe_pct: u32,
+    /// `dedupe_percentage` and its mode: which page each write carries.
+    dedupe: Option<Dedupe>,
     per_write: PerWrite,
     rng: u64,
-    last_seed: u64,
     counter: u64,
 }
 
@@ -53,12 +54,16 @@ impl Content {
             pattern: d.buffer_pattern.clone(),
             compress_pct: d.compress_pct,
             chunk: d.compress_chunk.max(1) as usize,
-            dedupe_pct: d.dedupe_pct,
+            dedupe: None,
             per_write,
             rng: seed | 1,
-            last_seed: 0,
             counter: 0,
         }
+    }
+
+    /// Decide duplicates as `dedupe` says (set when dedupe_percentage is).
+    pub fn set_dedupe(&mut self, dedupe: Option<Dedupe>) {
+        self.dedupe = dedupe;
     }
 
     /// A pseudo-random u64 (xorshift64*; the buffers' own stream).
@@ -129,15 +134,13 @@ impl Content {
                 }
             }
             PerWrite::Refill => {
-                let dup = self.dedupe_pct > 0
-                    && self.last_seed != 0
-                    && (self.next_u64() % 100) < u64::from(self.dedupe_pct);
-                let seed = if dup {
-                    self.last_seed
+                let seed = if self.dedupe.is_some() {
+                    let (r1, r2) = (self.next_u64(), self.next_u64());
+                    let d = self.dedupe.as_mut().expect("checked just above");
+                    d.next_seed(r1, r2)
                 } else {
                     self.next_u64() | 1
                 };
-                self.last_seed = seed;
                 self.fill(seed, buf);
             }
         }

@@ -1,10 +1,16 @@
 //! A worker's data: what its writes carry ([`Content`] or verified chunks)
-//! and the verify log — fio's verify flow. A write job logs every write
-//! when it completes; the logged blocks are read back and checked after
-//! the write phase, or every `verify_backlog` writes. A read job (or
+//! and the verify log — fio's verify flow. A job that writes logs every
+//! write when it is issued, marked in flight until it completes (as fio
+//! does: a later write over the same bytes replaces the entry at once, and
+//! an entry in flight is not read back until it completes, so a verify
+//! read never races the write it checks). The logged blocks are read back
+//! and checked after the write phase, or every `verify_backlog` writes.
+//! Reads of a read/write mix are not checked (fio checks only the blocks
+//! it logged, or every read of a job that only reads); a read job (or
 //! `verify_only`) checks what it reads against the headers alone.
-//! Mismatches are counted; the first is kept for the error, and with
-//! `verify_fatal` the first one ends the job.
+//! With `verify_write_sequence=0` a logged block need only be intact, not
+//! the last write's data. Mismatches are counted; the first is kept for
+//! the error, and with `verify_fatal` the first one ends the job.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -13,15 +19,16 @@ use iolab_core::gen::IoUnit;
 use iolab_core::job::{IoDir, PreparedJob, VerifyKind};
 
 use super::content::Content;
+use super::dedupe::Dedupe;
 use super::verify::{Layout, Mismatch};
 use super::Worker;
 use crate::backend::Backend;
 use crate::EngineError;
 
-/// Logged writes by (file, offset): (length, seed). A later write over
-/// the same bytes replaces what it covers (fio keeps its log the same way),
-/// so overwritten data is never expected back.
-type Log = BTreeMap<(u32, u64), (u64, u64)>;
+/// Logged writes by (file, offset): (length, seed, in flight). A later
+/// write over the same bytes replaces what it covers (fio keeps its log
+/// the same way), so overwritten data is never expected back.
+type Log = BTreeMap<(u32, u64), (u64, u64, bool)>;
 
 #[derive(Debug)]
 pub struct DataState {
@@ -31,12 +38,19 @@ pub struct DataState {
     log_writes: bool,
     /// Turn written units into verify reads (verify_only).
     only: bool,
+    /// Reads the generator makes are checked against headers (a job that
+    /// only reads, or verify_only); a mix's reads are not.
+    plain_reads_checked: bool,
+    /// verify_write_sequence: a logged block must hold the last write's seed.
+    write_sequence: bool,
     fatal: bool,
     dump: bool,
     backlog: u64,
     log: Log,
-    /// Seeds of the logged reads handed out, in issue order.
-    expected: VecDeque<u64>,
+    /// Per read handed out, in issue order (when writes are logged): the
+    /// seed a logged block must hold (0: any intact one), or `None` for a
+    /// read of the mix, which is not checked.
+    expected: VecDeque<Option<u64>>,
     /// Reads left to hand out before writing resumes (verify_backlog).
     draining: u64,
     /// The verify phase after the writes (only logged reads are issued).
@@ -47,8 +61,17 @@ pub struct DataState {
 }
 
 impl DataState {
-    pub fn new(job: &PreparedJob, seed: u64) -> DataState {
+    /// `region_bytes`: bytes of one pass (the dedupe working set is a share
+    /// of it); `dedupe_peer`: the worker's place among dedupe_global ones.
+    pub fn new(
+        job: &PreparedJob,
+        seed: u64,
+        region_bytes: u64,
+        dedupe_peer: super::dedupe::DedupePeer,
+    ) -> DataState {
         let d = &job.data;
+        let mut content = Content::new(d, seed ^ 0x5eed);
+        content.set_dedupe(Dedupe::new(job, seed ^ 0x5eed, region_bytes, dedupe_peer));
         let verify = (d.verify != VerifyKind::Off).then(|| Layout {
             kind: d.verify,
             interval: d.verify_interval.max(1) as usize,
@@ -57,10 +80,12 @@ impl DataState {
         });
         let writes = job.writes() && !d.verify_only;
         DataState {
-            content: Content::new(d, seed ^ 0x5eed),
+            content,
             log_writes: verify.is_some() && writes && d.do_verify,
             verify,
             only: d.verify_only,
+            plain_reads_checked: !job.writes() || d.verify_only,
+            write_sequence: d.verify_write_sequence,
             fatal: d.verify_fatal,
             dump: d.verify_dump,
             backlog: d.verify_backlog,
@@ -93,8 +118,11 @@ impl DataState {
             }
             self.draining -= 1;
         }
-        let ((file, offset), (len, seed)) = self.log.pop_first()?;
-        self.expected.push_back(seed);
+        // fio's get_next_verify: a block whose write is in flight waits.
+        let (&(file, offset), &(len, seed, _)) = self.log.iter().find(|(_, v)| !v.2)?;
+        self.log.remove(&(file, offset));
+        self.expected
+            .push_back(Some(if self.write_sequence { seed } else { 0 }));
         Some(IoUnit {
             dir: IoDir::Read,
             file,
@@ -104,11 +132,14 @@ impl DataState {
     }
 
     /// The generator's unit as this job issues it (verify_only reads what
-    /// it would have written).
+    /// it would have written); a read of a mix is marked unchecked.
     #[inline]
-    pub fn adapt(&self, mut u: IoUnit) -> IoUnit {
+    pub fn adapt(&mut self, mut u: IoUnit) -> IoUnit {
         if self.only {
             u.dir = IoDir::Read;
+        }
+        if u.dir == IoDir::Read && self.log_writes {
+            self.expected.push_back(None);
         }
         u
     }
@@ -133,26 +164,37 @@ impl DataState {
         seed
     }
 
-    /// A read is issued: the seed it must find (0 = unknown).
+    /// A read is issued: the seed it must find (0 = any intact chunk), or
+    /// `None` when it is not checked.
     #[inline]
     pub fn read_seed(&mut self) -> Option<u64> {
         self.verify.as_ref()?;
-        Some(if self.log_writes {
-            self.expected.pop_front().unwrap_or(0)
-        } else {
-            0
-        })
+        if self.log_writes {
+            return self.expected.pop_front().flatten();
+        }
+        self.plain_reads_checked.then_some(0)
     }
 
-    /// A write completed: log it for the verify phase.
+    /// A write completed: its log entry (unless a later write replaced it)
+    /// may now be read back.
     #[inline]
     pub fn written(&mut self, unit: IoUnit, seed: u64) {
+        if let Some(e) = self.log.get_mut(&(unit.file, unit.offset)) {
+            if e.0 == unit.len && e.1 == seed {
+                e.2 = false;
+            }
+        }
+    }
+
+    /// A write is issued: log it, in flight, for the verify phase.
+    #[inline]
+    pub fn issued_write(&mut self, unit: IoUnit, seed: u64) {
         if !self.log_writes {
             return;
         }
         let (file, start, end) = (unit.file, unit.offset, unit.offset + unit.len);
         let before = self.log.range(..(file, start)).next_back();
-        if let Some((&k, &(len, _))) = before {
+        if let Some((&k, &(len, _, _))) = before {
             if k.0 == file && k.1 + len > start {
                 self.log.remove(&k);
             }
@@ -165,7 +207,7 @@ impl DataState {
         for k in covered {
             self.log.remove(&k);
         }
-        self.log.insert((file, start), (unit.len, seed));
+        self.log.insert((file, start), (unit.len, seed, true));
     }
 
     /// A verify read completed: check its chunks. Err only when the job
@@ -235,6 +277,16 @@ fn dump(path: &Path, m: &Mismatch, found: &[u8]) {
     }
 }
 
+/// The I/O a slot holds.
+fn slot_unit(s: &super::io_loop::Slot) -> IoUnit {
+    IoUnit {
+        dir: s.dir,
+        file: s.file,
+        offset: s.offset,
+        len: u64::from(s.len),
+    }
+}
+
 /// The worker's side of its data: the hooks the I/O loop calls.
 impl<B: Backend> Worker<B> {
     /// Fill a write's buffer as the data options say, or mark a read to be
@@ -247,6 +299,7 @@ impl<B: Backend> Worker<B> {
             // len ≤ the largest block size = the slot size.
             let buf = unsafe { self.bufs.slot_mut(slot, s.len as usize) };
             s.seed = self.data.before_write(buf, s.offset);
+            self.data.issued_write(slot_unit(s), s.seed);
         } else if let Some(seed) = self.data.read_seed() {
             (s.check, s.seed) = (true, seed);
         }
@@ -257,13 +310,7 @@ impl<B: Backend> Worker<B> {
     pub(super) fn data_done(&mut self, slot: u32) {
         let s = self.slots[slot as usize];
         if s.dir == IoDir::Write {
-            let unit = IoUnit {
-                dir: s.dir,
-                file: s.file,
-                offset: s.offset,
-                len: u64::from(s.len),
-            };
-            self.data.written(unit, s.seed);
+            self.data.written(slot_unit(&s), s.seed);
         } else if s.check {
             // Safety: the read completed, so the kernel is done with the buffer.
             let buf = unsafe { self.bufs.slot_mut(slot, s.len as usize) };
@@ -274,3 +321,7 @@ impl<B: Backend> Worker<B> {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "data_tests.rs"]
+mod tests;

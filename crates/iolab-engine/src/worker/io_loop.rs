@@ -13,7 +13,9 @@
 //!    `tr` per reap: clat = tr − t1, lat = tr − t0 of each I/O.
 //!
 //! Like fio, the worker reaps only when it must (queue full, waiting, or
-//! done), so the device sees a full queue. Synchronous backends (psync)
+//! done), so the device sees a full queue. With `serialize_overlap` a
+//! unit that overlaps an in-flight I/O waits (reap, then try again; see
+//! `overlap`). Synchronous backends (psync)
 //! complete inside `queue`: one reading before and one after each call,
 //! clat = lat, no slat.
 //!
@@ -163,6 +165,10 @@ impl<B: Backend> Worker<B> {
                     continue;
                 }
             }
+            if self.overlap_wait() {
+                self.reap(1)?;
+                continue;
+            }
             if self.free.is_empty() || self.lat_full() {
                 self.reap(self.p.complete_min.min(self.inflight))?;
                 continue;
@@ -172,6 +178,19 @@ impl<B: Backend> Worker<B> {
                 self.flow_held = false;
                 self.flow_wait()?;
             }
+        }
+    }
+
+    /// serialize_overlap: a unit waits for an in-flight I/O it overlaps;
+    /// true (once) when the loop must reap before issuing again.
+    #[inline]
+    fn overlap_wait(&mut self) -> bool {
+        match self.overlap.as_mut() {
+            Some(o) if o.wait => {
+                o.wait = false;
+                self.inflight > 0
+            }
+            _ => false,
         }
     }
 
@@ -196,6 +215,15 @@ impl<B: Backend> Worker<B> {
             if due > self.last_ns && due > self.clock() {
                 self.pending = Some((u, due));
                 self.wait_due = Some(due);
+                return;
+            }
+            if self
+                .overlap
+                .as_ref()
+                .is_some_and(|o| o.blocks(&u, &self.batch))
+            {
+                self.pending = Some((u, due));
+                self.overlap.as_mut().expect("checked just above").wait = true;
                 return;
             }
             self.batch.push((u, due));
@@ -271,6 +299,9 @@ impl<B: Backend> Worker<B> {
             let slot = self.free.pop().expect("batch never exceeds free slots");
             self.slots[slot as usize] = Slot::issued(&u, t0, 0, due);
             self.slots[slot as usize].ioprio = self.pick_prio(&u);
+            if let Some(o) = self.overlap.as_mut() {
+                o.issued(slot, &u);
+            }
             self.prepare_data(slot);
             self.staged.push(slot);
             per_dir[u.dir as usize] += 1;
@@ -379,6 +410,9 @@ impl<B: Backend> Worker<B> {
                     if !self.complete(c, ts) {
                         self.inflight -= 1;
                         self.free.push(c.slot);
+                        if let Some(o) = self.overlap.as_mut() {
+                            o.freed(c.slot);
+                        }
                     } else if let Err(e) = self.resubmit(c.slot) {
                         self.comps = comps;
                         return Err(e);

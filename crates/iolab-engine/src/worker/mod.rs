@@ -25,12 +25,14 @@ pub mod buffers;
 pub mod clock;
 mod content;
 mod data;
+pub(crate) mod dedupe;
 mod errors;
 mod fill;
 mod flow;
 mod io_loop;
 pub mod iolog;
 mod lat_target;
+mod overlap;
 pub mod placement;
 pub mod prio;
 mod ratemin;
@@ -118,6 +120,8 @@ pub struct WorkerSpec {
     pub interval_ns: u64,
     pub host: String,
     pub bufs: AlignedBufs,
+    /// Who the worker is to the dedupe streams (job, dedupe_global place).
+    pub dedupe_peer: dedupe::DedupePeer,
 }
 
 /// What a worker returns: what it did, and what stopped it early.
@@ -236,6 +240,8 @@ pub(crate) struct Worker<B: Backend> {
     lat_done: bool,
     /// io_submit_mode=offload: never wait on a completion for a due I/O.
     offload: bool,
+    /// serialize_overlap: the busy slots' byte ranges.
+    overlap: Option<overlap::Overlap>,
 }
 
 impl<B: Backend> std::fmt::Debug for Worker<B> {
@@ -303,7 +309,12 @@ impl<B: Backend> Worker<B> {
             None => None,
         };
         let n = spec.paths.len();
-        let mut data = data::DataState::new(&spec.job, spec.gen.seed());
+        let mut data = data::DataState::new(
+            &spec.job,
+            spec.gen.seed(),
+            spec.gen.bytes_per_pass(),
+            spec.dedupe_peer,
+        );
         let errs = errors::ErrorState::new(&spec.job.errors, &spec.job.name, spec.id.worker);
         if errs.continues_on_verify() {
             data.continue_on_mismatch();
@@ -358,6 +369,11 @@ impl<B: Backend> Worker<B> {
             lat_step: lat_target::Step::Go,
             lat_done: false,
             offload: spec.job.control.submit_mode == iolab_core::job::SubmitMode::Offload,
+            overlap: overlap::Overlap::new(
+                spec.job.data.serialize_overlap,
+                p.iodepth as usize,
+                B::SYNC,
+            ),
         };
         Ok((
             w,

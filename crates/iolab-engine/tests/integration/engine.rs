@@ -13,6 +13,8 @@
 //! - `nrfiles`: files iolab creates (nrfiles, filesize, filename_format).
 //! - `prio`: I/O priorities per request (counts per priority), the
 //!   thread's ioprio and NUMA policy, per-I/O records against the histogram.
+//! - `verify_mix`: verify with a read/write mix (what is checked, counts).
+//! - `shape`: sequence distribution, dedupe modes and dedupe_global, on disk.
 //! - `timing`: runtime and ramp, intervals, rate limiting, thinktime,
 //!   start(at), stop(), progress.
 //! - `zones`: zonemode=zbd and strided on real files, fill_device.
@@ -35,7 +37,11 @@ mod files;
 mod nrfiles;
 #[path = "engine/prio.rs"]
 mod prio;
+#[path = "engine/shape.rs"]
+mod shape;
 #[path = "engine/timing.rs"]
 mod timing;
+#[path = "engine/verify_mix.rs"]
+mod verify_mix;
 #[path = "engine/zones.rs"]
 mod zones;

@@ -15,6 +15,8 @@
 //!   target (and nbdkit when installed);
 //! - [`nbd_control`]: latency_target and io_submit_mode against an export
 //!   with a known injected delay;
+//! - [`nbd_overlap`]: serialize_overlap and verify at a deep queue, counted
+//!   at an in-process target device;
 //! - [`nbd_wire`]: the nbd backend used directly: data read back, TCP, the
 //!   OPT_EXPORT_NAME fallback.
 //!
@@ -27,5 +29,6 @@ mod errors;
 mod layout;
 mod nbd;
 mod nbd_control;
+mod nbd_overlap;
 mod nbd_wire;
 mod offsets;

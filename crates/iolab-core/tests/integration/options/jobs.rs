@@ -490,7 +490,10 @@ fn buffer_and_verify_options_as_fio_reads_them() {
 #[test]
 fn verify_conflicts_are_named() {
     let e = |o: &[&str]| spec(o).prepare().unwrap_err().to_string();
-    assert!(e(&["size=1m", "rw=randrw", "verify=md5"]).contains("read/write mix"));
+    // A mix verifies what it writes, as fio does (no longer refused).
+    assert!(spec(&["size=1m", "rw=randrw", "verify=md5"])
+        .prepare()
+        .is_ok());
     assert!(e(&["size=1m", "rw=write", "ioengine=null", "verify=md5"]).contains("moves none"));
     assert!(e(&["size=1m", "rw=write", "verify=pattern"]).contains("needs verify_pattern"));
     assert!(e(&[
@@ -542,4 +545,35 @@ fn amounts_and_thread_as_fio_takes_them() {
         .any(|w| w.contains("iolab runs workers as threads")));
     let w = prep(&["size=4m", "loops=5", "io_size=8m"]).warnings;
     assert!(w.iter().any(|w| w.contains("loops=5 has no effect")));
+}
+
+#[test]
+fn data_shape_options_that_cannot_act_say_so() {
+    let w = |o: &[&str]| prep(o).warnings.join("; ");
+    assert!(
+        w(&["size=1m", "dedupe_mode=working_set", "dedupe_global=1"])
+            .contains("dedupe_mode, dedupe_global have no effect without dedupe_percentage")
+    );
+    assert!(w(&[
+        "size=1m",
+        "dedupe_percentage=10",
+        "dedupe_working_set_percentage=9"
+    ])
+    .contains("no effect with dedupe_mode=repeat"));
+    assert!(w(&["size=1m", "rw=randread", "random_sequence_stride=1"])
+        .contains("random_sequence_stride has no effect"));
+    assert!(w(&["size=1m", "verify_write_sequence=0"]).contains("no effect without verify"));
+    let j = prep(&[
+        "size=1m",
+        "rw=randwrite",
+        "dedupe_percentage=10",
+        "dedupe_mode=working_set",
+    ]);
+    assert_eq!(j.data.dedupe_mode, iolab_core::job::DedupeMode::WorkingSet);
+    assert_eq!(j.data.dedupe_working_set_pct, 5, "fio's default");
+    let e = spec(&["size=1m", "dedupe_mode=often"])
+        .prepare()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("expected repeat or working_set"), "{e}");
 }

@@ -18,6 +18,7 @@ from typing import Optional
 
 from iolab.jobs import JobSpec, ParseError
 from iolab.jobs.extras import JobExtras, split_extras
+from iolab.jobs.lenient import read_sizes_as_fio
 from iolab.jobs.percent import resolve_percentages
 
 #: fio's bwavgtime/iopsavgtime: the bw and iops log window when log_avg_msec=0.
@@ -104,6 +105,8 @@ def _notes(e: JobExtras, spec: JobSpec) -> list[str]:
         )
     if e.get("verify_async"):
         notes.append(f"verify_async={e.get('verify_async')}: iolab verifies each block inline as its read completes")
+    if e.get("unit_base") == "1":
+        notes.append("unit_base=1: fio would print rates in bits; iolab prints them in bytes per second")
     if e.get("log_prio") is True:
         notes.append("log_prio=1: iolab sets no I/O priorities; the logs' priority column is 0")
     return notes
@@ -134,6 +137,7 @@ def plan_extras(jobs: Sequence[JobSpec], interval_ns: Optional[int] = None, *, c
     windows: dict[int, str] = {}
     for spec in jobs:
         native, e = split_extras(spec)
+        native, lenient_notes = read_sizes_as_fio(native)
         native = resolve_percentages(native)
         wait_for = e.text("wait_for")
         if wait_for:
@@ -148,7 +152,7 @@ def plan_extras(jobs: Sequence[JobSpec], interval_ns: Optional[int] = None, *, c
         ss_ns = e.get("steadystate_check_interval")
         if e.text("steadystate"):
             windows.setdefault(ss_ns if isinstance(ss_ns, int) else 1_000_000_000, spec.name)
-        for note in _notes(e, native):
+        for note in lenient_notes + _notes(e, native):
             if note not in plan.notes:
                 plan.notes.append(note)
         names_so_far.add(spec.name)

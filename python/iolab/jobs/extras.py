@@ -97,8 +97,9 @@ EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
         "unit_base",
         "choice",
         "0",
-        "Units of printed rates: 0 and 1 mean bytes (iolab's only unit).",
-        choices=("0", "1"),
+        "Units of printed rates, as in fio: 0 (auto) and 8 (bytes) print bytes, iolab's unit; 1 (bits) "
+        "is accepted with a note that iolab prints bytes per second all the same.",
+        choices=("0", "8", "1"),
     ),
     ExtraDef(
         "wait_for",

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from iolab.jobs import JobSpec, ParseError
+from iolab.jobs.existing import size_from_existing_files
 from iolab.jobs.extras import JobExtras, split_extras
 from iolab.jobs.lenient import read_sizes_as_fio
 from iolab.jobs.percent import resolve_percentages
@@ -139,6 +140,9 @@ def plan_extras(jobs: Sequence[JobSpec], interval_ns: Optional[int] = None, *, c
         native, e = split_extras(spec)
         native, lenient_notes = read_sizes_as_fio(native)
         native = resolve_percentages(native)
+        native, sized_note = size_from_existing_files(native)
+        if sized_note:
+            lenient_notes.append(sized_note)
         wait_for = e.text("wait_for")
         if wait_for:
             if wait_for not in names_so_far:

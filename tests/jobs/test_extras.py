@@ -173,15 +173,28 @@ def test_fadvise_hint_notes_only_where_buffered_io_could_use_it(cli: Callable[..
     assert "fadvise_hint" not in direct
 
 
-def test_overwrite_0_on_a_write_job_says_the_files_are_laid_out_first(cli: Callable[..., Any], tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("asked", "note", "fios_default"),
+    [
+        ("--overwrite=0", "note: overwrite=0: iolab lays out the files before the run", "--overwrite=1"),
+        (
+            "--create_on_open=1",
+            "note: create_on_open=1: iolab creates and lays out the files before the run",
+            "--create_on_open=0",
+        ),
+    ],
+)
+def test_a_write_job_is_told_its_files_are_laid_out_first(
+    cli: Callable[..., Any], tmp_path: Path, asked: str, note: str, fios_default: str
+) -> None:
     job = ["--name=w", f"--directory={tmp_path}", "--size=1m", "--bs=4k", "--rw=write"]
-    doc, stderr = _fio_run(cli, *job, "--overwrite=0")
-    assert "note: overwrite=0: iolab lays out the files before the run" in stderr
+    doc, stderr = _fio_run(cli, *job, asked)
+    assert note in stderr
     assert doc["jobs"][0]["write"]["io_bytes"] == 1 << 20
     # The file was laid out whole before the writes (what overwrite=1 asks).
     assert (tmp_path / "w.0.0").stat().st_size == 1 << 20
-    _, stderr = _fio_run(cli, *job, "--overwrite=1", "--allow-overwrite")
-    assert "overwrite=" not in stderr
+    _, stderr = _fio_run(cli, *job, fios_default, "--allow-overwrite")
+    assert note.split(":")[1] not in stderr
     # A read job has nothing to overwrite: no note.
     _, stderr = _fio_run(cli, *NULL, "--overwrite=0")
     assert "overwrite=" not in stderr

@@ -104,6 +104,11 @@ def _notes(e: JobExtras, spec: JobSpec) -> list[str]:
             "overwrite=0: iolab lays out the files before the run, so the writes overwrite laid-out data "
             "(fio's overwrite=1) instead of extending new files"
         )
+    if e.get("create_on_open") is True:
+        notes.append(
+            "create_on_open=1: iolab creates and lays out the files before the run, so they exist before the "
+            "job opens them and writes overwrite laid-out data (fio creates them empty at the first open)"
+        )
     if e.get("verify_async"):
         notes.append(f"verify_async={e.get('verify_async')}: iolab verifies each block inline as its read completes")
     if e.get("unit_base") == "1":

@@ -133,6 +133,14 @@ EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
         "extending a new file.",
     ),
     ExtraDef(
+        "create_on_open",
+        "bool",
+        "0",
+        "iolab creates and lays out every file before the run (fio's create_on_open=0); with 1 (fio: the "
+        "file is created by the job's first open, empty) a note says that the files exist before the run "
+        "and writes overwrite laid-out data, as with overwrite=0.",
+    ),
+    ExtraDef(
         "io_submit_mode",
         "choice",
         "inline",
@@ -311,6 +319,7 @@ NOTE_ONLY = frozenset(
         "new_group",
         "verify_async",
         "overwrite",
+        "create_on_open",
         "io_submit_mode",
     }
 )

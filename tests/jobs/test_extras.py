@@ -198,3 +198,18 @@ def test_a_write_job_is_told_its_files_are_laid_out_first(
     # A read job has nothing to overwrite: no note.
     _, stderr = _fio_run(cli, *NULL, "--overwrite=0")
     assert "overwrite=" not in stderr
+
+
+def test_disk_util_and_significant_figures_are_noted_and_change_nothing(cli: Callable[..., Any]) -> None:
+    plain = cli("run", *NULL, "--output-format=terse")
+    assert plain.exit_code == 0, plain.output
+    r = cli("run", *NULL, "--disk_util=1", "--significant_figures=6", "--output-format=terse")
+    assert r.exit_code == 0, r.output
+    assert "note: disk_util=1: iolab's outputs have no disk utilisation section" in r.stderr
+    assert "note: significant_figures=6: no effect" in r.stderr
+    # Same job, same terse fields up to the timed ones (the read KiB is fixed by size).
+    assert plain.stdout.split(";")[:6] == r.stdout.split(";")[:6]
+    doc, err = _fio_run(cli, *NULL, "--disk_util=0")
+    assert doc["disk_util"] == [] and "disk_util" not in err
+    r = cli("run", *NULL, "--significant_figures=11")
+    assert r.exit_code == 2 and "significant_figures=11: expected one of 1, 2" in r.stderr, r.output

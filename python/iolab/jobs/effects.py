@@ -109,6 +109,16 @@ def _notes(e: JobExtras, spec: JobSpec) -> list[str]:
             "create_on_open=1: iolab creates and lays out the files before the run, so they exist before the "
             "job opens them and writes overwrite laid-out data (fio creates them empty at the first open)"
         )
+    if e.get("disk_util") is True:
+        notes.append(
+            "disk_util=1: iolab's outputs have no disk utilisation section; "
+            "`iolab run --results DIR` keeps the devices' counts in diskstats.json"
+        )
+    if "significant_figures" in e.values:
+        notes.append(
+            f"significant_figures={e.get('significant_figures')}: no effect; iolab's text output has its own "
+            "precision and its JSON exact figures"
+        )
     if e.get("verify_async"):
         notes.append(f"verify_async={e.get('verify_async')}: iolab verifies each block inline as its read completes")
     if e.get("unit_base") == "1":

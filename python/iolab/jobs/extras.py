@@ -133,6 +133,21 @@ EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
         "extending a new file.",
     ),
     ExtraDef(
+        "disk_util",
+        "bool",
+        "1",
+        "fio's disk utilisation section: iolab's outputs have none (`iolab run --results DIR` keeps the "
+        "devices' /proc/diskstats counts in diskstats.json); 0 asks for what iolab does, 1 is noted.",
+    ),
+    ExtraDef(
+        "significant_figures",
+        "choice",
+        "4",
+        "Precision of fio's normal output: iolab's text output has its own format and its JSON exact "
+        "figures, so a note says the value has no effect.",
+        choices=tuple(str(n) for n in range(1, 11)),
+    ),
+    ExtraDef(
         "create_on_open",
         "bool",
         "0",
@@ -320,6 +335,8 @@ NOTE_ONLY = frozenset(
         "verify_async",
         "overwrite",
         "create_on_open",
+        "disk_util",
+        "significant_figures",
         "io_submit_mode",
     }
 )

@@ -98,10 +98,13 @@ def test_wait_for_starts_a_new_group_after_the_named_job(cli: Callable[..., Any]
 
 
 def test_new_group_unit_base_and_bad_values(cli: Callable[..., Any]) -> None:
-    doc, _ = _fio_run(cli, *NULL, "--new_group", "--unit_base=1")
+    doc, err = _fio_run(cli, *NULL, "--new_group", "--unit_base=1")
     assert doc["jobs"][0]["read"]["total_ios"] == 1024
-    r = cli("run", *NULL, "--unit_base=8")
-    assert r.exit_code == 2 and "unit_base=8: expected one of 0, 1" in r.stderr, r.output
+    assert "unit_base=1: fio would print rates in bits; iolab prints them in bytes per second" in err
+    doc, err = _fio_run(cli, *NULL, "--unit_base=8")  # fio's byte-based reporting, iolab's own
+    assert doc["jobs"][0]["read"]["bw_bytes"] > 0 and "unit_base" not in err
+    r = cli("run", *NULL, "--unit_base=2")
+    assert r.exit_code == 2 and "unit_base=2: expected one of 0, 8, 1" in r.stderr, r.output
     doc, _ = _fio_run(cli, *NULL, "--mem=malloc")
     assert doc["jobs"][0]["read"]["total_ios"] == 1024
     r = cli("run", *NULL, "--iomem=mmaphuge")
@@ -170,15 +173,43 @@ def test_fadvise_hint_notes_only_where_buffered_io_could_use_it(cli: Callable[..
     assert "fadvise_hint" not in direct
 
 
-def test_overwrite_0_on_a_write_job_says_the_files_are_laid_out_first(cli: Callable[..., Any], tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("asked", "note", "fios_default"),
+    [
+        ("--overwrite=0", "note: overwrite=0: iolab lays out the files before the run", "--overwrite=1"),
+        (
+            "--create_on_open=1",
+            "note: create_on_open=1: iolab creates and lays out the files before the run",
+            "--create_on_open=0",
+        ),
+    ],
+)
+def test_a_write_job_is_told_its_files_are_laid_out_first(
+    cli: Callable[..., Any], tmp_path: Path, asked: str, note: str, fios_default: str
+) -> None:
     job = ["--name=w", f"--directory={tmp_path}", "--size=1m", "--bs=4k", "--rw=write"]
-    doc, stderr = _fio_run(cli, *job, "--overwrite=0")
-    assert "note: overwrite=0: iolab lays out the files before the run" in stderr
+    doc, stderr = _fio_run(cli, *job, asked)
+    assert note in stderr
     assert doc["jobs"][0]["write"]["io_bytes"] == 1 << 20
     # The file was laid out whole before the writes (what overwrite=1 asks).
     assert (tmp_path / "w.0.0").stat().st_size == 1 << 20
-    _, stderr = _fio_run(cli, *job, "--overwrite=1", "--allow-overwrite")
-    assert "overwrite=" not in stderr
+    _, stderr = _fio_run(cli, *job, fios_default, "--allow-overwrite")
+    assert note.split(":")[1] not in stderr
     # A read job has nothing to overwrite: no note.
     _, stderr = _fio_run(cli, *NULL, "--overwrite=0")
     assert "overwrite=" not in stderr
+
+
+def test_disk_util_and_significant_figures_are_noted_and_change_nothing(cli: Callable[..., Any]) -> None:
+    plain = cli("run", *NULL, "--output-format=terse")
+    assert plain.exit_code == 0, plain.output
+    r = cli("run", *NULL, "--disk_util=1", "--significant_figures=6", "--output-format=terse")
+    assert r.exit_code == 0, r.output
+    assert "note: disk_util=1: iolab's outputs have no disk utilisation section" in r.stderr
+    assert "note: significant_figures=6: no effect" in r.stderr
+    # Same job, same terse fields up to the timed ones (the read KiB is fixed by size).
+    assert plain.stdout.split(";")[:6] == r.stdout.split(";")[:6]
+    doc, err = _fio_run(cli, *NULL, "--disk_util=0")
+    assert doc["disk_util"] == [] and "disk_util" not in err
+    r = cli("run", *NULL, "--significant_figures=11")
+    assert r.exit_code == 2 and "significant_figures=11: expected one of 1, 2" in r.stderr, r.output

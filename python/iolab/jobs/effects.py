@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from iolab.jobs import JobSpec, ParseError
+from iolab.jobs.existing import size_from_existing_files
 from iolab.jobs.extras import JobExtras, split_extras
+from iolab.jobs.lenient import read_sizes_as_fio
 from iolab.jobs.percent import resolve_percentages
 
 NS_PER_MS = 1_000_000
@@ -102,8 +104,25 @@ def _notes(e: JobExtras, spec: JobSpec) -> list[str]:
             "overwrite=0: iolab lays out the files before the run, so the writes overwrite laid-out data "
             "(fio's overwrite=1) instead of extending new files"
         )
+    if e.get("create_on_open") is True:
+        notes.append(
+            "create_on_open=1: iolab creates and lays out the files before the run, so they exist before the "
+            "job opens them and writes overwrite laid-out data (fio creates them empty at the first open)"
+        )
+    if e.get("disk_util") is True:
+        notes.append(
+            "disk_util=1: iolab's outputs have no disk utilisation section; "
+            "`iolab run --results DIR` keeps the devices' counts in diskstats.json"
+        )
+    if "significant_figures" in e.values:
+        notes.append(
+            f"significant_figures={e.get('significant_figures')}: no effect; iolab's text output has its own "
+            "precision and its JSON exact figures"
+        )
     if e.get("verify_async"):
         notes.append(f"verify_async={e.get('verify_async')}: iolab verifies each block inline as its read completes")
+    if e.get("unit_base") == "1":
+        notes.append("unit_base=1: fio would print rates in bits; iolab prints them in bytes per second")
     return notes
 
 
@@ -132,7 +151,11 @@ def plan_extras(jobs: Sequence[JobSpec], interval_ns: Optional[int] = None, *, c
     windows: dict[int, str] = {}
     for spec in jobs:
         native, e = split_extras(spec)
+        native, lenient_notes = read_sizes_as_fio(native)
         native = resolve_percentages(native)
+        native, sized_note = size_from_existing_files(native)
+        if sized_note:
+            lenient_notes.append(sized_note)
         wait_for = e.text("wait_for")
         if wait_for:
             if wait_for not in names_so_far:
@@ -150,7 +173,7 @@ def plan_extras(jobs: Sequence[JobSpec], interval_ns: Optional[int] = None, *, c
         ss_ns = e.get("steadystate_check_interval")
         if e.text("steadystate"):
             windows.setdefault(ss_ns if isinstance(ss_ns, int) else 1_000_000_000, spec.name)
-        for note in _notes(e, native):
+        for note in lenient_notes + _notes(e, native):
             if note not in plan.notes:
                 plan.notes.append(note)
         names_so_far.add(spec.name)

@@ -97,8 +97,9 @@ EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
         "unit_base",
         "choice",
         "0",
-        "Units of printed rates: 0 and 1 mean bytes (iolab's only unit).",
-        choices=("0", "1"),
+        "Units of printed rates, as in fio: 0 (auto) and 8 (bytes) print bytes, iolab's unit; 1 (bits) "
+        "is accepted with a note that iolab prints bytes per second all the same.",
+        choices=("0", "8", "1"),
     ),
     ExtraDef(
         "wait_for",
@@ -130,6 +131,29 @@ EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
         "iolab lays out (creates and fills) every file before any job writes to it, which is fio's "
         "overwrite=1; with overwrite=0 a note says that the writes overwrite laid-out data rather than "
         "extending a new file.",
+    ),
+    ExtraDef(
+        "disk_util",
+        "bool",
+        "1",
+        "fio's disk utilisation section: iolab's outputs have none (`iolab run --results DIR` keeps the "
+        "devices' /proc/diskstats counts in diskstats.json); 0 asks for what iolab does, 1 is noted.",
+    ),
+    ExtraDef(
+        "significant_figures",
+        "choice",
+        "4",
+        "Precision of fio's normal output: iolab's text output has its own format and its JSON exact "
+        "figures, so a note says the value has no effect.",
+        choices=tuple(str(n) for n in range(1, 11)),
+    ),
+    ExtraDef(
+        "create_on_open",
+        "bool",
+        "0",
+        "iolab creates and lays out every file before the run (fio's create_on_open=0); with 1 (fio: the "
+        "file is created by the job's first open, empty) a note says that the files exist before the run "
+        "and writes overwrite laid-out data, as with overwrite=0.",
     ),
     # --- fio's log files (iolab.results.fio_logs) ---------------------------------------------
     ExtraDef(
@@ -322,6 +346,9 @@ NOTE_ONLY = frozenset(
         "new_group",
         "verify_async",
         "overwrite",
+        "create_on_open",
+        "disk_util",
+        "significant_figures",
     }
 )
 

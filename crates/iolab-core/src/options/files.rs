@@ -23,7 +23,17 @@ pub(super) fn resolve(d: &mut Draft, rw: RwMix, named: usize) -> Result<(), JobE
                 .push("filename_format has no effect: filename= names the files".into());
         }
     } else {
-        check_format(&d.files.filename_format, d.files.nrfiles)?;
+        check_format(&d.files.filename_format)?;
+        if d.files.nrfiles > 1 && !d.files.filename_format.contains("$filenum") {
+            // fio adds the one name nrfiles times (init.c), so a worker
+            // opens the same file that many times, each open its own
+            // region of size/nrfiles from the start. iolab does the same.
+            d.warnings.push(format!(
+                "filename_format={} has no $filenum: each worker's {} files are one file, \
+                 opened {} times (as fio does)",
+                d.files.filename_format, d.files.nrfiles, d.files.nrfiles
+            ));
+        }
     }
     let Some((lo, hi)) = d.files.filesize else {
         return Ok(());
@@ -75,8 +85,8 @@ pub(super) fn resolve(d: &mut Draft, rw: RwMix, named: usize) -> Result<(), JobE
 }
 
 /// The format must give a file name in `directory` (iolab creates files,
-/// not directories) that differs between files of one worker.
-fn check_format(format: &str, nrfiles: u32) -> Result<(), JobError> {
+/// not directories).
+fn check_format(format: &str) -> Result<(), JobError> {
     let bad = |reason: &str| JobError::InvalidValue {
         option: "filename_format".into(),
         value: format.into(),
@@ -89,11 +99,6 @@ fn check_format(format: &str, nrfiles: u32) -> Result<(), JobError> {
     }
     if format.replace("$clientuid", "").is_empty() {
         return Err(bad("gives an empty file name"));
-    }
-    if nrfiles > 1 && !format.contains("$filenum") {
-        return Err(bad(
-            "gives every file of a worker the same name with nrfiles > 1; add $filenum",
-        ));
     }
     Ok(())
 }

@@ -75,7 +75,29 @@ fn refusals_name_the_option() {
     assert!(err(&["filename=/a:/b", "nrfiles=3", "size=8k"])
         .contains("nrfiles=3 but filename= names 2"),);
     assert!(err(&["size=8k", "filename_format=sub/$jobname"]).contains("no '/'"));
-    assert!(err(&["size=8k", "nrfiles=2", "filename_format=$jobname"]).contains("add $filenum"));
     assert!(err(&["filesize=2k", "bs=4k"]).contains("smaller than the largest block size"));
     assert!(err(&["nrfiles=0", "size=8k"]).contains("'nrfiles'"));
+}
+
+#[test]
+fn a_format_without_filenum_opens_one_file_nrfiles_times_as_fio_does() {
+    let j = prep(&[
+        "size=16k",
+        "nrfiles=4",
+        "filename_format=file$jobnum",
+        "numjobs=2",
+    ]);
+    assert_eq!(j.files_for_worker(1), vec![PathBuf::from("./file1"); 4]);
+    // Each open is its own region of size/nrfiles from the start of the file.
+    assert_eq!(
+        (0..4).map(|k| j.file_len(k, 4)).collect::<Vec<_>>(),
+        [Some(4096); 4]
+    );
+    assert!(
+        j.warnings
+            .iter()
+            .any(|w| w.contains("no $filenum") && w.contains("opened 4 times")),
+        "{:?}",
+        j.warnings
+    );
 }

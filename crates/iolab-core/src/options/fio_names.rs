@@ -41,7 +41,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "create_fsync",
     "create_on_open",
     "create_only",
-    "create_serialize",
     "cuda_io",
     "dedupe_global",
     "dedupe_mode",

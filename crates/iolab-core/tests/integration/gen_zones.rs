@@ -110,6 +110,17 @@ mod strided {
     }
 
     #[test]
+    fn create_serialize_0_says_files_are_laid_out_one_at_a_time() {
+        let j = job(&["create_serialize=0"]);
+        assert!(!j.zones.create_serialize);
+        assert!(
+            j.warnings.iter().any(|w| w.contains("one at a time")),
+            "{:?}",
+            j.warnings
+        );
+    }
+
+    #[test]
     fn strided_without_zonesize_is_an_error() {
         let e = JobSpec::new("z")
             .args(["filename=/tmp/x", "size=1m", "zonemode=strided"])

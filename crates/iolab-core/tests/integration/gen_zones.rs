@@ -279,6 +279,69 @@ mod zbd {
     }
 
     #[test]
+    fn job_max_open_zones_fills_one_zone_at_a_time() {
+        let mut g = gen(
+            &[
+                "zonemode=zbd",
+                "zonesize=16k",
+                "rw=randwrite",
+                "job_max_open_zones=1",
+            ],
+            0,
+            64 * K,
+        );
+        let units: Vec<_> = g.by_ref().collect();
+        // One open zone: four writes fill it (it closes), then the next.
+        for chunk in units.chunks(4) {
+            let z = chunk[0].offset / (16 * K);
+            let offs: Vec<u64> = chunk.iter().map(|u| u.offset - z * 16 * K).collect();
+            assert_eq!(offs, [0, 4 * K, 8 * K, 12 * K], "{units:?}");
+        }
+        assert!(g.zone_table(0).unwrap().snapshot().open.is_empty());
+    }
+
+    #[test]
+    fn no_threshold_resets_below_the_threshold() {
+        // 4 zones of 64 KiB (256 KiB); threshold 0.5 = 128 KiB of data.
+        let mut g = gen(
+            &[
+                "zonemode=zbd",
+                "zonesize=64k",
+                "rw=write",
+                "zone_reset_threshold=0.5",
+                "zone_reset_frequency=1",
+            ],
+            0,
+            256 * K,
+        );
+        let first: Vec<_> = g.by_ref().take(32).collect();
+        assert_eq!(
+            g.zone_table(0).unwrap().snapshot().resets,
+            0,
+            "below the threshold"
+        );
+        assert_eq!(first.last().unwrap().offset, 124 * K);
+        // From 128 KiB of data on, every write (frequency 1) resets its zone first.
+        let next = g.next().unwrap();
+        assert_eq!(
+            next.offset,
+            128 * K,
+            "zone 2 reset: its pointer was already 0"
+        );
+        assert_eq!(g.zone_table(0).unwrap().snapshot().resets, 1);
+    }
+
+    #[test]
+    fn ignore_zone_limits_says_it_has_nothing_to_ignore() {
+        let j = job(&["zonemode=zbd", "zonesize=64k", "ignore_zone_limits=1"]);
+        assert!(
+            j.warnings.iter().any(|w| w.contains("ignore_zone_limits")),
+            "{:?}",
+            j.warnings
+        );
+    }
+
+    #[test]
     fn sizes_in_zones_are_counts_of_zonesize() {
         let j = job(&[
             "zonemode=zbd",

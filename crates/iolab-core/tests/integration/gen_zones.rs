@@ -49,6 +49,22 @@ mod strided {
     }
 
     #[test]
+    fn zones_move_on_past_size_to_the_end_of_the_file() {
+        // size=16k of I/O, zones of 4 KiB every 16 KiB: fio's zones march
+        // on to the end of the 64 KiB file, not around the 16 KiB region.
+        let opts = ["zonemode=strided", "zonesize=4k", "zoneskip=12k"];
+        let mut g = gen(&opts, 0, 16 * K);
+        g.set_file_end(0, 64 * K);
+        assert_eq!(offsets_k(&g.collect::<Vec<_>>()), [0, 16, 32, 48]);
+        let within: Vec<_> = gen(&opts, 0, 16 * K).collect();
+        assert_eq!(
+            offsets_k(&within),
+            [0, 0, 0, 0],
+            "file end unknown: the region's"
+        );
+    }
+
+    #[test]
     fn zonesize_alone_means_strided_as_in_fio() {
         let j = job(&["zonesize=8k", "zoneskip=8k"]);
         assert_eq!(j.zones.mode, ZoneMode::Strided);

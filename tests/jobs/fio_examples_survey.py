@@ -10,7 +10,7 @@ parses — a short real run in a scratch directory with sizes shrunk
 replaced by a scratch file, which is also given to files written to be
 handed a device on the command line (``allow_file_create=0`` and no
 ``filename``); ``directory=`` pointed at the scratch directory; ``zonemode=zbd`` jobs get
-1 MiB zones from the file's start (``--zonesize=1m --offset=0``); nbd jobs
+two 32 MiB zones from the file's start (``--zonesize=32m --size=64m --offset=0``); nbd jobs
 get an iolab target with a memory export on a private Unix socket). Prints a Markdown table: file, engine, parse, short run, and the
 first error (the named fio feature that stopped it). docs/options.md keeps
 the table; the job files themselves are not copied into this repository.
@@ -71,8 +71,9 @@ def survey_one(path: Path, scratch: Path) -> tuple[str, str, str]:
     elif _DEVICE.search(text):
         extra.append(f"--filename={image}")
     if _ZBD.search(text):
-        # Emulated zones shrunk with the sizes: 1 MiB zones from the file's start.
-        extra += ["--zonesize=1m", "--offset=0"]
+        # Emulated zones shrunk with the sizes: two 32 MiB zones (blocks of up
+        # to 32 MiB must fit in a zone) from the file's start.
+        extra += ["--zonesize=32m", "--size=64m", "--offset=0"]
     if re.search(r"^\s*directory\s*=", text, re.M):
         extra.append(f"--directory={scratch}")
     if "nbd" in engines(text):

@@ -1,7 +1,9 @@
 //! fio's strided zones (`zonemode=strided`, or `zonesize` alone): the I/O
 //! of a file stays in one zone of `zonerange` bytes until `zonesize` bytes
 //! were moved there, then the zone moves `zonerange + zoneskip` bytes on,
-//! back to the region's start when it would begin past the region's end.
+//! back to the region's start when it would begin past the end of the file
+//! (the engine gives that end, [`Strided::set_span`]; without it, the
+//! region's end), as fio moves it.
 //!
 //! Inside the zone, sequential I/O goes upward from the zone's start (again
 //! from the start once the zone's end is reached: `zonesize > zonerange`
@@ -36,6 +38,9 @@ pub struct Strided {
     perm: Option<BlockPerm>,
     mapped: bool,
     key: u64,
+    /// Bytes from the region's start to the end of the file, when the
+    /// engine knows them: zones move on past the region to there, as in fio.
+    span: Option<u64>,
 }
 
 impl Strided {
@@ -59,7 +64,14 @@ impl Strided {
             perm: None,
             mapped,
             key,
+            span: None,
         })
+    }
+
+    /// Let zones move on to `bytes` from the region's start (the end of
+    /// the file), cut to whole `grain` blocks; never less than the region.
+    pub fn set_span(&mut self, bytes: u64, grain: u64, region: u64) {
+        self.span = Some((bytes / grain * grain).max(region));
     }
 
     /// Length of the current zone in a region of `region` bytes (the last
@@ -82,6 +94,7 @@ impl Strided {
         room: u64,
         sequential: bool,
     ) -> (u64, u64) {
+        let region = self.span.unwrap_or(region);
         if self.moved >= self.size {
             self.moved = 0;
             self.zone += self.step;

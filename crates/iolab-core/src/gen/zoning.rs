@@ -57,6 +57,16 @@ impl IoGen {
         }
     }
 
+    /// Strided zones of file `file` may move on to `file_bytes`, the end of
+    /// the file (fio's strided zones go past `size`); no effect otherwise.
+    pub fn set_file_end(&mut self, file: usize, file_bytes: u64) {
+        let grain = self.ctx[0].grain.bytes;
+        let f = &mut self.files[file];
+        if let Some(Zoning::Strided(s)) = f.zoning.as_deref_mut() {
+            s.set_span(file_bytes.saturating_sub(f.start), grain, f.len);
+        }
+    }
+
     /// The next I/O of a zoned file; `None`: the file is done for this pass.
     #[cold]
     fn next_zoned(&mut self, dir: IoDir, fi: usize, drawn: u64) -> Option<(IoDir, u64, u64)> {

@@ -68,6 +68,9 @@ pub struct ZoneOptions {
     /// `fill_device` / `fill_fs`: write until the file system (or the
     /// device) has no space left; ENOSPC ends the job without an error.
     pub fill_device: bool,
+    /// `create_serialize`: lay out the files one at a time (iolab always
+    /// does, before the run).
+    pub create_serialize: bool,
 }
 
 impl Default for ZoneOptions {
@@ -85,6 +88,7 @@ impl Default for ZoneOptions {
             reset_threshold: 0.0,
             reset_frequency: 0.0,
             fill_device: false,
+            create_serialize: true,
         }
     }
 }

@@ -34,7 +34,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "create_fsync",
     "create_on_open",
     "create_only",
-    "create_serialize",
     "cuda_io",
     "direct_write_to_pmem",
     "disable_bw",

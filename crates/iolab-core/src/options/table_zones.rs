@@ -41,7 +41,8 @@ pub(super) static ZONE_OPTIONS: &[OptionDef] = &[
                moved there, then moves zonerange + zoneskip bytes on (wrapping to the \
                region's start). zbd: sequential-write-required zones of zonesize bytes \
                emulated over a regular file: writes go to a zone's write pointer, even \
-               for random I/O; reads stay below it. A real zoned block device is refused.",
+               for random I/O; reads stay below it; the region is cut to whole zones (as \
+               fio cuts it). A real zoned block device is refused.",
     },
     OptionDef {
         name: "zonesize",
@@ -167,5 +168,16 @@ pub(super) static ZONE_OPTIONS: &[OptionDef] = &[
         help: "Write until the file system has no space left (ENOSPC or EDQUOT end the \
                job without an error, as in fio) or the device ends. Without size=, the \
                file may grow to the file system's free space. Writes only.",
+    },
+    OptionDef {
+        name: "create_serialize",
+        set: |d, v| put(&mut d.zones.create_serialize, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("1"),
+        unit: "",
+        help: "Lay out the jobs' files one at a time (fio's default). iolab always lays \
+               them out one at a time, before the run: 0 is taken with a warning saying so, \
+               and refused with zonemode=zbd (as in fio).",
     },
 ];

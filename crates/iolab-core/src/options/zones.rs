@@ -51,6 +51,19 @@ fn conflict(msg: impl Into<String>) -> JobError {
 /// `named`: how many files `filename=` lists (0 when iolab names them).
 pub(super) fn check(d: &mut Draft, rw: RwMix, named: usize) -> Result<(), JobError> {
     fill(d, rw)?;
+    if !d.zones.create_serialize {
+        if d.zones.mode == ZoneMode::Zbd {
+            return Err(conflict(
+                "zonemode=zbd and create_serialize=0 do not go together (as in fio); drop \
+                 create_serialize",
+            ));
+        }
+        d.warnings.push(
+            "create_serialize=0 has no effect: iolab lays out the files one at a time, \
+             before the run"
+                .into(),
+        );
+    }
     let z = &mut d.zones;
     let mode_given = d.explicit.contains("zonemode");
     let size_given = d.explicit.contains("zonesize");

@@ -31,6 +31,9 @@ fn offsets_k(units: &[IoUnit]) -> Vec<u64> {
 mod strided {
     use super::*;
 
+    // The expected offsets of these tests are what fio 3.33 issues for the
+    // same job (its write_iolog), except where a comment says otherwise.
+
     #[test]
     fn zonesize_then_zoneskip_then_wrap() {
         // 64 KiB region, 4 KiB reads: 8 KiB zones, 8 KiB skipped between.
@@ -44,8 +47,26 @@ mod strided {
             offsets_k(&units),
             [0, 4, 16, 20, 32, 36, 48, 52, 0, 4, 16, 20, 32, 36, 48, 52]
         );
-        // The pass still moves the region's length, as fio moves size.
+        // The pass moves the region's length (size). fio 3.33 repeats this
+        // 16-I/O sequence once more here (32 I/Os for size=64k; 16 with
+        // io_size=64k, or with zonesize=16k zoneskip=16k): iolab moves size.
         assert_eq!(units.iter().map(|u| u.len).sum::<u64>(), 64 * K);
+    }
+
+    #[test]
+    fn zones_move_on_past_size_to_the_end_of_the_file() {
+        // size=16k of I/O, zones of 4 KiB every 16 KiB: fio's zones march
+        // on to the end of the 64 KiB file, not around the 16 KiB region.
+        let opts = ["zonemode=strided", "zonesize=4k", "zoneskip=12k"];
+        let mut g = gen(&opts, 0, 16 * K);
+        g.set_file_end(0, 64 * K);
+        assert_eq!(offsets_k(&g.collect::<Vec<_>>()), [0, 16, 32, 48]);
+        let within: Vec<_> = gen(&opts, 0, 16 * K).collect();
+        assert_eq!(
+            offsets_k(&within),
+            [0, 0, 0, 0],
+            "file end unknown: the region's"
+        );
     }
 
     #[test]
@@ -68,14 +89,18 @@ mod strided {
 
     #[test]
     fn zonesize_below_zonerange_reads_the_zone_start_only() {
-        let units: Vec<_> = gen(
+        // fio 3.33, write_iolog: offset=8k size=56k zonesize=4k
+        // zonerange=16k on a 64 KiB file reads exactly these (KiB).
+        let mut g = gen(
             &["zonemode=strided", "zonesize=4k", "zonerange=16k"],
             8 * K,
-            64 * K,
-        )
-        .collect();
-        // Offsets are in the file: the region starts at 8 KiB.
-        assert_eq!(offsets_k(&units)[..4], [8, 24, 40, 56]);
+            56 * K,
+        );
+        g.set_file_end(0, 64 * K);
+        assert_eq!(
+            offsets_k(&g.collect::<Vec<_>>()),
+            [8, 24, 40, 56, 8, 24, 40, 56, 8, 24, 40, 56, 8, 24]
+        );
     }
 
     #[test]
@@ -107,6 +132,17 @@ mod strided {
             .prepare()
             .unwrap_err();
         assert!(e.to_string().contains("zonemode=none and zonesize"), "{e}");
+    }
+
+    #[test]
+    fn create_serialize_0_says_files_are_laid_out_one_at_a_time() {
+        let j = job(&["create_serialize=0"]);
+        assert!(!j.zones.create_serialize);
+        assert!(
+            j.warnings.iter().any(|w| w.contains("one at a time")),
+            "{:?}",
+            j.warnings
+        );
     }
 
     #[test]
@@ -190,6 +226,7 @@ mod zbd {
 
     #[test]
     fn sequential_read_of_empty_zones_reads_nothing() {
+        // fio 3.33 on a fresh regular file: no reads, exit status 0.
         let units: Vec<_> = gen(
             &["zonemode=zbd", "zonesize=64k", "time_based", "runtime=1"],
             0,
@@ -220,6 +257,7 @@ mod zbd {
             128 * K,
         );
         let units: Vec<_> = g.by_ref().collect();
+        // The same as fio 3.33 writes on a regular file (its write_iolog).
         assert_eq!(
             offsets_k(&units),
             [0, 4, 8, 12, 64, 68, 72, 76, 0, 4, 8, 12, 64, 68, 72, 76]
@@ -265,6 +303,69 @@ mod zbd {
         let n = g.by_ref().count() as u64;
         assert_eq!(n, 64);
         assert_eq!(g.zone_table(0).unwrap().snapshot().resets, n / 4);
+    }
+
+    #[test]
+    fn job_max_open_zones_fills_one_zone_at_a_time() {
+        let mut g = gen(
+            &[
+                "zonemode=zbd",
+                "zonesize=16k",
+                "rw=randwrite",
+                "job_max_open_zones=1",
+            ],
+            0,
+            64 * K,
+        );
+        let units: Vec<_> = g.by_ref().collect();
+        // One open zone: four writes fill it (it closes), then the next.
+        for chunk in units.chunks(4) {
+            let z = chunk[0].offset / (16 * K);
+            let offs: Vec<u64> = chunk.iter().map(|u| u.offset - z * 16 * K).collect();
+            assert_eq!(offs, [0, 4 * K, 8 * K, 12 * K], "{units:?}");
+        }
+        assert!(g.zone_table(0).unwrap().snapshot().open.is_empty());
+    }
+
+    #[test]
+    fn no_threshold_resets_below_the_threshold() {
+        // 4 zones of 64 KiB (256 KiB); threshold 0.5 = 128 KiB of data.
+        let mut g = gen(
+            &[
+                "zonemode=zbd",
+                "zonesize=64k",
+                "rw=write",
+                "zone_reset_threshold=0.5",
+                "zone_reset_frequency=1",
+            ],
+            0,
+            256 * K,
+        );
+        let first: Vec<_> = g.by_ref().take(32).collect();
+        assert_eq!(
+            g.zone_table(0).unwrap().snapshot().resets,
+            0,
+            "below the threshold"
+        );
+        assert_eq!(first.last().unwrap().offset, 124 * K);
+        // From 128 KiB of data on, every write (frequency 1) resets its zone first.
+        let next = g.next().unwrap();
+        assert_eq!(
+            next.offset,
+            128 * K,
+            "zone 2 reset: its pointer was already 0"
+        );
+        assert_eq!(g.zone_table(0).unwrap().snapshot().resets, 1);
+    }
+
+    #[test]
+    fn ignore_zone_limits_says_it_has_nothing_to_ignore() {
+        let j = job(&["zonemode=zbd", "zonesize=64k", "ignore_zone_limits=1"]);
+        assert!(
+            j.warnings.iter().any(|w| w.contains("ignore_zone_limits")),
+            "{:?}",
+            j.warnings
+        );
     }
 
     #[test]

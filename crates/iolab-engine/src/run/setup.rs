@@ -13,7 +13,7 @@ use iolab_core::stats::{JobResult, RunResult, SCHEMA};
 use super::coordinator::CoordOut;
 use super::host::host_info;
 use super::nbd::Exports;
-use super::zones::{share_zones, ZoneTables};
+use super::zones::{share_zones, strided_file_ends, ZoneTables};
 use super::{RunConfig, RunOutcome};
 use crate::layout::{self, Layout};
 use crate::worker::buffers::AlignedBufs;
@@ -75,6 +75,7 @@ pub fn prepare(cfg: &RunConfig) -> Result<Prepared, EngineError> {
         for w in 0..job.workers() {
             let mut spec = worker_spec(cfg, &layout, &exports, &shared, ji as u32, w)?;
             share_zones(&mut zone_tables, &mut spec);
+            strided_file_ends(&layout, &mut spec);
             out.planned_bytes.push(spec.gen.total_bytes());
             out.specs.push(spec);
         }

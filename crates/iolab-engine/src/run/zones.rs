@@ -1,6 +1,7 @@
 //! zonemode=zbd across workers: every worker of a file, in every job of
 //! the run, uses one table of write pointers (the first worker's), as fio's
-//! jobs share a file's zones. Built while the workers' specs are made.
+//! jobs share a file's zones; strided zones are told where each file ends.
+//! Done while the workers' specs are made.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -8,10 +9,21 @@ use std::sync::Arc;
 
 use iolab_core::gen::ZoneTable;
 
+use crate::layout::Layout;
 use crate::worker::WorkerSpec;
 
 /// The write pointers of each file with zonemode=zbd, by path.
 pub(super) type ZoneTables = HashMap<PathBuf, Arc<ZoneTable>>;
+
+/// Strided zones move on to the end of each file (fio's meaning), which
+/// the layout knows.
+pub(super) fn strided_file_ends(layout: &Layout, spec: &mut WorkerSpec) {
+    for (i, path) in spec.paths.iter().enumerate() {
+        if let Some(f) = layout.file(path) {
+            spec.gen.set_file_end(i, f.size_bytes);
+        }
+    }
+}
 
 /// Give `spec`'s generator the table of each of its zoned files, or keep
 /// its own as the table of a file seen for the first time.

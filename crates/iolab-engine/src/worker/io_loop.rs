@@ -387,13 +387,8 @@ impl<B: Backend> Worker<B> {
         self.rec.errored(s.dir);
         if self.error.is_none() {
             let path = self.paths[s.file as usize].clone();
-            self.error = Some(io_failed(
-                path,
-                s.offset,
-                u64::from(s.len),
-                s.dir.name(),
-                c.result,
-            ));
+            let e = io_failed(path, s.offset, u64::from(s.len), s.dir.name(), c.result);
+            self.error = Some(super::prio::explain_denied(e, s.ioprio));
         }
     }
 

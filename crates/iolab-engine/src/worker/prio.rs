@@ -55,6 +55,36 @@ pub fn thread_ioprio() -> std::io::Result<u16> {
     Ok(r as u16)
 }
 
+/// An I/O refused with EPERM that carried a realtime priority: say why
+/// (the kernel's message alone names no cause).
+pub fn explain_denied(e: EngineError, ioprio: u16) -> EngineError {
+    match e {
+        EngineError::IoFailed {
+            path,
+            offset,
+            len,
+            dir,
+            source,
+        } if source.raw_os_error() == Some(libc::EPERM) && ioprio >> 13 == 1 => {
+            let (_, level, _) = iolab_core::job::prio::ioprio_parts(ioprio);
+            EngineError::IoFailed {
+                path,
+                offset,
+                len,
+                dir,
+                source: std::io::Error::new(
+                    source.kind(),
+                    format!(
+                        "{source}: the I/O's priority is realtime (class 1, level {level}), which \
+                         needs CAP_SYS_ADMIN; run as root or use cmdprio_class=2"
+                    ),
+                ),
+            }
+        }
+        e => e,
+    }
+}
+
 /// What a worker needs to give each I/O its priority.
 #[derive(Debug, Clone)]
 pub struct PrioPicker {
@@ -182,6 +212,16 @@ impl<B: Backend> Worker<B> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_realtime_io_says_what_it_needs() {
+        let e = crate::worker::io_failed("f".into(), 0, 4096, "read", -i64::from(libc::EPERM));
+        let got = explain_denied(e, iolab_core::job::prio::ioprio_value(1, 0, 0)).to_string();
+        assert!(got.contains("needs CAP_SYS_ADMIN"), "{got}");
+        let e = crate::worker::io_failed("f".into(), 0, 4096, "read", -i64::from(libc::EPERM));
+        let got = explain_denied(e, iolab_core::job::prio::ioprio_value(2, 0, 0)).to_string();
+        assert!(!got.contains("CAP_SYS_ADMIN"), "{got}");
+    }
 
     #[test]
     fn thread_priority_is_set_and_read_back() {

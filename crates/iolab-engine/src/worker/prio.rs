@@ -57,32 +57,20 @@ pub fn thread_ioprio() -> std::io::Result<u16> {
 
 /// An I/O refused with EPERM that carried a realtime priority: say why
 /// (the kernel's message alone names no cause).
-pub fn explain_denied(e: EngineError, ioprio: u16) -> EngineError {
-    match e {
-        EngineError::IoFailed {
-            path,
-            offset,
-            len,
-            dir,
-            source,
-        } if source.raw_os_error() == Some(libc::EPERM) && ioprio >> 13 == 1 => {
+pub fn explain_denied(mut e: EngineError, ioprio: u16) -> EngineError {
+    if let EngineError::IoFailed { source, .. } = &mut e {
+        if source.raw_os_error() == Some(libc::EPERM) && ioprio >> 13 == 1 {
             let (_, level, _) = iolab_core::job::prio::ioprio_parts(ioprio);
-            EngineError::IoFailed {
-                path,
-                offset,
-                len,
-                dir,
-                source: std::io::Error::new(
-                    source.kind(),
-                    format!(
-                        "{source}: the I/O's priority is realtime (class 1, level {level}), which \
-                         needs CAP_SYS_ADMIN; run as root or use cmdprio_class=2"
-                    ),
+            *source = std::io::Error::new(
+                source.kind(),
+                format!(
+                    "{source}: the I/O's priority is realtime (class 1, level {level}), which \
+                     needs CAP_SYS_ADMIN; run as root or use cmdprio_class=2"
                 ),
-            }
+            );
         }
-        e => e,
     }
+    e
 }
 
 /// What a worker needs to give each I/O its priority.

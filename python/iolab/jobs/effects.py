@@ -12,7 +12,9 @@ engine's records (the native option ``per_io_log``).
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -135,6 +137,15 @@ def _log_window_ns(e: JobExtras) -> Optional[int]:
     return None
 
 
+def _scratch_dir() -> str:
+    """A directory for the engine's per-I/O records. The logs writer removes
+    it once the logs are written; a run that fails before that leaves it to
+    be removed when the process exits."""
+    path = tempfile.mkdtemp(prefix="iolab-iolog-")
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
 def per_io_logs(e: JobExtras) -> bool:
     """fio's rule: with ``log_avg_msec=0`` (the default) the bw, iops and lat
     logs have one line per I/O, which the engine records (``per_io_log``)."""
@@ -165,7 +176,7 @@ def plan_extras(jobs: Sequence[JobSpec], interval_ns: Optional[int] = None, *, c
             _check_files_exist(native)
         if per_io_logs(e):
             # --parse-only creates nothing: the directory is only named.
-            records = tempfile.mkdtemp(prefix="iolab-iolog-") if check_files else tempfile.gettempdir()
+            records = _scratch_dir() if check_files else tempfile.gettempdir()
             native = native.with_options(("per_io_log", records))
         window = _log_window_ns(e)
         if window is not None:

@@ -118,9 +118,10 @@ pub(super) static PRIO_OPTIONS: &[OptionDef] = &[
         kind: Text,
         default: Note("the process's policy"),
         unit: "",
-        help: "NUMA memory policy of each worker thread, set with set_mempolicy before it \
-               allocates its buffers: default, local, prefer:N, bind:NODES or \
-               interleave:NODES (NODES as '0-1,3' or all). A node the host lacks is an error.",
+        help: "NUMA memory policy of each worker thread (set_mempolicy before it starts; \
+               its I/O buffers are moved under the policy with mbind): default, local, \
+               prefer:N, bind:NODES or interleave:NODES (NODES as '0-1,3' or all). A node \
+               the host lacks is an error.",
     },
     OptionDef {
         name: "cpumode",

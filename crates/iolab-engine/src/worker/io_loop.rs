@@ -367,15 +367,6 @@ impl<B: Backend> Worker<B> {
         }
     }
 
-    /// The priority of unit `u` (0 when the job sets none).
-    #[inline]
-    fn pick_prio(&mut self, u: &IoUnit) -> u16 {
-        match self.prio.as_mut() {
-            Some(p) => p.pick(u.dir as usize, u.len),
-            None => 0,
-        }
-    }
-
     #[inline]
     fn queue(&mut self, slot: u32) -> Result<(), EngineError> {
         let req = self.request(slot);
@@ -460,35 +451,6 @@ impl<B: Backend> Worker<B> {
         false
     }
 
-    /// Per-priority latency and the per-I/O record of a completed slot
-    /// (only jobs that ask for them come here).
-    fn per_io(&mut self, slot: u32, ts: u64) {
-        let s = self.slots[slot as usize];
-        let Some(start) = self.rec.measured_start_ns() else {
-            return; // ramp: nothing is kept
-        };
-        let submit = if B::SYNC {
-            s.times.issue_ns
-        } else {
-            s.times.submit_ns
-        };
-        let clat = ts.saturating_sub(submit);
-        if self.prio.as_ref().is_some_and(|p| p.per_command()) {
-            super::prio::record_prio(&mut self.rec.dirs[s.dir as usize], s.ioprio, clat);
-        }
-        if let Some(log) = self.iolog.as_mut() {
-            log.record(&super::iolog::IoRecord {
-                time_ns: ts.saturating_sub(start),
-                slat_ns: submit.saturating_sub(s.times.issue_ns),
-                clat_ns: clat,
-                offset: s.offset,
-                len: s.len,
-                ioprio: s.ioprio,
-                dir: s.dir as u8,
-            });
-        }
-    }
-
     #[cold]
     fn failed(&mut self, c: Completion) {
         let s = self.slots[c.slot as usize];
@@ -501,13 +463,8 @@ impl<B: Backend> Worker<B> {
         let fatal = self.errs.io_failed(path, s.dir, s.offset, len, c.result);
         if fatal && self.error.is_none() {
             let path = path.clone();
-            self.error = Some(io_failed(
-                path,
-                s.offset,
-                u64::from(s.len),
-                s.dir.name(),
-                c.result,
-            ));
+            let e = io_failed(path, s.offset, len, s.dir.name(), c.result);
+            self.error = Some(super::prio::explain_denied(e, s.ioprio));
         }
     }
 

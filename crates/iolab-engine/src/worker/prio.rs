@@ -1,7 +1,9 @@
 //! I/O priorities in a worker (fio's prio/prioclass/priohint and cmdprio):
 //! the thread's own priority (`ioprio_set`, before any I/O), each request's
 //! priority drawn per I/O for io_uring and libaio, and completion latency
-//! per priority (fio's `prios` in json) for jobs with cmdprio options.
+//! per priority (fio's `prios` in json) for jobs with cmdprio options; and
+//! the worker's per-completion extras (per-priority latency and the per-I/O
+//! record of `iolog`), kept out of the hot path of jobs that ask for neither.
 //!
 //! The draw uses the worker's own xorshift generator (seeded from the job's
 //! seed), so it takes no lock and repeats with the seed.
@@ -10,7 +12,10 @@ use iolab_core::hist::LatHist;
 use iolab_core::job::{IoEngine, PreparedJob, PrioOptions};
 use iolab_core::stats::{DirStats, PrioStat};
 
+use super::Worker;
+use crate::backend::Backend;
 use crate::EngineError;
+use iolab_core::gen::IoUnit;
 
 /// Linux's IOPRIO_WHO_PROCESS: with who = 0, the calling thread.
 const IOPRIO_WHO_PROCESS: libc::c_int = 1;
@@ -48,6 +53,24 @@ pub fn thread_ioprio() -> std::io::Result<u16> {
         return Err(std::io::Error::last_os_error());
     }
     Ok(r as u16)
+}
+
+/// An I/O refused with EPERM that carried a realtime priority: say why
+/// (the kernel's message alone names no cause).
+pub fn explain_denied(mut e: EngineError, ioprio: u16) -> EngineError {
+    if let EngineError::IoFailed { source, .. } = &mut e {
+        if source.raw_os_error() == Some(libc::EPERM) && ioprio >> 13 == 1 {
+            let (_, level, _) = iolab_core::job::prio::ioprio_parts(ioprio);
+            *source = std::io::Error::new(
+                source.kind(),
+                format!(
+                    "{source}: the I/O's priority is realtime (class 1, level {level}), which \
+                     needs CAP_SYS_ADMIN; run as root or use cmdprio_class=2"
+                ),
+            );
+        }
+    }
+    e
 }
 
 /// What a worker needs to give each I/O its priority.
@@ -134,9 +157,59 @@ pub fn record_prio(d: &mut DirStats, ioprio: u16, clat_ns: u64) {
     }
 }
 
+impl<B: Backend> Worker<B> {
+    /// The priority of unit `u` (0 when the job sets none).
+    #[inline]
+    pub(super) fn pick_prio(&mut self, u: &IoUnit) -> u16 {
+        match self.prio.as_mut() {
+            Some(p) => p.pick(u.dir as usize, u.len),
+            None => 0,
+        }
+    }
+
+    /// Per-priority latency and the per-I/O record of a completed slot
+    /// (only jobs that ask for them come here).
+    pub(super) fn per_io(&mut self, slot: u32, ts: u64) {
+        let s = self.slots[slot as usize];
+        let Some(start) = self.rec.measured_start_ns() else {
+            return; // ramp: nothing is kept
+        };
+        let submit = if B::SYNC {
+            s.times.issue_ns
+        } else {
+            s.times.submit_ns
+        };
+        let clat = ts.saturating_sub(submit);
+        if self.prio.as_ref().is_some_and(|p| p.per_command()) {
+            record_prio(&mut self.rec.dirs[s.dir as usize], s.ioprio, clat);
+        }
+        if let Some(log) = self.iolog.as_mut() {
+            log.record(&super::iolog::IoRecord {
+                time_ns: ts.saturating_sub(start),
+                slat_ns: submit.saturating_sub(s.times.issue_ns),
+                clat_ns: clat,
+                offset: s.offset,
+                len: s.len,
+                ioprio: s.ioprio,
+                dir: s.dir as u8,
+            });
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_realtime_io_says_what_it_needs() {
+        let e = crate::worker::io_failed("f".into(), 0, 4096, "read", -i64::from(libc::EPERM));
+        let got = explain_denied(e, iolab_core::job::prio::ioprio_value(1, 0, 0)).to_string();
+        assert!(got.contains("needs CAP_SYS_ADMIN"), "{got}");
+        let e = crate::worker::io_failed("f".into(), 0, 4096, "read", -i64::from(libc::EPERM));
+        let got = explain_denied(e, iolab_core::job::prio::ioprio_value(2, 0, 0)).to_string();
+        assert!(!got.contains("CAP_SYS_ADMIN"), "{got}");
+    }
 
     #[test]
     fn thread_priority_is_set_and_read_back() {

@@ -197,12 +197,46 @@ impl Val<'_> {
         slots: &mut [T; 2],
         parse: impl Fn(&str, u64) -> Result<T, String>,
     ) -> Result<(), JobError> {
-        let parts = self.wrap(split_per_dir(self.text()))?;
+        self.per_dir_of(self.text(), slots, parse)
+    }
+
+    fn per_dir_of<T>(
+        &self,
+        text: &str,
+        slots: &mut [T; 2],
+        parse: impl Fn(&str, u64) -> Result<T, String>,
+    ) -> Result<(), JobError> {
+        let parts = self.wrap(split_per_dir(text))?;
         for (slot, part) in slots.iter_mut().zip(parts) {
             if let Some(text) = part {
                 *slot = self.wrap(parse(text, self.kb_base))?;
             }
         }
         Ok(())
+    }
+
+    /// [`Val::per_dir`] for options whose third (trim) value has no effect
+    /// in iolab, which issues no trims (fio's `rate=r,w,t`): the trim value
+    /// is still parsed, and a warning says it is not used.
+    pub(crate) fn per_dir_trim_noted<T>(
+        &self,
+        slots: &mut [T; 2],
+        warnings: &mut Vec<String>,
+        parse: impl Fn(&str, u64) -> Result<T, String>,
+    ) -> Result<(), JobError> {
+        let text = self.text();
+        let parts: Vec<&str> = text.splitn(3, ',').collect();
+        let [r, w, t] = parts.as_slice() else {
+            return self.per_dir(slots, parse);
+        };
+        let t = t.trim();
+        if !t.is_empty() {
+            self.wrap(parse(t, self.kb_base))?;
+            warnings.push(format!(
+                "{}={text}: the third (trim) value {t} has no effect: iolab issues no trims",
+                self.g.written
+            ));
+        }
+        self.per_dir_of(&format!("{r},{w}"), slots, parse)
     }
 }

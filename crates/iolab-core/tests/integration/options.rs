@@ -26,6 +26,8 @@ use iolab_core::job::{JobSpec, PreparedJob};
 mod compat;
 #[path = "options/errors.rs"]
 mod errors;
+#[path = "options/failures.rs"]
+mod failures;
 #[path = "options/files.rs"]
 mod files;
 #[path = "options/jobs.rs"]

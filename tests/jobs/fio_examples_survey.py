@@ -9,7 +9,8 @@ parses — a short real run in a scratch directory with sizes shrunk
 (``--size=4m --runtime=1s``; devices other than /dev/null and /dev/zero
 replaced by a scratch file, which is also given to files written to be
 handed a device on the command line (``allow_file_create=0`` and no
-``filename``); ``directory=`` pointed at the scratch directory; ``zonemode=zbd`` jobs get
+``filename``, or comments that run them as ``fio --filename=/dev/...``);
+``directory=`` pointed at the scratch directory; ``zonemode=zbd`` jobs get
 two 32 MiB zones from the file's start (``--zonesize=32m --size=64m --offset=0``); nbd jobs
 get an iolab target with a memory export on a private Unix socket). Prints a Markdown table: file, engine, parse, short run, and the
 first error (the named fio feature that stopped it). docs/options.md keeps
@@ -40,6 +41,7 @@ ENV = {
 _ENGINE = re.compile(r"^\s*ioengine\s*=\s*([\w.-]+)", re.M)
 _ZBD = re.compile(r"^\s*zonemode\s*=\s*zbd", re.M)
 _DEVICE = re.compile(r"^\s*filename\s*=\s*/dev/(?!null\b|zero\b)", re.M)
+_CLI_DEVICE = re.compile(r"^\s*[;#].*\bfio\b.*--filename=/dev/", re.M)
 
 
 def engines(text: str) -> set[str]:
@@ -58,12 +60,18 @@ def survey_one(path: Path, scratch: Path) -> tuple[str, str, str]:
     """(parses, short run, first refusal) of one job file."""
     text = path.read_text()
     env = {**os.environ, **ENV}
-    parse = subprocess.run([*IOLAB, str(path), "--parse-only"], capture_output=True, text=True, env=env, timeout=60)
+    image = scratch / "survey.img"
+    # Files whose comments run them as `fio --filename=/dev/... FILE` get the scratch image.
+    on_cli = _CLI_DEVICE.search(text) and not re.search(r"^\s*filename\s*=", text, re.M)
+    given = [f"--filename={image}"] if on_cli else []
+    parse = subprocess.run(
+        [*IOLAB, str(path), "--parse-only", *given], capture_output=True, text=True, env=env, timeout=60
+    )
     if parse.returncode != 0:
         return "no", "-", first_error(parse.stderr)
     extra = ["--size=4m", "--runtime=1s"]
-    image = scratch / "survey.img"
-    if re.search(r"^\s*allow_file_create\s*=\s*0", text, re.M) and not re.search(r"^\s*filename\s*=", text, re.M):
+    no_file = not re.search(r"^\s*filename\s*=", text, re.M)
+    if (re.search(r"^\s*allow_file_create\s*=\s*0", text, re.M) and no_file) or on_cli:
         # Written to be given a device on the command line (--filename=/dev/nvme0n1).
         with open(image, "wb") as f:
             f.truncate(64 << 20)

@@ -66,9 +66,19 @@ pub(super) fn check(d: &mut Draft, rw: RwMix) -> Result<(), JobError> {
             ));
         }
     }
-    if d.data.verify == VerifyKind::Off && d.explicit.contains("verify_write_sequence") {
+    let seq_given = d.explicit.contains("verify_write_sequence");
+    if d.data.verify == VerifyKind::Off && seq_given {
         d.warnings
             .push("verify_write_sequence has no effect without verify".into());
+    } else if seq_given
+        && d.data.verify_write_sequence
+        && (d.data.verify_only || !rw.does(IoDir::Write))
+    {
+        d.warnings.push(
+            "verify_write_sequence=1 has no effect when the job does not write: iolab keeps no \
+             record of earlier runs' writes, so a block read back need only be intact"
+                .into(),
+        );
     }
     Ok(())
 }

@@ -673,7 +673,8 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         default: Value("random"),
         unit: "",
         help: "Offsets of random I/O: random (uniform), zipf:theta, pareto:h, normal:dev (% of \
-               the region) or zoned:access%/size%:... Non-uniform ones never use the random map.",
+               the region), zoned:access%/size%:... or sequence:b1,b2,... (these blocks in this \
+               order; see random_sequence_stride). Non-uniform ones never use the random map.",
     },
     // --- reporting ------------------------------------------------------
     OptionDef {

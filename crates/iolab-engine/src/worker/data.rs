@@ -179,6 +179,9 @@ impl DataState {
     /// may now be read back.
     #[inline]
     pub fn written(&mut self, unit: IoUnit, seed: u64) {
+        if !self.log_writes {
+            return;
+        }
         if let Some(e) = self.log.get_mut(&(unit.file, unit.offset)) {
             if e.0 == unit.len && e.1 == seed {
                 e.2 = false;

@@ -181,19 +181,6 @@ impl<B: Backend> Worker<B> {
         }
     }
 
-    /// serialize_overlap: a unit waits for an in-flight I/O it overlaps;
-    /// true (once) when the loop must reap before issuing again.
-    #[inline]
-    fn overlap_wait(&mut self) -> bool {
-        match self.overlap.as_mut() {
-            Some(o) if o.wait => {
-                o.wait = false;
-                self.inflight > 0
-            }
-            _ => false,
-        }
-    }
-
     /// Pull up to `want` units that are due into `self.batch`.
     fn fill_batch(&mut self, want: usize) {
         self.batch.clear();
@@ -217,13 +204,7 @@ impl<B: Backend> Worker<B> {
                 self.wait_due = Some(due);
                 return;
             }
-            if self
-                .overlap
-                .as_ref()
-                .is_some_and(|o| o.blocks(&u, &self.batch))
-            {
-                self.pending = Some((u, due));
-                self.overlap.as_mut().expect("checked just above").wait = true;
+            if self.overlap_holds(u, due) {
                 return;
             }
             self.batch.push((u, due));
@@ -299,9 +280,7 @@ impl<B: Backend> Worker<B> {
             let slot = self.free.pop().expect("batch never exceeds free slots");
             self.slots[slot as usize] = Slot::issued(&u, t0, 0, due);
             self.slots[slot as usize].ioprio = self.pick_prio(&u);
-            if let Some(o) = self.overlap.as_mut() {
-                o.issued(slot, &u);
-            }
+            self.overlap_issued(slot, &u);
             self.prepare_data(slot);
             self.staged.push(slot);
             per_dir[u.dir as usize] += 1;
@@ -401,9 +380,7 @@ impl<B: Backend> Worker<B> {
                     if !self.complete(c, ts) {
                         self.inflight -= 1;
                         self.free.push(c.slot);
-                        if let Some(o) = self.overlap.as_mut() {
-                            o.freed(c.slot);
-                        }
+                        self.overlap_freed(c.slot);
                     } else if let Err(e) = self.resubmit(c.slot) {
                         self.comps = comps;
                         return Err(e);

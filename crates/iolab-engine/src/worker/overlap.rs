@@ -13,6 +13,9 @@
 
 use iolab_core::gen::IoUnit;
 
+use super::Worker;
+use crate::backend::Backend;
+
 /// Byte ranges of the busy slots.
 #[derive(Debug)]
 pub struct Overlap {
@@ -49,6 +52,50 @@ impl Overlap {
             || batch
                 .iter()
                 .any(|(b, _)| overlaps((b.file, b.offset, b.offset + b.len), u))
+    }
+}
+
+/// The I/O loop's side of serialize_overlap (no-ops when it is off).
+impl<B: Backend> Worker<B> {
+    /// True when `u` must wait for an in-flight I/O it overlaps; it is
+    /// then kept pending and the loop reaps before issuing again.
+    #[inline]
+    pub(super) fn overlap_holds(&mut self, u: IoUnit, due: u64) -> bool {
+        let Some(o) = self.overlap.as_mut() else {
+            return false;
+        };
+        if !o.blocks(&u, &self.batch) {
+            return false;
+        }
+        o.wait = true;
+        self.pending = Some((u, due));
+        true
+    }
+
+    /// True (once per wait) when a unit waits and something is in flight.
+    #[inline]
+    pub(super) fn overlap_wait(&mut self) -> bool {
+        match self.overlap.as_mut() {
+            Some(o) if o.wait => {
+                o.wait = false;
+                self.inflight > 0
+            }
+            _ => false,
+        }
+    }
+
+    #[inline]
+    pub(super) fn overlap_issued(&mut self, slot: u32, u: &IoUnit) {
+        if let Some(o) = self.overlap.as_mut() {
+            o.issued(slot, u);
+        }
+    }
+
+    #[inline]
+    pub(super) fn overlap_freed(&mut self, slot: u32) {
+        if let Some(o) = self.overlap.as_mut() {
+            o.freed(slot);
+        }
     }
 }
 

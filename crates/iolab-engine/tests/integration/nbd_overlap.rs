@@ -16,7 +16,8 @@ use iolab_target::stack::memory::MemoryDev;
 use iolab_target::stack::{BlockDev, BlockResult, Caps, IoCtx};
 use iolab_target::{Export, ExportSet, ListenAddr, Server, ServerConfig};
 
-const DELAY: Duration = Duration::from_millis(2);
+/// Long enough that the queue fills well within it on a loaded machine.
+const DELAY: Duration = Duration::from_millis(10);
 
 #[derive(Debug)]
 struct OverlapProbe {

@@ -563,6 +563,13 @@ fn data_shape_options_that_cannot_act_say_so() {
     assert!(w(&["size=1m", "rw=randread", "random_sequence_stride=1"])
         .contains("random_sequence_stride has no effect"));
     assert!(w(&["size=1m", "verify_write_sequence=0"]).contains("no effect without verify"));
+    assert!(w(&[
+        "size=1m",
+        "rw=read",
+        "verify=md5",
+        "verify_write_sequence=1"
+    ])
+    .contains("verify_write_sequence=1 has no effect when the job does not write"));
     let j = prep(&[
         "size=1m",
         "rw=randwrite",

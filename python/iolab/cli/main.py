@@ -32,6 +32,7 @@ from iolab.results.catalog import save_run
 from iolab.results.fio_logs import write_fio_logs
 from iolab.run.api import parse_interval_ns, prepare
 from iolab.run.diskstats import diskstats_observers
+from iolab.run.exec_hooks import run_exec_hooks
 from iolab.run.local import RunOutput, partial_output, prepare_all, run_jobs
 from iolab.run.progress import TerminalProgress
 from iolab.run.quick import QuickOutput, default_results_path, run_quick
@@ -225,6 +226,7 @@ def run(
         typer.echo(render.prepared_jobs([prepare(j) for j in jobs], plan.extras))
         return
     prepared = prepare_all(jobs)  # once for the run: observers, engine warnings and config.json share it
+    run_exec_hooks(plan.extras, "prerun", lambda line: typer.echo(line, err=True))
     observers = [target_observer(target_stats, prepared, "--target-stats")] if target_stats else []
     device_observers = diskstats_observers(prepared) if results is not None else []  # → diskstats.json
 
@@ -255,6 +257,7 @@ def run(
     keep(out)
     for path in write_fio_logs(out.result, plan.extras):
         typer.echo(f"fio log: {path}", err=True)
+    run_exec_hooks(plan.extras, "postrun", lambda line: typer.echo(line, err=True))
     if out.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
 

@@ -133,6 +133,21 @@ EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
         "extending a new file.",
     ),
     ExtraDef(
+        "exec_prerun",
+        "text",
+        "none",
+        "A shell command run before the job, its output in JOB.prerun.txt; one that fails stops the run "
+        "before any I/O. iolab runs every job's prerun before the run starts and before it lays out the "
+        "files, once per job (fio: as each clone starts, its files laid out).",
+    ),
+    ExtraDef(
+        "exec_postrun",
+        "text",
+        "none",
+        "A shell command run after the job, its output in JOB.postrun.txt. iolab runs every job's postrun "
+        "after the run ends, once per job (fio: as each clone ends).",
+    ),
+    ExtraDef(
         "disk_util",
         "bool",
         "1",

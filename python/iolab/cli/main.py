@@ -34,7 +34,7 @@ from iolab.run.api import parse_interval_ns, prepare
 from iolab.run.diskstats import diskstats_observers
 from iolab.run.exec_hooks import run_exec_hooks
 from iolab.run.local import RunOutput, partial_output, prepare_all, run_jobs
-from iolab.run.progress import TerminalProgress
+from iolab.run.progress import ETA_MODES, TerminalProgress, eta_terminal
 from iolab.run.quick import QuickOutput, default_results_path, run_quick
 from iolab.run.sources import jobs_from_command_line
 from iolab.run.steady import SteadyState
@@ -49,6 +49,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _eta(value: str) -> str:
+    if value not in ETA_MODES:
+        raise typer.BadParameter(f"--eta={value}: give auto, always or never (fio's values)")
+    return value
 
 
 def _interval(value: Optional[str]) -> Optional[str]:
@@ -163,6 +169,14 @@ def run(
         Optional[list[str]],
         typer.Option("--section", help="Run only this job (section) of the job files; may be repeated."),
     ] = None,
+    eta: Annotated[
+        str,
+        typer.Option(
+            "--eta",
+            help="fio's --eta: the live progress line on stderr — auto (on a terminal), always or never.",
+            callback=_eta,
+        ),
+    ] = "auto",
     allow_overwrite: AllowOverwrite = False,
     interval: Annotated[
         Optional[str],
@@ -197,6 +211,7 @@ def run(
                 ("--terse-version", terse_version is not None),
                 ("--section", bool(section)),
                 ("--showcmd", showcmd),
+                ("--eta", eta != "auto"),
             )
             if given
         ]
@@ -250,7 +265,7 @@ def run(
             allow_overwrite=allow_overwrite,
             interval_ns=interval_ns,
             run_factory=steady.factory if steady else _native.Run,
-            progress=TerminalProgress(),
+            progress=TerminalProgress(eta_terminal(eta)),
             observers=[*observers, *device_observers],
             prepared=prepared,
         )

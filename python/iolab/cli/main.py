@@ -30,12 +30,13 @@ from iolab.jobs.effects import plan_extras
 from iolab.report.quick import write_quick_report
 from iolab.results.catalog import save_run
 from iolab.results.fio_logs import write_fio_logs
-from iolab.run.api import parse_interval_ns, prepare
+from iolab.run.api import parse_interval_ns
 from iolab.run.diskstats import diskstats_observers
 from iolab.run.exec_hooks import run_exec_hooks
 from iolab.run.local import RunOutput, partial_output, prepare_all, run_jobs
 from iolab.run.progress import ETA_MODES, TerminalProgress, eta_terminal
 from iolab.run.quick import QuickOutput, default_results_path, run_quick
+from iolab.run.readonly import refuse_writes
 from iolab.run.sources import jobs_from_command_line
 from iolab.run.steady import SteadyState
 from iolab.run.wire import WIRE_FILE, target_observer, wire_section
@@ -169,6 +170,9 @@ def run(
         Optional[list[str]],
         typer.Option("--section", help="Run only this job (section) of the job files; may be repeated."),
     ] = None,
+    readonly: Annotated[
+        bool, typer.Option("--readonly", help="fio's --readonly: refuse every job that writes, before anything runs.")
+    ] = False,
     eta: Annotated[
         str,
         typer.Option(
@@ -212,6 +216,7 @@ def run(
                 ("--section", bool(section)),
                 ("--showcmd", showcmd),
                 ("--eta", eta != "auto"),
+                ("--readonly", readonly),
             )
             if given
         ]
@@ -237,10 +242,12 @@ def run(
     for note in plan.notes:
         typer.echo(f"note: {note}", err=True)
     jobs = plan.jobs
-    if dry_run:
-        typer.echo(render.prepared_jobs([prepare(j) for j in jobs], plan.extras))
-        return
     prepared = prepare_all(jobs)  # once for the run: observers, engine warnings and config.json share it
+    if readonly:
+        refuse_writes(prepared)
+    if dry_run:
+        typer.echo(render.prepared_jobs(list(prepared), plan.extras))
+        return
     run_exec_hooks(plan.extras, "prerun", lambda line: typer.echo(line, err=True))
     observers = [target_observer(target_stats, prepared, "--target-stats")] if target_stats else []
     device_observers = diskstats_observers(prepared) if results is not None else []  # → diskstats.json

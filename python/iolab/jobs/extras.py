@@ -148,6 +148,14 @@ EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
         "after the run ends, once per job (fio: as each clone ends).",
     ),
     ExtraDef(
+        "openfiles",
+        "int",
+        "nrfiles",
+        "Files a worker keeps open at once: iolab opens all of a worker's files for the whole job, which is "
+        "fio's behaviour when openfiles is at least the number of files; a smaller value (fio closes and "
+        "reopens files as it moves between them) is refused with the count.",
+    ),
+    ExtraDef(
         "disk_util",
         "bool",
         "1",

@@ -33,6 +33,7 @@ from iolab.results.fio_logs import write_fio_logs
 from iolab.run.api import parse_interval_ns
 from iolab.run.diskstats import diskstats_observers
 from iolab.run.exec_hooks import run_exec_hooks
+from iolab.run.iosched import check_ioschedulers
 from iolab.run.local import RunOutput, partial_output, prepare_all, run_jobs
 from iolab.run.progress import ETA_MODES, TerminalProgress, eta_terminal
 from iolab.run.quick import QuickOutput, default_results_path, run_quick
@@ -248,6 +249,7 @@ def run(
     if dry_run:
         typer.echo(render.prepared_jobs(list(prepared), plan.extras))
         return
+    check_ioschedulers(prepared, plan.extras, lambda line: typer.echo(line, err=True))
     run_exec_hooks(plan.extras, "prerun", lambda line: typer.echo(line, err=True))
     observers = [target_observer(target_stats, prepared, "--target-stats")] if target_stats else []
     device_observers = diskstats_observers(prepared) if results is not None else []  # → diskstats.json

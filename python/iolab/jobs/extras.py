@@ -148,6 +148,14 @@ EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
         "after the run ends, once per job (fio: as each clone ends).",
     ),
     ExtraDef(
+        "ioscheduler",
+        "text",
+        "none",
+        "The I/O scheduler of the job's devices: iolab checks that each device uses it already (noop and "
+        "none are one) and otherwise stops before the run with the command that switches it; fio switches "
+        "it itself (as root). A file on no block device gets a note (fio skips it).",
+    ),
+    ExtraDef(
         "openfiles",
         "int",
         "nrfiles",

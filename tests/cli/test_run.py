@@ -169,3 +169,17 @@ def test_io_error_prints_and_writes_the_partial_results_then_the_error(iolab_cmd
     assert "I/O error" in meta["error"], meta
     kept = json.loads((run_dir / "result.json").read_text())["summary"]["jobs"][0]["merged"]["read"]
     assert kept["ios"] == 256, kept
+
+
+def test_readonly_refuses_jobs_that_write_before_anything_runs(cli, workdir):
+    write = ["--name=w", "--ioengine=psync", "--rw=randrw", "--bs=4k", "--size=64k", "--filename=ro.dat"]
+    for extra in ([], ["--parse-only"]):
+        r = cli("run", *write, "--readonly", *extra)
+        assert r.exit_code == 2, r.output
+        assert "--readonly: job w writes (50% of its I/O)" in r.stderr
+    assert not (workdir / "ro.dat").exists(), "nothing ran"
+    (workdir / "ro.dat").write_bytes(bytes(64 * 1024))
+    # rwmixread=100 makes the mix a read job, as in fio.
+    r = cli("run", *write, "--rwmixread=100", "--readonly", "--output-format=terse")
+    assert r.exit_code == 0, r.output
+    assert (workdir / "ro.dat").read_bytes() == bytes(64 * 1024)

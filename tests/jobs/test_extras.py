@@ -213,3 +213,14 @@ def test_disk_util_and_significant_figures_are_noted_and_change_nothing(cli: Cal
     assert doc["disk_util"] == [] and "disk_util" not in err
     r = cli("run", *NULL, "--significant_figures=11")
     assert r.exit_code == 2 and "significant_figures=11: expected one of 1, 2" in r.stderr, r.output
+
+
+def test_openfiles_at_least_the_files_runs_and_fewer_is_refused(cli: Callable[..., Any], tmp_path: Path) -> None:
+    job = ["--name=o", f"--directory={tmp_path}", "--size=64k", "--bs=4k", "--rw=write", "--nrfiles=4"]
+    doc, _ = _fio_run(cli, *job, "--openfiles=4")
+    assert doc["jobs"][0]["write"]["io_bytes"] == 64 * 1024
+    assert len(list(tmp_path.glob("o.0.*"))) == 4
+    r = cli("run", *job, "--openfiles=2", "--parse-only")
+    assert r.exit_code == 2 and "openfiles=2: each worker has 4 file(s)" in r.stderr, r.output
+    r = cli("run", "--name=f", f"--filename={tmp_path}/a:{tmp_path}/b", "--size=8k", "--openfiles=1", "--parse-only")
+    assert r.exit_code == 2 and "openfiles=1: each worker has 2 file(s)" in r.stderr, r.output

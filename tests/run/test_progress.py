@@ -68,3 +68,25 @@ def test_pipe_gets_notes_only():
     p.update(SNAPSHOT)
     p.close()
     assert buf.getvalue() == "laid out testfile\n"
+
+
+def test_eta_modes_decide_the_live_line(monkeypatch):
+    from iolab.run.progress import eta_terminal
+
+    buf = io.StringIO()
+    monkeypatch.setattr("sys.stderr", buf)  # a pipe: auto shows no live line
+    for mode, shown in (("auto", False), ("never", False), ("always", True)):
+        p = TerminalProgress(eta_terminal(mode))
+        p.update(SNAPSHOT)
+        p.note("note: x")
+        assert ("[1/2] running" in buf.getvalue()) == shown, mode
+        assert buf.getvalue().endswith("note: x\n")
+        buf.seek(0)
+        buf.truncate()
+
+
+def test_eta_on_the_command_line(cli):
+    job = ["--name=a", "--ioengine=null", "--size=1m", "--bs=4k"]
+    assert cli("run", *job, "--eta=never", "--output-format=terse").exit_code == 0
+    r = cli("run", *job, "--eta=sometimes")
+    assert r.exit_code == 2 and "--eta=sometimes: give auto, always or never" in r.output, r.output

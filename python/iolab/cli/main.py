@@ -30,11 +30,14 @@ from iolab.jobs.effects import plan_extras
 from iolab.report.quick import write_quick_report
 from iolab.results.catalog import save_run
 from iolab.results.fio_logs import write_fio_logs
-from iolab.run.api import parse_interval_ns, prepare
+from iolab.run.api import parse_interval_ns
 from iolab.run.diskstats import diskstats_observers
+from iolab.run.exec_hooks import run_exec_hooks
+from iolab.run.iosched import check_ioschedulers
 from iolab.run.local import RunOutput, partial_output, prepare_all, run_jobs
-from iolab.run.progress import TerminalProgress
+from iolab.run.progress import ETA_MODES, TerminalProgress, eta_terminal
 from iolab.run.quick import QuickOutput, default_results_path, run_quick
+from iolab.run.readonly import refuse_writes
 from iolab.run.sources import jobs_from_command_line
 from iolab.run.steady import SteadyState
 from iolab.run.wire import WIRE_FILE, target_observer, wire_section
@@ -48,6 +51,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _eta(value: str) -> str:
+    if value not in ETA_MODES:
+        raise typer.BadParameter(f"--eta={value}: give auto, always or never (fio's values)")
+    return value
 
 
 def _interval(value: Optional[str]) -> Optional[str]:
@@ -162,6 +171,17 @@ def run(
         Optional[list[str]],
         typer.Option("--section", help="Run only this job (section) of the job files; may be repeated."),
     ] = None,
+    readonly: Annotated[
+        bool, typer.Option("--readonly", help="fio's --readonly: refuse every job that writes, before anything runs.")
+    ] = False,
+    eta: Annotated[
+        str,
+        typer.Option(
+            "--eta",
+            help="fio's --eta: the live progress line on stderr — auto (on a terminal), always or never.",
+            callback=_eta,
+        ),
+    ] = "auto",
     allow_overwrite: AllowOverwrite = False,
     interval: Annotated[
         Optional[str],
@@ -196,6 +216,8 @@ def run(
                 ("--terse-version", terse_version is not None),
                 ("--section", bool(section)),
                 ("--showcmd", showcmd),
+                ("--eta", eta != "auto"),
+                ("--readonly", readonly),
             )
             if given
         ]
@@ -221,10 +243,14 @@ def run(
     for note in plan.notes:
         typer.echo(f"note: {note}", err=True)
     jobs = plan.jobs
-    if dry_run:
-        typer.echo(render.prepared_jobs([prepare(j) for j in jobs], plan.extras))
-        return
     prepared = prepare_all(jobs)  # once for the run: observers, engine warnings and config.json share it
+    if readonly:
+        refuse_writes(prepared)
+    if dry_run:
+        typer.echo(render.prepared_jobs(list(prepared), plan.extras))
+        return
+    check_ioschedulers(prepared, plan.extras, lambda line: typer.echo(line, err=True))
+    run_exec_hooks(plan.extras, "prerun", lambda line: typer.echo(line, err=True))
     observers = [target_observer(target_stats, prepared, "--target-stats")] if target_stats else []
     device_observers = diskstats_observers(prepared) if results is not None else []  # → diskstats.json
 
@@ -248,13 +274,14 @@ def run(
             allow_overwrite=allow_overwrite,
             interval_ns=interval_ns,
             run_factory=steady.factory if steady else _native.Run,
-            progress=TerminalProgress(),
+            progress=TerminalProgress(eta_terminal(eta)),
             observers=[*observers, *device_observers],
             prepared=prepared,
         )
     keep(out)
     for path in write_fio_logs(out.result, plan.extras):
         typer.echo(f"fio log: {path}", err=True)
+    run_exec_hooks(plan.extras, "postrun", lambda line: typer.echo(line, err=True))
     if out.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
 

@@ -128,6 +128,27 @@ def _notes(e: JobExtras, spec: JobSpec) -> list[str]:
     return notes
 
 
+def _check_openfiles(e: JobExtras, spec: JobSpec) -> None:
+    """``openfiles`` below the worker's number of files asks fio to close and
+    reopen files while it moves between them, which iolab does not do."""
+    limit = e.get("openfiles")
+    if not isinstance(limit, int):
+        return
+    filename = _option(spec, "filename")
+    if filename:
+        nfiles = len(filename.replace("\\:", "").split(":"))
+    else:
+        text = (_option(spec, "nrfiles") or "1").strip()
+        nfiles = int(text) if text.isdigit() else 1
+    if limit < nfiles:
+        raise ParseError(
+            f"job {spec.name}",
+            None,
+            f"openfiles={limit}: each worker has {nfiles} file(s) and iolab keeps them all open; "
+            f"set openfiles={nfiles} or more, or leave it out",
+        )
+
+
 def _log_window_ns(e: JobExtras) -> Optional[int]:
     """The interval this job's bw/iops/lat logs need (ns), or None without
     windowed logs (``log_avg_msec=0`` logs every I/O: see :func:`per_io_logs`)."""
@@ -172,6 +193,7 @@ def plan_extras(jobs: Sequence[JobSpec], interval_ns: Optional[int] = None, *, c
             if wait_for not in names_so_far:
                 raise ParseError(f"job {spec.name}", None, f"wait_for={wait_for}: no earlier job has that name")
             native = native.with_options(("stonewall", None))
+        _check_openfiles(e, native)
         if e.values.get("allow_file_create") is False and check_files:
             _check_files_exist(native)
         if per_io_logs(e):

@@ -133,6 +133,37 @@ EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
         "extending a new file.",
     ),
     ExtraDef(
+        "exec_prerun",
+        "text",
+        "none",
+        "A shell command run before the job, its output in JOB.prerun.txt; one that fails stops the run "
+        "before any I/O. iolab runs every job's prerun before the run starts and before it lays out the "
+        "files, once per job (fio: as each clone starts, its files laid out).",
+    ),
+    ExtraDef(
+        "exec_postrun",
+        "text",
+        "none",
+        "A shell command run after the job, its output in JOB.postrun.txt. iolab runs every job's postrun "
+        "after the run ends, once per job (fio: as each clone ends).",
+    ),
+    ExtraDef(
+        "ioscheduler",
+        "text",
+        "none",
+        "The I/O scheduler of the job's devices: iolab checks that each device uses it already (noop and "
+        "none are one) and otherwise stops before the run with the command that switches it; fio switches "
+        "it itself (as root). A file on no block device gets a note (fio skips it).",
+    ),
+    ExtraDef(
+        "openfiles",
+        "int",
+        "nrfiles",
+        "Files a worker keeps open at once: iolab opens all of a worker's files for the whole job, which is "
+        "fio's behaviour when openfiles is at least the number of files; a smaller value (fio closes and "
+        "reopens files as it moves between them) is refused with the count.",
+    ),
+    ExtraDef(
         "disk_util",
         "bool",
         "1",

@@ -20,6 +20,8 @@ from iolab import _native
 from iolab.jobs import JobSpec
 from iolab.jobs.effects import plan_extras
 from iolab.jobs.extras import JobExtras
+from iolab.run.exec_hooks import run_exec_hooks
+from iolab.run.iosched import check_ioschedulers
 from iolab.run.local import RunOutput, prepare, prepare_all, run_jobs
 from iolab.run.progress import ProgressSink
 from iolab.run.steady import SteadyState
@@ -90,6 +92,8 @@ def run(
     interval_ns = plan.interval_ns or parse_interval_ns(interval or "1s")
     steady = SteadyState.plan(plan.extras, list(prepared), interval_ns)
     observers = [target_observer(target_stats, prepared)] if target_stats else []
+    check_ioschedulers(prepared, plan.extras, progress.note if progress is not None else lambda _: None)
+    run_exec_hooks(plan.extras, "prerun", progress.note if progress is not None else lambda _: None)
     out = run_jobs(
         plan.jobs,
         allow_overwrite=allow_overwrite,
@@ -99,6 +103,7 @@ def run(
         prepared=prepared,
         run_factory=steady.factory if steady else _native.Run,
     )
+    run_exec_hooks(plan.extras, "postrun", progress.note if progress is not None else lambda _: None)
     if steady:
         out.observed["steadystate"] = steady.fio_entries(out.summary)
     if extras_out is not None:

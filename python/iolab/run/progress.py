@@ -54,6 +54,19 @@ class Terminal:
         return cls(sys.stderr, isatty, shutil.get_terminal_size((100, 24)).columns)
 
 
+#: fio's ``--eta`` values: when the live progress line is shown.
+ETA_MODES = ("auto", "always", "never")
+
+
+def eta_terminal(mode: str) -> Terminal:
+    """stderr as ``--eta=mode`` wants it: ``auto`` shows the live line on a
+    terminal only, ``always`` on a pipe too, ``never`` nowhere (notes still)."""
+    term = Terminal.stderr()
+    if mode == "auto":
+        return term
+    return Terminal(term.stream, mode == "always", term.width_chars)
+
+
 def progress_line(p: Progress) -> str:
     """One line: group, phase, time, and per active direction IOPS, MB/s, p50/p99."""
     elapsed = f"{p.get('elapsed_ns', 0) / 1e9:.0f}s"

@@ -80,10 +80,19 @@ impl HddModel {
                 (t + ov).max(media_end)
             };
             // The host is consuming: while the look-ahead still runs, it
-            // reads one more segment past what was asked (once it stopped
-            // at its cap, the next read beyond is a new access).
+            // reads one more segment past what was asked.
             if upto < st.cap || st.end == e {
                 st.cap = st.cap.max(e + seg);
+            } else if e + seg > st.cap {
+                // It had stopped with the segment full; this read frees
+                // room, so the drive reads on from the cap (the head has
+                // stayed on that track) when the cap's sector next comes
+                // under the head: whole revolutions after it stopped.
+                let stopped = st.t + (st.cap - st.end) as f64 / st.rate;
+                let turns = ((t - stopped) / self.m.rev_ns).ceil().max(0.0);
+                st.end = st.cap;
+                st.t = stopped + turns * self.m.rev_ns;
+                st.cap = e + seg;
             }
             st.start = st.start.max(e.saturating_sub(seg));
             self.stream = Some(st);

@@ -38,6 +38,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::raid::{not_supported, totals, xor_into, Members, Phase, RaidCounters, Traffic};
 use super::raid5_cache::{StripeCache, PARITY};
+use super::raid_live;
 use super::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, Counter, IoCtx};
 use crate::proto::Errno;
 
@@ -134,6 +135,32 @@ impl Raid5 {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Fail member `i` or restore it, while serving (raid_live.rs).
+    fn live(&self, i: usize, failed: bool) -> Result<String, String> {
+        let _alone = self.members.exclusive();
+        if !raid_live::check(&self.members, "raid5", i, failed)? {
+            let state = if failed { "failed" } else { "working" };
+            return Ok(format!("raid5: member {i} is {state} already"));
+        }
+        // Rows written while degraded were not kept: start empty.
+        self.stripes.clear();
+        if !failed {
+            let m = &self.members;
+            return raid_live::restore(m, "raid5", i, |buf, off| {
+                raid_live::xor_of_others(m, i, buf, off)
+            });
+        }
+        if let Some(f) = (0..self.n()).find(|&m| self.members.is_failed(m)) {
+            return Err(format!(
+                "raid5: member {f} has failed already; failing member {i} too would lose data"
+            ));
+        }
+        self.members.fail(i);
+        Ok(format!(
+            "raid5: member {i} failed (its strips are reconstructed from the others)"
+        ))
+    }
+
     fn two_failed(&self) -> BlockError {
         BlockError::new(Errno::Io, "raid5: more than one member has failed")
     }
@@ -175,6 +202,11 @@ impl Raid5 {
             return Err(self.two_failed());
         }
         let failed = failed.first().copied();
+        if let Some(f) = failed {
+            // The failed member's strip of this row changes (its data or
+            // parity): a restore rebuilds it (raid_live.rs).
+            self.members.note_missed(f, base, self.strip);
+        }
         let mut reads = Phase::after(ctx);
         let _row = self.lock(row);
         let new = |p: &Piece| &buf[p.at..p.at + p.n];
@@ -348,6 +380,7 @@ impl BlockDev for Raid5 {
     }
 
     fn read_at(&self, ctx: &mut IoCtx, buf: &mut [u8], offset: u64) -> BlockResult {
+        let _in = self.members.enter();
         self.traffic.read(buf.len());
         if self.members.failed_count() > 1 {
             return Err(self.two_failed());
@@ -383,6 +416,7 @@ impl BlockDev for Raid5 {
     }
 
     fn write_at(&self, ctx: &mut IoCtx, buf: &[u8], offset: u64, fua: bool) -> BlockResult {
+        let _in = self.members.enter();
         self.traffic.write(buf.len());
         let mut done = Phase::after(ctx);
         for (row, pieces) in self.rows_of(offset, buf.len()) {
@@ -394,7 +428,12 @@ impl BlockDev for Raid5 {
     }
 
     fn flush(&self, ctx: &mut IoCtx) -> BlockResult {
+        let _in = self.members.enter();
         self.members.flush(ctx)
+    }
+
+    fn set_member_failed(&self, i: usize, failed: bool) -> Option<Result<String, String>> {
+        Some(self.live(i, failed))
     }
 
     fn counters(&self) -> Vec<Counter> {

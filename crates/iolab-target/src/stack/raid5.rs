@@ -56,7 +56,7 @@ pub struct Raid5 {
     degraded_reads: AtomicU64,
     degraded_writes: AtomicU64,
     rows: Vec<Mutex<()>>,
-    stripes: StripeCache,
+    pub(super) stripes: StripeCache,
     stripe_cache_hits: AtomicU64,
 }
 
@@ -88,7 +88,7 @@ impl Raid5 {
         })
     }
 
-    fn n(&self) -> usize {
+    pub(super) fn n(&self) -> usize {
         self.members.len()
     }
 
@@ -133,32 +133,6 @@ impl Raid5 {
         self.rows[(row % ROW_LOCKS as u64) as usize]
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Fail member `i` or restore it, while serving (raid_live.rs).
-    fn live(&self, i: usize, failed: bool) -> Result<String, String> {
-        let _alone = self.members.exclusive();
-        if !raid_live::check(&self.members, "raid5", i, failed)? {
-            let state = if failed { "failed" } else { "working" };
-            return Ok(format!("raid5: member {i} is {state} already"));
-        }
-        // Rows written while degraded were not kept: start empty.
-        self.stripes.clear();
-        if !failed {
-            let m = &self.members;
-            return raid_live::restore(m, "raid5", i, |buf, off| {
-                raid_live::xor_of_others(m, i, buf, off)
-            });
-        }
-        if let Some(f) = (0..self.n()).find(|&m| self.members.is_failed(m)) {
-            return Err(format!(
-                "raid5: member {f} has failed already; failing member {i} too would lose data"
-            ));
-        }
-        self.members.fail(i);
-        Ok(format!(
-            "raid5: member {i} failed (its strips are reconstructed from the others)"
-        ))
     }
 
     fn two_failed(&self) -> BlockError {
@@ -433,7 +407,7 @@ impl BlockDev for Raid5 {
     }
 
     fn set_member_failed(&self, i: usize, failed: bool) -> Option<Result<String, String>> {
-        Some(self.live(i, failed))
+        Some(raid_live::raid5(self, i, failed))
     }
 
     fn counters(&self) -> Vec<Counter> {

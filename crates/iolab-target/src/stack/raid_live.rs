@@ -20,6 +20,7 @@
 use std::sync::Arc;
 
 use super::raid::{xor_into, Members};
+use super::raid5::Raid5;
 use super::{BlockDev, IoCtx};
 
 /// Mark member `member` of the first RAID layer in `root`'s stack failed
@@ -39,6 +40,30 @@ pub fn set_member_failed(
     Err(format!(
         "no RAID layer in this export's stack ({})",
         root.describe()
+    ))
+}
+
+/// raid5: fail member `i` or restore it.
+pub(super) fn raid5(r: &Raid5, i: usize, failed: bool) -> Result<String, String> {
+    let _alone = r.members.exclusive();
+    if !check(&r.members, "raid5", i, failed)? {
+        let state = if failed { "failed" } else { "working" };
+        return Ok(format!("raid5: member {i} is {state} already"));
+    }
+    // Rows written while degraded were not kept: start empty.
+    r.stripes.clear();
+    if !failed {
+        let m = &r.members;
+        return restore(m, "raid5", i, |buf, off| xor_of_others(m, i, buf, off));
+    }
+    if let Some(f) = (0..r.n()).find(|&m| r.members.is_failed(m)) {
+        return Err(format!(
+            "raid5: member {f} has failed already; failing member {i} too would lose data"
+        ));
+    }
+    r.members.fail(i);
+    Ok(format!(
+        "raid5: member {i} failed (its strips are reconstructed from the others)"
     ))
 }
 

@@ -11,7 +11,9 @@
 //! - `strip` (default 64k; not raid1): bytes per member before the next
 //!   member, a power of two times the members' sector;
 //! - `failed` (default none): a member index (or list `1:3`) marked failed
-//!   from the start — it is never read or written (degraded mode).
+//!   from the start — it is never read or written (degraded mode). A
+//!   member can also be failed or restored while serving (raid_live.rs:
+//!   the `gate` and the per-member log of missed writes below are its).
 //!
 //! Member I/Os of one request run in *phases*: every I/O of a phase starts
 //! at the same instant (when the previous phase completed) and the phase

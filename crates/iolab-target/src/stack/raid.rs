@@ -148,8 +148,17 @@ impl Members {
         self.list[i].failed.load(Ordering::Relaxed)
     }
 
-    /// Mark member `i` failed: it is read and written no more.
+    /// Mark member `i` failed: it is read and written no more. Its
+    /// content is taken as unknown (a member failed at config time missed
+    /// whatever happened before): a restore rebuilds all of it.
     pub fn fail(&self, i: usize) {
+        self.note_missed(i, 0, self.member_bytes);
+        self.fail_live(i);
+    }
+
+    /// Mark member `i` failed while serving: it holds everything written
+    /// so far, so a restore rebuilds only the writes it misses from now.
+    pub fn fail_live(&self, i: usize) {
         self.list[i].failed.store(true, Ordering::Relaxed);
     }
 

@@ -168,7 +168,7 @@ impl Striped {
                 raid_live::read_member(m, src, buf, off)
             });
         }
-        self.members.fail(i);
+        self.members.fail_live(i);
         Ok(format!(
             "{level}: member {i} failed (member {src} serves its copy)"
         ))

@@ -23,6 +23,9 @@ use super::raid::{xor_into, Members};
 use super::raid5::Raid5;
 use super::{BlockDev, IoCtx};
 
+/// The most a rebuild moves at once (its buffers' size).
+const REBUILD_PIECE_BYTES: u64 = 1 << 20;
+
 /// Mark member `member` of the first RAID layer in `root`'s stack failed
 /// (or working again); a one-line description of what was done.
 pub fn set_member_failed(
@@ -61,7 +64,7 @@ pub(super) fn raid5(r: &Raid5, i: usize, failed: bool) -> Result<String, String>
             "raid5: member {f} has failed already; failing member {i} too would lose data"
         ));
     }
-    r.members.fail(i);
+    r.members.fail_live(i);
     Ok(format!(
         "raid5: member {i} failed (its strips are reconstructed from the others)"
     ))
@@ -85,13 +88,20 @@ pub(super) fn restore(
 ) -> Result<String, String> {
     let ranges = m.take_missed(i);
     let mut bytes = 0u64;
-    for &(off, len) in &ranges {
-        let mut buf = vec![0u8; len as usize];
-        fill(&mut buf, off)?;
-        m.get(i)
-            .dev
-            .write_at(&mut IoCtx::new(), &buf, off, false)
-            .map_err(|e| format!("{level}: rebuild of member {i} at {off}: {e}"))?;
+    // A piece at a time: a whole member can be gigabytes.
+    let mut buf = Vec::new();
+    for &(start, len) in &ranges {
+        let mut off = start;
+        while off < start + len {
+            let n = (start + len - off).min(REBUILD_PIECE_BYTES);
+            buf.resize(n as usize, 0);
+            fill(&mut buf, off)?;
+            m.get(i)
+                .dev
+                .write_at(&mut IoCtx::new(), &buf, off, false)
+                .map_err(|e| format!("{level}: rebuild of member {i} at {off}: {e}"))?;
+            off += n;
+        }
         bytes += len;
     }
     m.get_failed_reset(i);

@@ -90,3 +90,18 @@ fn changes_that_would_lose_data_are_refused() {
         .unwrap_err()
         .contains("no RAID layer"));
 }
+
+/// A member failed from the start (config `failed=`) missed everything:
+/// restored while serving, all of it is rebuilt, a piece at a time.
+#[test]
+fn a_member_failed_at_config_time_is_rebuilt_whole() {
+    let r = Raid5::new(mem(3, SIZE), 16 << 10).unwrap();
+    r.members.fail(1);
+    let d: Arc<dyn BlockDev> = Arc::new(r);
+    let want = pattern(3, REGION);
+    write(&d, &want, 0);
+    let msg = set_member_failed(&d, 1, false).unwrap();
+    assert!(msg.contains(&format!("{SIZE} bytes rebuilt")), "{msg}");
+    set_member_failed(&d, 0, true).unwrap();
+    assert_eq!(read(&d, REGION), want, "through the member rebuilt whole");
+}

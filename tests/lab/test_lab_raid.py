@@ -86,8 +86,9 @@ def test_a_quick_run_through_nbd_shows_the_workbooks_outcomes(cli: Callable[...,
     assert doc["simulated"] and len(doc["tests"]) == len(all_tests())
     cell = {(t["lab"], x["label"], x["column"]): x["measured"] for t in doc["tables"] for x in t["rows"]}
     assert all(v is not None and v > 0 for v in cell.values()), cell
+    # The client's own figures keep the order the workbook shows, however loaded the machine.
     seq, rnd = cell[("1B", "64 KB Sequential Read", "MB/s")], cell[("1B", "64 KB Random Read", "MB/s")]
-    assert seq >= 4 * rnd, cell
+    assert seq > rnd, cell
     assert cell[("1D", "8 KB", "MB/s")] < cell[("1D", "1 MB", "MB/s")], cell
     assert len(doc["answers"]) == 6
     # Adaptive read-ahead >= 2x none at QD 1, through NBD, from the target's
@@ -95,6 +96,26 @@ def test_a_quick_run_through_nbd_shows_the_workbooks_outcomes(cli: Callable[...,
     # lateness (at QD 1, MB/s = bs / service time). The client's wall time
     # also carries the loaded machine's wake-up delays (0.9-3.8x seen).
     test_of = {(t["lab"], x["label"], x["column"]): x["test"] for t in doc["tables"] for x in t["rows"]}
+
+    def server_mib_per_s(lab: str, label: str, column: str, qd: int, bs: int) -> float:
+        # Little's law at the depth the client asked for: qd requests in
+        # the stack, each held service_ns_mean, give qd * bs / service.
+        # The target's own record (hold less its timer's lateness), not the
+        # client's wall time: under load the client's wake-ups leave gaps in
+        # which fewer than qd are outstanding, a figure of the machine, not
+        # of the disks (the client saw 1B at 142 vs 28 MiB/s and 1C QD 1
+        # above QD 2 on this 2-core machine: docs/raid-lab.md).
+        server = doc["tests"][test_of[(lab, label, column)]]["server"]
+        assert server["ios"] > 0, (lab, label, server)
+        return qd * bs / server["service_ns_mean"] * 1e9 / (1 << 20)
+
+    # 64 KiB sequential read >= 8x random, at 1B's QD 16 (the threshold).
+    seq_s = server_mib_per_s("1B", "64 KB Sequential Read", "MB/s", 16, 64 << 10)
+    rnd_s = server_mib_per_s("1B", "64 KB Random Read", "MB/s", 16, 64 << 10)
+    assert seq_s >= 8 * rnd_s, (seq_s, rnd_s)
+    # MB/s rises from QD 1 to 2 to 4 (lab 1C, 64 KiB sequential read).
+    by_qd = [server_mib_per_s("1C", str(qd), "MB/s", qd, 64 << 10) for qd in (1, 2, 4)]
+    assert by_qd[0] < by_qd[1] < by_qd[2], by_qd
     ra, none = (doc["tests"][test_of[("2A", k, "MB/s")]]["server"] for k in ("Adaptive Read Ahead", "No Read Ahead"))
     assert ra["ios"] > 0 and none["ios"] > 0, (ra, none)
     assert none["service_ns_mean"] >= 2 * ra["service_ns_mean"], (ra, none)

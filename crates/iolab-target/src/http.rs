@@ -7,6 +7,9 @@
 //!   two windows); answers the finished window's JSON. A client run
 //!   brackets its measured window with a reset before and one after.
 //! - `GET /metrics` — Prometheus text ([`crate::metrics::prometheus`]).
+//! - `POST /member?export=NAME&member=I&state=failed|working` — fail a
+//!   RAID member or restore it (rebuilt first) while serving
+//!   ([`crate::stack::raid_live`]); 409 with the reason when refused.
 //!
 //! HTTP parsing is tiny_http's: this is a measurement side door, not a
 //! web server, and a crate handles the protocol's corner cases for us.
@@ -114,6 +117,7 @@ fn handle(req: Request, stats: &Stats) {
     let (code, body, ctype) = match (req.method(), path) {
         (Method::Get, "/stats") => json_reply(stats, reset_asked),
         (Method::Post, "/reset") => json_reply(stats, true),
+        (Method::Post, "/member") => member_reply(stats, query),
         (Method::Get, "/metrics") => match stats.snapshot() {
             Ok(s) => (200, prometheus(&s), "text/plain; version=0.0.4"),
             Err(e) => (500, format!("{e}\n"), "text/plain"),
@@ -134,6 +138,47 @@ fn handle(req: Request, stats: &Stats) {
         .with_header(header("Content-Type", ctype));
     // A client that went away is its own problem; the endpoint goes on.
     let _ = req.respond(resp);
+}
+
+/// `POST /member?export=NAME&member=I&state=failed|working`: fail a RAID
+/// member, or restore it (rebuilt first), while serving (stack/raid_live.rs).
+fn member_reply(stats: &Stats, query: &str) -> (u16, String, &'static str) {
+    let get = |k: &str| {
+        query
+            .split('&')
+            .find_map(|kv| kv.strip_prefix(k)?.strip_prefix('='))
+    };
+    let usage = "POST /member?export=NAME&member=INDEX&state=failed|working";
+    let (Some(export), Some(member), Some(state)) = (get("export"), get("member"), get("state"))
+    else {
+        return (
+            400,
+            format!("{usage}: export, member and state are required\n"),
+            "text/plain",
+        );
+    };
+    let Ok(member) = member.parse::<usize>() else {
+        return (
+            400,
+            format!("member '{member}' is not an index; {usage}\n"),
+            "text/plain",
+        );
+    };
+    let failed = match state {
+        "failed" => true,
+        "working" => false,
+        _ => {
+            return (
+                400,
+                format!("state '{state}' is not failed or working; {usage}\n"),
+                "text/plain",
+            )
+        }
+    };
+    match stats.set_member_failed(export, member, failed) {
+        Ok(msg) => (200, format!("{msg}\n"), "text/plain"),
+        Err(e) => (409, format!("{e}\n"), "text/plain"),
+    }
 }
 
 fn json_reply(stats: &Stats, reset: bool) -> (u16, String, &'static str) {

@@ -24,8 +24,10 @@
 //! `hit`, `hit_rate` and `miss` are fitted controller constants (see
 //! docs/raid-lab.md), not physics. Timing: a hit is held until its lines
 //! have arrived (read-ahead in flight) and then for the hit cost; a miss
-//! and a write-through write start below `miss` after arrival and end with
-//! the device below. A write-back write is held for the hit cost, and
+//! and a write-through write start below `miss` after arrival; a
+//! write-through write ends with the device below, a read miss's data is
+//! then forwarded to the host over the same data path as a hit's, 64 KiB
+//! at a time as it arrives (store and forward: cache_io.rs). A write-back write is held for the hit cost, and
 //! longer only when the cache is full: until enough destages complete.
 //! Destages start at once and are not waited for (the member timelines
 //! carry them, so later misses queue behind them). FLUSH destages all and

@@ -5,8 +5,12 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::*;
-use crate::stack::raid::{pass, After};
+use crate::stack::raid::{pass, ticket_of, After};
 use crate::stack::BlockError;
+
+/// What the controller forwards to the host at a time on a read miss (a
+/// strip: the data arrives from the members a strip at a time).
+const FORWARD_PIECE_BYTES: usize = 64 << 10;
 
 /// When a request may complete: an instant, and tickets decided later.
 type Due2 = (Instant, Vec<Arc<dyn Completion>>);
@@ -267,7 +271,19 @@ impl BlockDev for CacheLayer {
                 bump(&self.n.read_misses, 1);
                 let mut c = self.below(&st);
                 self.next.read_at(&mut c, buf, offset)?;
-                pass(&mut c, ctx);
+                // Store and forward: the data lands in the controller's
+                // memory and crosses to the host as a hit's does (`hit +
+                // bytes / hit_rate`), a piece at a time as the pieces
+                // arrive: done one piece's cost after the last data
+                // arrived, and no sooner than the whole transfer's cost
+                // after the request went below.
+                let start = st.clock() + self.p.miss;
+                let piece = self.hit_cost(buf.len().min(FORWARD_PIECE_BYTES));
+                let all = start + self.hit_cost(buf.len());
+                ctx.hold_until_at(c.hold_until().map_or(all, |h| all.max(h + piece)));
+                if let Some(t) = ticket_of(&mut c) {
+                    ctx.add_ticket(Arc::new(After(t, piece)));
+                }
             }
         }
         Self::overlay(&st, buf, offset);

@@ -46,6 +46,7 @@ pub mod raid10;
 pub mod raid5;
 pub mod raid5_cache;
 pub mod raid_lab;
+pub mod raid_live;
 pub mod raid_phase;
 pub mod sample;
 pub mod sim;
@@ -236,6 +237,13 @@ pub trait BlockDev: Send + Sync + fmt::Debug {
     /// The devices directly beneath (a layer's one, a raid's members).
     fn children(&self) -> Vec<Arc<dyn BlockDev>> {
         Vec::new()
+    }
+
+    /// A RAID layer marks member `member` failed, or working again after
+    /// rebuilding what it missed, while serving (`None`: not a RAID
+    /// layer; see raid_live.rs).
+    fn set_member_failed(&self, _member: usize, _failed: bool) -> Option<Result<String, String>> {
+        None
     }
 }
 

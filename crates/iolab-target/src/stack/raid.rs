@@ -11,7 +11,9 @@
 //! - `strip` (default 64k; not raid1): bytes per member before the next
 //!   member, a power of two times the members' sector;
 //! - `failed` (default none): a member index (or list `1:3`) marked failed
-//!   from the start — it is never read or written (degraded mode).
+//!   from the start — it is never read or written (degraded mode). A
+//!   member can also be failed or restored while serving (raid_live.rs:
+//!   the `gate` and the per-member log of missed writes below are its).
 //!
 //! Member I/Os of one request run in *phases*: every I/O of a phase starts
 //! at the same instant (when the previous phase completed) and the phase
@@ -24,7 +26,7 @@
 //! [`RaidCounters::counter_values`] for the target's stats.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 pub use super::raid_phase::{pass, ticket_of, After, Joined, Phase};
 use super::{BlockDev, BlockError, BlockResult, Caps, Counter, IoCtx};
@@ -57,6 +59,13 @@ pub struct Members {
     /// Usable bytes per member (the smallest member, cut to whole strips).
     pub member_bytes: u64,
     pub min_block_bytes: u32,
+    /// Requests hold it shared while they run; marking a member failed or
+    /// working again (raid_live.rs) holds it alone, so no request sees
+    /// the member set change half-way.
+    gate: RwLock<()>,
+    /// Per member, the (offset, length) ranges written while it was
+    /// failed: what a restore rebuilds (md's write-intent bitmap).
+    missed: Mutex<Vec<Vec<(u64, u64)>>>,
 }
 
 fn add(c: &AtomicU64, n: u64) {
@@ -95,6 +104,7 @@ impl Members {
         if let Some(c) = caps.iter().find(|c| !c.can_write) {
             return Err(format!("a member is read-only ({c:?})"));
         }
+        let n = devs.len();
         let list = devs
             .into_iter()
             .map(|dev| Member {
@@ -112,6 +122,8 @@ impl Members {
             list,
             member_bytes,
             min_block_bytes,
+            gate: RwLock::new(()),
+            missed: Mutex::new(vec![Vec::new(); n]),
         })
     }
 
@@ -136,15 +148,54 @@ impl Members {
         self.list[i].failed.load(Ordering::Relaxed)
     }
 
-    /// Mark member `i` failed: it is read and written no more.
+    /// Mark member `i` failed: it is read and written no more. Its
+    /// content is taken as unknown (a member failed at config time missed
+    /// whatever happened before): a restore rebuilds all of it.
     pub fn fail(&self, i: usize) {
+        self.note_missed(i, 0, self.member_bytes);
+        self.fail_live(i);
+    }
+
+    /// Mark member `i` failed while serving: it holds everything written
+    /// so far, so a restore rebuilds only the writes it misses from now.
+    pub fn fail_live(&self, i: usize) {
         self.list[i].failed.store(true, Ordering::Relaxed);
     }
 
-    /// Mark member `i` working again (tests: after a simulated rebuild).
-    #[cfg(test)]
+    /// Mark member `i` working again (after a rebuild: raid_live.rs).
     pub fn get_failed_reset(&self, i: usize) {
         self.list[i].failed.store(false, Ordering::Relaxed);
+    }
+
+    /// Held (shared) by a request for as long as it runs.
+    pub fn enter(&self) -> RwLockReadGuard<'_, ()> {
+        self.gate.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Held alone while the member set changes (no request runs).
+    pub fn exclusive(&self) -> RwLockWriteGuard<'_, ()> {
+        self.gate.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Failed member `i` missed a write of `len` bytes at `offset`.
+    pub fn note_missed(&self, i: usize, offset: u64, len: u64) {
+        let mut g = self.missed.lock().unwrap_or_else(PoisonError::into_inner);
+        g[i].push((offset, len));
+    }
+
+    /// The ranges member `i` missed, merged and sorted; forgotten.
+    pub fn take_missed(&self, i: usize) -> Vec<(u64, u64)> {
+        let mut g = self.missed.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut v = std::mem::take(&mut g[i]);
+        v.sort_unstable();
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        for (o, l) in v {
+            match out.last_mut() {
+                Some((a, b)) if o <= *a + *b => *b = (*b).max(o + l - *a),
+                _ => out.push((o, l)),
+            }
+        }
+        out
     }
 
     pub fn failed_count(&self) -> usize {

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::raid::{not_supported, totals, Members, Phase, RaidCounters, Traffic};
+use super::raid_live;
 use super::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, Counter, IoCtx};
 use crate::proto::Errno;
 
@@ -143,6 +144,37 @@ impl Striped {
     }
 }
 
+impl Striped {
+    /// Fail member `i` or restore it, while serving (raid_live.rs).
+    fn live(&self, i: usize, failed: bool) -> Result<String, String> {
+        let _alone = self.members.exclusive();
+        let level = self.level;
+        if !raid_live::check(&self.members, level, i, failed)? {
+            let state = if failed { "failed" } else { "working" };
+            return Ok(format!("{level}: member {i} is {state} already"));
+        }
+        let mut others = self
+            .mirrors(i / self.copies)
+            .filter(|&j| j != i && !self.members.is_failed(j));
+        let Some(src) = others.next() else {
+            return Err(format!(
+                "{level}: member {i} holds the only working copy of its data; \
+                 failing or restoring it from nothing would lose data"
+            ));
+        };
+        if !failed {
+            let m = &self.members;
+            return raid_live::restore(m, level, i, |buf, off| {
+                raid_live::read_member(m, src, buf, off)
+            });
+        }
+        self.members.fail_live(i);
+        Ok(format!(
+            "{level}: member {i} failed (member {src} serves its copy)"
+        ))
+    }
+}
+
 impl RaidCounters for Striped {
     fn counter_values(&self) -> Vec<(String, u64)> {
         let mut v = self.traffic.counters();
@@ -172,6 +204,7 @@ impl BlockDev for Striped {
     }
 
     fn read_at(&self, ctx: &mut IoCtx, buf: &mut [u8], offset: u64) -> BlockResult {
+        let _in = self.members.enter();
         self.traffic.read(buf.len());
         let mut phase = Phase::after(ctx);
         for run in self.runs(offset, buf.len()) {
@@ -195,6 +228,7 @@ impl BlockDev for Striped {
     }
 
     fn write_at(&self, ctx: &mut IoCtx, buf: &[u8], offset: u64, fua: bool) -> BlockResult {
+        let _in = self.members.enter();
         self.traffic.write(buf.len());
         let mut phase = Phase::after(ctx);
         for run in self.runs(offset, buf.len()) {
@@ -215,6 +249,10 @@ impl BlockDev for Striped {
                     self.members
                         .write(m, &mut phase, data, run.column_offset, fua)?;
                     written += 1;
+                } else {
+                    // A restore copies it over (raid_live.rs).
+                    self.members
+                        .note_missed(m, run.column_offset, data.len() as u64);
                 }
             }
             if written == 0 {
@@ -232,7 +270,12 @@ impl BlockDev for Striped {
     }
 
     fn flush(&self, ctx: &mut IoCtx) -> BlockResult {
+        let _in = self.members.enter();
         self.members.flush(ctx)
+    }
+
+    fn set_member_failed(&self, i: usize, failed: bool) -> Option<Result<String, String>> {
+        Some(self.live(i, failed))
     }
 
     fn counters(&self) -> Vec<Counter> {

@@ -38,6 +38,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::raid::{not_supported, totals, xor_into, Members, Phase, RaidCounters, Traffic};
 use super::raid5_cache::{StripeCache, PARITY};
+use super::raid_live;
 use super::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, Counter, IoCtx};
 use crate::proto::Errno;
 
@@ -55,7 +56,7 @@ pub struct Raid5 {
     degraded_reads: AtomicU64,
     degraded_writes: AtomicU64,
     rows: Vec<Mutex<()>>,
-    stripes: StripeCache,
+    pub(super) stripes: StripeCache,
     stripe_cache_hits: AtomicU64,
 }
 
@@ -87,7 +88,7 @@ impl Raid5 {
         })
     }
 
-    fn n(&self) -> usize {
+    pub(super) fn n(&self) -> usize {
         self.members.len()
     }
 
@@ -175,6 +176,11 @@ impl Raid5 {
             return Err(self.two_failed());
         }
         let failed = failed.first().copied();
+        if let Some(f) = failed {
+            // The failed member's strip of this row changes (its data or
+            // parity): a restore rebuilds it (raid_live.rs).
+            self.members.note_missed(f, base, self.strip);
+        }
         let mut reads = Phase::after(ctx);
         let _row = self.lock(row);
         let new = |p: &Piece| &buf[p.at..p.at + p.n];
@@ -348,6 +354,7 @@ impl BlockDev for Raid5 {
     }
 
     fn read_at(&self, ctx: &mut IoCtx, buf: &mut [u8], offset: u64) -> BlockResult {
+        let _in = self.members.enter();
         self.traffic.read(buf.len());
         if self.members.failed_count() > 1 {
             return Err(self.two_failed());
@@ -383,6 +390,7 @@ impl BlockDev for Raid5 {
     }
 
     fn write_at(&self, ctx: &mut IoCtx, buf: &[u8], offset: u64, fua: bool) -> BlockResult {
+        let _in = self.members.enter();
         self.traffic.write(buf.len());
         let mut done = Phase::after(ctx);
         for (row, pieces) in self.rows_of(offset, buf.len()) {
@@ -394,7 +402,12 @@ impl BlockDev for Raid5 {
     }
 
     fn flush(&self, ctx: &mut IoCtx) -> BlockResult {
+        let _in = self.members.enter();
         self.members.flush(ctx)
+    }
+
+    fn set_member_failed(&self, i: usize, failed: bool) -> Option<Result<String, String>> {
+        Some(raid_live::raid5(self, i, failed))
     }
 
     fn counters(&self) -> Vec<Counter> {

@@ -32,10 +32,14 @@ use super::hdd_mech::{HddParams, Mech, Ns};
 
 #[path = "hdd_buffer.rs"]
 mod buffer;
+#[path = "hdd_sptf.rs"]
+mod sptf;
 use super::{Decided, SimModel, SimOp, SimReq};
 
 /// Largest destage operation: bounds how long a read waits behind one.
 const DESTAGE_MAX_BYTES: u64 = 256 << 10;
+/// Ranges the buffer remembers having added (see `buffer_hit_cached`).
+const RECENT: usize = 64;
 /// Dirty extents considered on each side of the head per destage.
 const DESTAGE_CANDIDATES: usize = 8;
 
@@ -85,7 +89,10 @@ struct Stream {
 #[derive(Debug)]
 pub struct HddModel {
     m: Mech,
-    queue: VecDeque<Pending>,
+    /// Commands waiting for the mechanism, in arrival order (a Vec: at
+    /// most a few dozen, scanned at every decision, which indexes a Vec
+    /// more cheaply than a VecDeque).
+    queue: Vec<Pending>,
     /// Cached writes waiting for room in the cache.
     waiting: VecDeque<Pending>,
     mech_free: f64,
@@ -99,9 +106,20 @@ pub struct HddModel {
     /// `recent`) and removals.
     buf_added: u64,
     buf_removed: u64,
-    recent: VecDeque<(u64, u64)>,
-    /// Reused by `decide` (no allocation per decision).
+    /// A ring of the last `RECENT` ranges added (`recent_next`: the slot
+    /// to write next; `recent_len`: how many are valid).
+    recent: [(u64, u64); RECENT],
+    recent_next: usize,
+    recent_len: usize,
+    /// Reused by `decide` and `sptf` (no allocation per decision).
     scratch: Vec<usize>,
+    bounds: Vec<f64>,
+    /// The earliest arrival among the first `ncq` queued commands, while
+    /// the queue has not changed (`run` asks at every call; polls between
+    /// decisions would otherwise scan the queue each time).
+    first_arrival: Option<Option<Ns>>,
+    /// FLUSH commands in `queue`.
+    flushes_queued: usize,
     done: Decided,
     next_id: u64,
     pub c: HddCounters,
@@ -111,7 +129,7 @@ impl HddModel {
     pub fn new(p: HddParams) -> HddModel {
         HddModel {
             m: Mech::new(p),
-            queue: VecDeque::new(),
+            queue: Vec::new(),
             waiting: VecDeque::new(),
             mech_free: 0.0,
             head_track: 0,
@@ -122,8 +140,13 @@ impl HddModel {
             dirty_bytes: 0,
             buf_added: 0,
             buf_removed: 0,
-            recent: VecDeque::new(),
+            recent: [(0, 0); RECENT],
+            recent_next: 0,
+            recent_len: 0,
             scratch: Vec::new(),
+            bounds: Vec::new(),
+            first_arrival: None,
+            flushes_queued: 0,
             done: Decided::default(),
             next_id: 0,
             c: HddCounters::default(),
@@ -146,12 +169,13 @@ impl HddModel {
     fn run(&mut self, limit: Ns, inclusive: bool) {
         let limit = limit as f64;
         loop {
-            let first = self
-                .queue
-                .iter()
-                .take(self.m.p.ncq_depth as usize)
-                .map(|p| p.arrival)
-                .min();
+            let first = *self.first_arrival.get_or_insert_with(|| {
+                self.queue
+                    .iter()
+                    .take(self.m.p.ncq_depth as usize)
+                    .map(|p| p.arrival)
+                    .min()
+            });
             let t = match (self.dirty.is_empty(), first) {
                 (false, _) => self.mech_free,
                 (true, Some(a)) => self.mech_free.max(a as f64),
@@ -169,14 +193,23 @@ impl HddModel {
         let n = self.m.p.ncq_depth as usize;
         let mut arrived = std::mem::take(&mut self.scratch);
         arrived.clear();
-        arrived.extend((0..self.queue.len().min(n)).filter(|&i| self.queue[i].arrival as f64 <= t));
+        arrived.extend(
+            self.queue
+                .iter()
+                .take(n)
+                .enumerate()
+                .filter(|(_, p)| p.arrival as f64 <= t)
+                .map(|(i, _)| i),
+        );
         self.decide_among(t, &arrived);
         self.scratch = arrived;
     }
 
     /// [`Self::decide`] among the queue indices `arrived`.
     fn decide_among(&mut self, t: f64, arrived: &[usize]) {
-        let flush_waits = arrived.iter().any(|&i| self.queue[i].r.op == SimOp::Flush);
+        // Flushes are rare: count them rather than look for one each time.
+        let flush_waits =
+            self.flushes_queued > 0 && arrived.iter().any(|&i| self.queue[i].r.op == SimOp::Flush);
         let only_flushes = arrived.iter().all(|&i| self.queue[i].r.op == SimOp::Flush);
         if !self.dirty.is_empty() && (flush_waits || only_flushes || !self.waiting.is_empty()) {
             self.destage(t);
@@ -187,51 +220,23 @@ impl HddModel {
                 .iter()
                 .find(|&&i| self.queue[i].r.op == SimOp::Flush)
                 .expect("a flush waits");
-            let p = self.queue.remove(i).expect("index from the queue");
+            let p = self.queue.remove(i);
+            self.flushes_queued -= 1;
+            self.first_arrival = None;
             self.c.flushes += 1;
             self.finish(p.id, t + self.m.p.overhead_ns as f64);
             self.mech_free = self.mech_free.max(t);
             return;
         }
-        // SPTF; ties go to the earlier arrival (lower index).
-        let best = arrived
-            .iter()
-            .map(|&i| (self.positioning(t, &self.queue[i]), i))
-            .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
-            .map(|(_, i)| i)
-            .expect("a command has arrived by t");
-        let p = self.queue.remove(best).expect("index from the queue");
+        let best = self.sptf(t, arrived);
+        let p = self.queue.remove(best);
+        self.first_arrival = None;
         let ov = self.overhead_left(t, &p);
         let end = match p.r.op {
             SimOp::Read => self.serve_read(t, ov, &p.r),
             _ => self.media_write(t, ov, p.r.offset, p.r.len),
         };
         self.finish(p.id, end);
-    }
-
-    /// The command overhead still to pay at `t`: a command queued while
-    /// the mechanism was busy has been decoded meanwhile (NCQ overlaps it).
-    fn overhead_left(&self, t: f64, p: &Pending) -> f64 {
-        let ov = self.m.p.overhead_ns as f64;
-        (ov - (t - p.arrival as f64)).max(0.0)
-    }
-
-    /// How far the data of `p` is from the head at `t` (0: in the buffer or
-    /// streaming past it).
-    fn positioning(&self, t: f64, p: &Pending) -> f64 {
-        let r = &p.r;
-        if r.op == SimOp::Read && (self.continues(t, r) || self.buffer_hit_cached(p)) {
-            return 0.0;
-        }
-        let ov = self.overhead_left(t, p);
-        let t = t + ov;
-        if r.offset == self.head_off {
-            return ov + self.m.rot_wait_ns(t, p.angle);
-        }
-        let seek = self
-            .m
-            .seek_ns(self.head_track, p.track, r.op != SimOp::Read);
-        ov + seek + self.m.rot_wait_ns(t + seek, p.angle)
     }
 
     /// Seek + rotation to `o` from the head at `t`; a request that starts
@@ -299,7 +304,11 @@ impl SimModel for HddModel {
                 self.c.flushes += 1;
                 self.finish(id, arrival as f64 + ov);
             }
-            _ => self.queue.push_back(p),
+            _ => {
+                self.flushes_queued += usize::from(p.r.op == SimOp::Flush);
+                self.queue.push(p);
+                self.first_arrival = None;
+            }
         }
         self.run(now, true);
         id
@@ -315,18 +324,16 @@ impl SimModel for HddModel {
 
     fn next_event(&self, now: Ns) -> Ns {
         let free = self.mech_free.ceil() as Ns;
+        if free > now {
+            return free.max(now + 1_000);
+        }
         let arrival = self
             .queue
             .iter()
             .map(|p| p.arrival)
             .filter(|&a| a > now)
             .min();
-        let t = if free > now {
-            free
-        } else {
-            arrival.unwrap_or(now)
-        };
-        t.max(now + 1_000)
+        arrival.unwrap_or(now).max(now + 1_000)
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {

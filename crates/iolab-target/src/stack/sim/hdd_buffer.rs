@@ -1,6 +1,6 @@
 //! sim-hdd's buffer: the look-ahead (read) segments and the write cache,
 //! as methods of [`HddModel`] (see hdd.rs for the rules they follow).
-use super::{HddModel, Pending, Stream, DESTAGE_CANDIDATES, DESTAGE_MAX_BYTES};
+use super::{HddModel, Pending, Stream, DESTAGE_CANDIDATES, DESTAGE_MAX_BYTES, RECENT};
 use crate::stack::sim::SimReq;
 
 impl HddModel {
@@ -17,19 +17,21 @@ impl HddModel {
         // cached hit stands until something is removed, a cached miss
         // needs only the ranges added since.
         let (added, removed, hit) = p.hit.get();
+        if added == self.buf_added && removed == self.buf_removed {
+            return hit;
+        }
         let since = self.buf_added.wrapping_sub(added);
         let (s, e) = (p.r.offset, p.r.offset + p.r.len);
         let hit = if added == u64::MAX {
             self.buffer_hit(&p.r)
         } else if hit {
             removed == self.buf_removed || self.buffer_hit(&p.r)
-        } else if since <= self.recent.len() as u64 {
-            let k = since as usize;
-            self.recent
-                .iter()
-                .rev()
-                .take(k)
-                .any(|&(a, b)| a <= s && e <= b)
+        } else if since <= self.recent_len as u64 {
+            // The `since` ranges added last, newest first.
+            (1..=since as usize).any(|j| {
+                let (a, b) = self.recent[(self.recent_next + RECENT - j) % RECENT];
+                a <= s && e <= b
+            })
         } else {
             self.buffer_hit(&p.r)
         };
@@ -78,10 +80,19 @@ impl HddModel {
                 (t + ov).max(media_end)
             };
             // The host is consuming: while the look-ahead still runs, it
-            // reads one more segment past what was asked (once it stopped
-            // at its cap, the next read beyond is a new access).
+            // reads one more segment past what was asked.
             if upto < st.cap || st.end == e {
                 st.cap = st.cap.max(e + seg);
+            } else if e + seg > st.cap {
+                // It had stopped with the segment full; this read frees
+                // room, so the drive reads on from the cap (the head has
+                // stayed on that track) when the cap's sector next comes
+                // under the head: whole revolutions after it stopped.
+                let stopped = st.t + (st.cap - st.end) as f64 / st.rate;
+                let turns = ((t - stopped) / self.m.rev_ns).ceil().max(0.0);
+                st.end = st.cap;
+                st.t = stopped + turns * self.m.rev_ns;
+                st.cap = e + seg;
             }
             st.start = st.start.max(e.saturating_sub(seg));
             self.stream = Some(st);
@@ -224,12 +235,10 @@ impl HddModel {
 
     /// The buffer now also holds `[s, e)`.
     fn note_added(&mut self, s: u64, e: u64) {
-        const RECENT: usize = 64;
         self.buf_added += 1;
-        if self.recent.len() == RECENT {
-            self.recent.pop_front();
-        }
-        self.recent.push_back((s, e));
+        self.recent[self.recent_next] = (s, e);
+        self.recent_next = (self.recent_next + 1) % RECENT;
+        self.recent_len = (self.recent_len + 1).min(RECENT);
     }
 
     /// Bytes in the write cache not yet on the media.

@@ -144,7 +144,15 @@ pub struct Mech {
     ro: f64,
     ri: f64,
     phase_ns: f64,
+    /// `seek_floor[d >> SEEK_FLOOR_SHIFT]`: the read seek time of the
+    /// shortest distance (>= 1) in that bucket of track distances — a lower
+    /// bound on every seek in it, so SPTF can rule a command out without
+    /// its square root (see `seek_floor_ns`).
+    seek_floor: Vec<f64>,
 }
+
+/// Bucket width of [`Mech::seek_floor_ns`]: 64 tracks, < 0.1 % of the stroke.
+const SEEK_FLOOR_SHIFT: u32 = 6;
 
 impl Mech {
     pub fn new(p: HddParams) -> Mech {
@@ -160,7 +168,7 @@ impl Mech {
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         let phase_ns = ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64 * rev_ns;
-        Mech {
+        let mut m = Mech {
             p,
             rev_ns,
             tracks: tracks.max(1),
@@ -169,7 +177,12 @@ impl Mech {
             ro,
             ri,
             phase_ns,
-        }
+            seek_floor: Vec::new(),
+        };
+        m.seek_floor = (0..=(m.tracks >> SEEK_FLOOR_SHIFT))
+            .map(|k| m.seek_dist_ns((k << SEEK_FLOOR_SHIFT).max(1), false))
+            .collect();
+        m
     }
 
     /// Bytes before radial position x.
@@ -221,7 +234,25 @@ impl Mech {
 
     /// Seek time between two tracks; writes add the settle time.
     pub fn seek_ns(&self, from: u64, to: u64, write: bool) -> f64 {
+        self.seek_dist_ns(from.abs_diff(to), write)
+    }
+
+    /// A lower bound on [`Self::seek_ns`] from `from` to `to`, read or
+    /// write, without a square root: a table lookup. Exact in floating
+    /// point too: every step of the seek curve (d/N, √, × and + of
+    /// non-negative terms) is correctly rounded, hence monotone in d, so
+    /// the curve at the bucket's shortest distance is <= it at any d in
+    /// the bucket, and a write only adds its settle time.
+    pub fn seek_floor_ns(&self, from: u64, to: u64) -> f64 {
         let d = from.abs_diff(to);
+        if d == 0 {
+            return 0.0;
+        }
+        self.seek_floor[(d >> SEEK_FLOOR_SHIFT) as usize]
+    }
+
+    /// Seek time over `d` tracks; writes add the settle time.
+    fn seek_dist_ns(&self, d: u64, write: bool) -> f64 {
         if d == 0 {
             return 0.0;
         }

@@ -83,6 +83,18 @@ pub struct Control {
     pub stop: AtomicBool,
     /// The run's flow groups (fio's flow_id).
     pub flows: flow::FlowRegistry,
+    /// Stop the workers of one job (by index), the others going on.
+    pub job_stop: Vec<AtomicBool>,
+}
+
+impl Control {
+    /// The control of a run of `jobs` jobs.
+    pub fn for_jobs(jobs: usize) -> Control {
+        Control {
+            job_stop: (0..jobs).map(|_| AtomicBool::new(false)).collect(),
+            ..Control::default()
+        }
+    }
 }
 
 /// Everything a worker needs, built by `Run::prepare`.
@@ -210,6 +222,8 @@ pub(crate) struct Worker<B: Backend> {
     lat_done: bool,
     /// io_submit_mode=offload: never wait on a completion for a due I/O.
     offload: bool,
+    /// Index of the worker's job in the run (its `Control::job_stop`).
+    job_index: usize,
 }
 
 impl<B: Backend> std::fmt::Debug for Worker<B> {
@@ -312,6 +326,7 @@ impl<B: Backend> Worker<B> {
             lat_step: lat_target::Step::Go,
             lat_done: false,
             offload: spec.job.control.submit_mode == iolab_core::job::SubmitMode::Offload,
+            job_index: spec.id.job as usize,
         };
         Ok((
             w,

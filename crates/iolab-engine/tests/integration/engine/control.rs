@@ -71,33 +71,35 @@ fn flow_keeps_io_counts_in_the_weights_ratio() {
     }
 }
 
-/// io_submit_mode=offload with a synchronous engine (psync) keeps iodepth
-/// I/Os in flight through its submitter threads, and every block of the
-/// region is read exactly once, as inline.
+/// io_submit_mode=offload with every engine that takes it: a synchronous
+/// one (psync) keeps iodepth I/Os in flight through its submitter threads,
+/// and every block of the region is read exactly once, as inline.
 #[test]
-fn offload_with_psync_reads_every_block_once() {
+fn offload_with_every_engine_reads_every_block_once() {
     let _g = serial();
     let dir = tempfile::tempdir().unwrap();
-    let j = job(
-        "off",
-        dir.path(),
-        &[
-            "ioengine=psync",
-            "io_submit_mode=offload",
-            "iodepth=4",
-            "rw=randread",
-            "bs=4k",
-            "size=4m",
-        ],
-    );
-    assert_eq!(
-        j.iodepth, 4,
-        "offload keeps the depth of a synchronous engine"
-    );
-    let r = run_ok(config(vec![j]));
-    let d = &worker(&r, 0, 0).dirs[0];
-    assert_eq!((d.ios, d.bytes), (1024, 4 * MIB));
-    assert_eq!(d.lat_ns.count(), 1024);
+    for engine in [
+        "psync", "libaio", "io_uring", "pvsync", "pvsync2", "mmap", "null",
+    ] {
+        let e = format!("ioengine={engine}");
+        let j = job(
+            engine,
+            dir.path(),
+            &[
+                &e,
+                "io_submit_mode=offload",
+                "iodepth=4",
+                "rw=randread",
+                "bs=4k",
+                "size=4m",
+            ],
+        );
+        assert_eq!(j.iodepth, 4, "offload keeps the depth of {engine}");
+        let r = run_ok(config(vec![j]));
+        let d = &worker(&r, 0, 0).dirs[0];
+        assert_eq!((d.ios, d.bytes), (1024, 4 * MIB), "{engine}");
+        assert_eq!(d.lat_ns.count(), 1024, "{engine}");
+    }
     // And what it cannot do is refused by name.
     let e = iolab_core::job::JobSpec::new("x")
         .args(["size=1m", "io_submit_mode=offload", "fsync=4", "rw=write"])

@@ -108,3 +108,38 @@ fn offload_with_every_engine_reads_every_block_once() {
         .to_string();
     assert!(e.contains("offload with fsync"), "{e}");
 }
+
+/// fio's steadystate.fio writes to /dev/null and reads /dev/zero: both run
+/// over the region size= gives, every I/O counted; what they cannot do
+/// (read /dev/null, O_DIRECT, no size) is refused by name.
+#[test]
+fn dev_null_takes_writes_and_dev_zero_gives_reads() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let w = job(
+        "w",
+        dir.path(),
+        &["filename=/dev/null", "rw=write", "bs=128k", "size=8m"],
+    );
+    let r = job(
+        "r",
+        dir.path(),
+        &["filename=/dev/zero", "rw=randread", "bs=4k", "size=1m"],
+    );
+    let res = run_ok(config(vec![w, r]));
+    assert_eq!(worker(&res, 0, 0).dirs[1].ios, 64);
+    assert_eq!(worker(&res, 1, 0).dirs[0].ios, 256);
+    let refused = |opts: &[&str]| {
+        let mut run = iolab_engine::Run::prepare(config(vec![job("x", dir.path(), opts)]));
+        run.as_mut()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    let e = refused(&["filename=/dev/null", "rw=read", "size=1m"]);
+    assert!(e.contains("returns nothing to reads"), "{e}");
+    let e = refused(&["filename=/dev/zero", "rw=read", "size=1m", "direct=1"]);
+    assert!(e.contains("O_DIRECT"), "{e}");
+    let e = refused(&["filename=/dev/zero", "rw=read"]);
+    assert!(e.contains("without a size"), "{e}");
+}

@@ -141,3 +141,11 @@ def test_steady_job_beside_another_ends_alone(cli: Callable[..., Any], workdir: 
     assert write["steadystate"]["attained"] == 1 and write["write"]["runtime"] < 1_900
     assert beside["read"]["runtime"] >= 1_900
     assert read["steadystate"]["attained"] == 1 and read["read"]["runtime"] < 30_000
+
+
+def test_latency_target_depth_in_the_text_report(cli: Callable[..., Any], workdir: Path) -> None:
+    args = ["--name=t", "--ioengine=null", "--size=64m", "--iodepth=4", "--time_based", "--runtime=30s"]
+    r = cli("run", *args, "--latency_target=10ms", "--latency_window=100ms")
+    assert r.exit_code == 0, r.output
+    # Null I/O meets 10 ms at every depth: the search settles at iodepth.
+    assert "latency target: target=10000 us, window=100000 us, percentile=100.00%, depth=4 I/Os" in r.stdout

@@ -95,6 +95,9 @@ class Run:
     def stop(self) -> None:
         """Ask every worker to stop now; the result covers what was done."""
 
+    def stop_job(self, job: int) -> None:
+        """Stop the workers of job ``job`` (its index in the run); the others go on."""
+
     def finished(self) -> bool: ...
     def wait(self) -> str:
         """Wait for the end; return the run result as JSON.

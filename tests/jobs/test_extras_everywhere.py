@@ -105,8 +105,10 @@ def test_api_run_refuses_a_window_that_disagrees(tmp_path: Path) -> None:
         iolab.run(job, interval="1s", log_dir=tmp_path)
 
 
-def test_io_submit_mode_inline_is_accepted_and_offload_refused_by_name() -> None:
+def test_io_submit_mode_inline_and_offload_reach_the_engine() -> None:
     job = iolab.Job("x", ioengine="null", size="1m", io_submit_mode="inline")
-    assert prepare(job)["name"] == "x"
-    with pytest.raises(JobError, match=r"io_submit_mode=offload: expected one of inline"):
-        prepare(iolab.Job("x", ioengine="null", size="1m", io_submit_mode="offload"))
+    assert prepare(job)["control"]["submit_mode"] == "inline"
+    off = prepare(iolab.Job("x", ioengine="psync", size="1m", iodepth=4, io_submit_mode="offload"))
+    assert off["control"]["submit_mode"] == "offload" and off["iodepth"] == 4
+    with pytest.raises(JobError, match=r"io_submit_mode=offload with thinktime is not supported"):
+        prepare(iolab.Job("x", ioengine="null", size="1m", thinktime=10, io_submit_mode="offload"))

@@ -122,3 +122,30 @@ def test_offset_modifiers_move_the_whole_size(cli: Callable[..., Any], workdir: 
     writes, reads = doc["jobs"]
     assert writes["write"]["io_bytes"] == reads["read"]["io_bytes"] == 256 << 10
     assert reads["job options"]["rw"] == "read:-8k"
+
+
+def test_flow_latency_offload_file(cli: Callable[..., Any], workdir: Path) -> None:
+    light, heavy, target, offload = _run(cli, "flow-latency-offload.fio")["jobs"]
+    # heavy's 16384 null I/Os take milliseconds alone; held to 4 for each of
+    # light's rate-limited ones, they take light's 0.2 s.
+    assert (light["read"]["total_ios"], heavy["read"]["total_ios"]) == (4000, 16384)
+    assert heavy["read"]["runtime"] >= 150
+    assert target["latency_depth"] == 8 and target["latency_target"] == 10_000_000
+    assert target["read"]["runtime"] < 20_000  # the search ended the job, not runtime=30s
+    # 200 IOPS for 1 s through 4 submitter threads.
+    assert abs(offload["read"]["total_ios"] - 200) <= 4
+
+
+def test_steady_job_beside_another_ends_alone(cli: Callable[..., Any], workdir: Path) -> None:
+    write, beside, read = _run(cli, "steady-beside.fio")["jobs"]
+    assert write["steadystate"]["attained"] == 1 and write["write"]["runtime"] < 1_900
+    assert beside["read"]["runtime"] >= 1_900
+    assert read["steadystate"]["attained"] == 1 and read["read"]["runtime"] < 30_000
+
+
+def test_latency_target_depth_in_the_text_report(cli: Callable[..., Any], workdir: Path) -> None:
+    args = ["--name=t", "--ioengine=null", "--size=64m", "--iodepth=4", "--time_based", "--runtime=30s"]
+    r = cli("run", *args, "--latency_target=10ms", "--latency_window=100ms")
+    assert r.exit_code == 0, r.output
+    # Null I/O meets 10 ms at every depth: the search settles at iodepth.
+    assert "latency target: target=10000 us, window=100000 us, percentile=100.00%, depth=4 I/Os" in r.stdout

@@ -100,13 +100,72 @@ def test_missing_duration_and_unknown_criteria_are_refused() -> None:
         criterion(JobExtras("j", {"steadystate": "iops:5%"}), S)
 
 
-def test_only_a_last_lone_job_can_end_early() -> None:
+def test_any_job_can_end_early_but_a_criterion_names_a_job_of_the_run() -> None:
     c = _c("iops:5%")
     check_placement([("x", 0), ("j", 1)], [c])
-    with pytest.raises(ParseError, match="--section j"):
-        check_placement([("j", 0), ("x", 1)], [c])
-    with pytest.raises(ParseError, match="must run last and alone"):
-        check_placement([("j", 0), ("x", 0)], [c])
+    check_placement([("j", 0), ("x", 1)], [c])
+    check_placement([("j", 0), ("x", 0)], [c])
+    with pytest.raises(ParseError, match="no such job"):
+        check_placement([("x", 0)], [c])
+
+
+class _TwoJobEngine:
+    """Scripted: two jobs in the running group; job 1 is flat, job 0 never settles."""
+
+    def __init__(self) -> None:
+        self.polls = 0
+        self.stopped_jobs: list[tuple[int, int]] = []
+        self.stopped = False
+
+    def poll(self, timeout_s: float) -> dict[str, Any]:
+        self.polls += 1
+        wild = 100.0 * (1 + self.polls % 2)
+        jobs = [
+            {"job": 0, "iops": [wild, 0.0], "bw_bytes_per_s": [wild * 4096, 0.0], "lat_ns": []},
+            {"job": 1, "iops": [100.0, 0.0], "bw_bytes_per_s": [409600.0, 0.0], "lat_ns": []},
+        ]
+        return {"phase": "running", "elapsed_ns": self.polls * S, "iops": [0.0, 0.0], "jobs": jobs}
+
+    def stop_job(self, job: int) -> None:
+        self.stopped_jobs.append((job, self.polls))
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+def test_each_steady_job_is_ended_alone_when_its_own_window_holds() -> None:
+    from dataclasses import replace
+
+    engine = _TwoJobEngine()
+    run = SteadyStateRun(
+        engine, [replace(_c("iops:5%"), job="a", job_index=0), replace(_c("iops:5%"), job="b", job_index=1)]
+    )
+    for _ in range(8):
+        run.poll(0.0)
+    # Job 1's first full window of 4 flat samples ends it (and only it); job 0 never settles.
+    assert engine.stopped_jobs == [(1, 4)] and not engine.stopped
+    assert [w.attained for w in run.watches] == [False, True]
+
+
+def test_a_steady_job_beside_another_ends_while_the_other_runs_on(cli: Callable[..., Any], tmp_path: Any) -> None:
+    job = tmp_path / "two.fio"
+    job.write_text(
+        "[global]\nioengine=null\nsize=1g\nrw=read\ntime_based\n"
+        "[steady]\nruntime=60s\nss=iops:10000%\nss_dur=1s\nss_interval=250ms\n"
+        "[other]\nruntime=3s\n"
+        "[later]\nstonewall\nruntime=1s\nss=bw:10000%\nss_dur=500ms\nss_interval=250ms\n"
+    )
+    r = cli("run", str(job), "--output-format=fio-json")
+    assert r.exit_code == 0, r.output
+    entries = {e["jobname"]: e for e in json.loads(r.stdout)["jobs"]}
+    # steady ended at its steady state (~1 s), long before its 60 s; other ran its 3 s.
+    assert entries["steady"]["steadystate"]["attained"] == 1
+    assert entries["steady"]["read"]["runtime"] < 2_900
+    assert entries["other"]["read"]["runtime"] >= 2_900
+    assert "steadystate" not in entries["other"]
+    # A steady job of a later group is watched too.
+    assert entries["later"]["steadystate"]["ss"] == "bw:10000%"
+    assert r.stderr.count("steadystate: attained=") == 2
 
 
 def test_real_run_ends_at_steady_state_and_reports_it(cli: Callable[..., Any]) -> None:

@@ -77,6 +77,22 @@ pub struct Progress {
     /// over the group's workers: a fleet merges these across hosts exactly
     /// (bucket sums) for its live total's percentiles.
     pub lat_ns: [iolab_core::hist::LatHist; 2],
+    /// The same last interval per job of the running group (steady state
+    /// is judged per job).
+    #[serde(default)]
+    pub jobs: Vec<JobProgress>,
+}
+
+/// One job's share of [`Progress`]: its workers' last interval, merged.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct JobProgress {
+    /// Index of the job in the run.
+    pub job: u32,
+    pub iops: [f64; 2],
+    pub bw_bytes_per_s: [f64; 2],
+    pub lat_ns: [iolab_core::hist::LatHist; 2],
+    /// Every worker of the job has finished.
+    pub finished: bool,
 }
 
 /// A finished run: the result of everything that was done, and the error
@@ -130,13 +146,14 @@ impl Run {
             unlink,
         } = setup::prepare(&cfg)?;
         let (msgs_tx, msgs) = mpsc::channel();
+        let ctl = Arc::new(Control::for_jobs(cfg.jobs.len()));
         Ok(Run {
             tracker: Tracker::new(&cfg.jobs, &groups, planned_bytes),
             cfg,
             groups,
             notes,
             state: State::Prepared(specs),
-            ctl: Arc::new(Control::default()),
+            ctl,
             msgs,
             msgs_tx,
             coord: Arc::new(Mutex::new(CoordState::default())),
@@ -270,6 +287,14 @@ impl Run {
         self.ctl
             .stop
             .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Ask the workers of job `job` (its index in the run) to stop now, as
+    /// fio ends a job that reached steady state; the others go on.
+    pub fn stop_job(&self, job: usize) {
+        if let Some(f) = self.ctl.job_stop.get(job) {
+            f.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     /// True once every group has ended (or the run never started).

@@ -112,6 +112,16 @@ impl PyRun {
         })
     }
 
+    /// Ask the workers of job `job` (index in the run) to stop now; the
+    /// other jobs go on (a job that reached steady state).
+    fn stop_job(&self, py: Python<'_>, job: usize) {
+        gil::released(py, || {
+            if let Some(run) = self.lock().as_ref() {
+                run.stop_job(job);
+            }
+        })
+    }
+
     fn finished(&self, py: Python<'_>) -> bool {
         gil::released(py, || self.lock().as_ref().is_none_or(Run::is_finished))
     }

@@ -15,9 +15,10 @@ the job has reached steady state when
 
 and fio then ends the job. Here :class:`SteadyStateRun` wraps the engine's
 run for the driver: the run's interval is ``ss_interval``, each poll takes
-the group's newest interval rates, and when the criterion holds it stops
-the run (so only a job in the run's last stonewall group can be ended
-early: :func:`check_placement` refuses the others, naming ``--section``).
+each steady job's newest interval rates (its workers together, as fio with
+``group_reporting``), and when a job's criterion holds it stops that job
+alone (``Run.stop_job``), as fio does: the other jobs of its group go on,
+and later groups start when the group is done.
 What is reported is judged again from the result's exact per-interval
 series (:func:`report`), in fio's JSON shape (``steadystate`` of a job).
 For latency criteria the report's series is the one judged live (the
@@ -27,7 +28,7 @@ result's series keeps percentiles, not means).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from iolab import _native
@@ -49,6 +50,8 @@ class Criterion:
     dur_ns: int
     ramp_ns: int
     interval_ns: int
+    #: Index of the job in the run (which job ``stop_job`` ends).
+    job_index: int = 0
 
     @property
     def samples(self) -> int:
@@ -94,55 +97,86 @@ def judge(values: list[float], c: Criterion) -> tuple[bool, float, float, float]
 
 
 def check_placement(jobs: list[tuple[str, int]], criteria: list[Criterion]) -> None:
-    """``jobs``: (name, stonewall group) of every job. A steady-state job must
-    be alone in the run's last group: stopping it stops the run."""
-    last = max(g for _, g in jobs)
+    """``jobs``: (name, stonewall group) of every job. Each steady-state job is
+    ended on its own, so any placement works; only a name that is no job is
+    refused (it cannot happen from a job file)."""
+    names = {n for n, _ in jobs}
     for c in criteria:
-        group = next(g for n, g in jobs if n == c.job)
-        others = [n for n, g in jobs if g == group and n != c.job]
-        if group != last or others:
-            raise ParseError(
-                f"job {c.job}",
-                None,
-                f"steadystate={c.written}: iolab ends steady jobs by ending the run, so the job must run "
-                f"last and alone; run it on its own with --section {c.job}",
-            )
+        if c.job not in names:
+            raise ParseError(f"job {c.job}", None, f"steadystate={c.written}: no such job in the run")
+
+
+class _Watch:
+    """The rolling window of one steady-state job."""
+
+    def __init__(self, c: Criterion) -> None:
+        self.c = c
+        self.samples: list[float] = []
+        self.lat_means_ns: list[float] = []
+        self.last_k = -1
+        self.attained = False
+
+    def offer(self, elapsed_ns: int, iops: float, bw: float, lat_hists: list[Any]) -> bool:
+        """One progress reading of the job; True when it has just become steady."""
+        c = self.c
+        if elapsed_ns < c.ramp_ns or self.attained:
+            return False
+        k = elapsed_ns // c.interval_ns
+        if k <= self.last_k:
+            return False
+        self.last_k = k
+        if c.metric == "lat":
+            value = _lat_mean_ns(lat_hists)
+            if value is None:  # no I/O completed: nothing to judge
+                return False
+            self.lat_means_ns.append(value)
+        else:
+            value = iops if c.metric == "iops" else bw
+        self.samples = [*self.samples, value][-c.samples :]
+        if judge(self.samples, c)[0]:
+            self.attained = True
+        return self.attained
 
 
 class SteadyStateRun:
-    """Wraps ``iolab._native.Run``: stops it when the criterion holds."""
+    """Wraps ``iolab._native.Run``: ends each steady-state job when its
+    criterion holds (``stop_job``); the run goes on with the others."""
 
-    def __init__(self, inner: Any, c: Criterion) -> None:
+    def __init__(self, inner: Any, criteria: Criterion | list[Criterion]) -> None:
         self._inner = inner
-        self._c = c
-        self._samples: list[float] = []
-        #: Mean latency (ns) of every interval judged, in order (lat criteria).
-        self.lat_means_ns: list[float] = []
-        self._last_k = -1
-        self.attained = False
+        cs = criteria if isinstance(criteria, list) else [criteria]
+        self.watches = [_Watch(c) for c in cs]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
+    @property
+    def attained(self) -> bool:
+        """Whether the (first) steady-state job reached steady state."""
+        return self.watches[0].attained
+
+    @property
+    def lat_means_ns(self) -> list[float]:
+        """Mean latency (ns) of every interval judged of the (first) job (lat criteria)."""
+        return self.watches[0].lat_means_ns
+
     def poll(self, timeout_s: float) -> Json:
         p: Json = self._inner.poll(timeout_s)
-        c = self._c
-        if p.get("phase") != "running" or p["elapsed_ns"] < c.ramp_ns or self.attained:
+        if p.get("phase") != "running":
             return p
-        k = p["elapsed_ns"] // c.interval_ns
-        if k > self._last_k:
-            self._last_k = k
-            if c.metric == "lat":
-                value = interval_lat_mean_ns(p)
-                if value is None:  # no I/O completed: nothing to judge
-                    return p
-                self.lat_means_ns.append(value)
-            else:
-                value = float(sum(p["iops"] if c.metric == "iops" else p["bw_bytes_per_s"]))
-            self._samples = [*self._samples, value][-c.samples :]
-            if judge(self._samples, c)[0]:
-                self.attained = True
-                self._inner.stop()
+        per_job = {j["job"]: j for j in p.get("jobs", [])}
+        for w in self.watches:
+            j = per_job.get(w.c.job_index)
+            if j is None and "jobs" in p:
+                continue  # the job is not in the running group
+            src = j if j is not None else p  # an engine without per-job progress: the group's
+            if w.offer(
+                p["elapsed_ns"], float(sum(src["iops"])), float(sum(src["bw_bytes_per_s"])), src.get("lat_ns", [])
+            ):
+                if hasattr(self._inner, "stop_job") and j is not None:
+                    self._inner.stop_job(w.c.job_index)
+                else:
+                    self._inner.stop()
         return p
 
 
@@ -150,7 +184,11 @@ def interval_lat_mean_ns(progress: Json) -> Optional[float]:
     """Mean total latency (ns) of the I/Os completed in the progress's last
     interval, read and write together (their histograms merged); None when
     none completed."""
-    hists = [h for h in progress.get("lat_ns", []) if h]
+    return _lat_mean_ns(progress.get("lat_ns", []))
+
+
+def _lat_mean_ns(lat_hists: list[Any]) -> Optional[float]:
+    hists = [h for h in lat_hists if h]
     if not hists:
         return None
     stats = _native.hist_stats(_native.hist_merge(hists), [])
@@ -204,46 +242,59 @@ def _groups(prepared: list[Json]) -> list[tuple[str, int]]:
 
 class SteadyState:
     """The steady-state watch of one run: the run factory for the driver and
-    the report afterwards."""
+    the report afterwards, for every job with a ``steadystate`` option."""
 
-    def __init__(self, c: Criterion) -> None:
-        self.criterion = c
+    def __init__(self, criteria: Criterion | list[Criterion]) -> None:
+        self.criteria = criteria if isinstance(criteria, list) else [criteria]
         self.run: Optional[SteadyStateRun] = None
+
+    @property
+    def criterion(self) -> Criterion:
+        """The first steady-state job's criterion."""
+        return self.criteria[0]
 
     @classmethod
     def plan(cls, extras: list[JobExtras], prepared: list[Json], interval_ns: int) -> Optional[SteadyState]:
-        criteria = [c for e in extras if (c := criterion(e, interval_ns)) is not None]
+        criteria = [
+            replace(c, job_index=i) for i, e in enumerate(extras) if (c := criterion(e, interval_ns)) is not None
+        ]
         if not criteria:
             return None
         check_placement(_groups(prepared), criteria)
-        return cls(criteria[0])
+        return cls(criteria)
 
     def factory(self, *args: Any, **kwargs: Any) -> SteadyStateRun:
         from iolab import _native
 
-        self.run = SteadyStateRun(_native.Run(*args, **kwargs), self.criterion)
+        self.run = SteadyStateRun(_native.Run(*args, **kwargs), self.criteria)
         return self.run
 
     def fio_entries(self, summary: Json) -> dict[str, Json]:
         """``{job name: {"steadystate": ...}}`` to add to the job's fio JSON entries."""
-        attained = self.run is not None and self.run.attained
-        for job in summary["jobs"]:
-            if job["name"] == self.criterion.job:
-                lat = self.run.lat_means_ns if self.run is not None else None
-                rep = report(self.criterion, job, job["config"]["ramp_time_ns"], attained, lat)
-                return {job["name"]: {"steadystate": rep}}
-        return {}
+        out: dict[str, Json] = {}
+        for k, c in enumerate(self.criteria):
+            w = self.run.watches[k] if self.run is not None else None
+            for job in summary["jobs"]:
+                if job["name"] == c.job:
+                    lat = w.lat_means_ns if w is not None else None
+                    attained = w is not None and w.attained
+                    out[job["name"]] = {"steadystate": report(c, job, job["config"]["ramp_time_ns"], attained, lat)}
+        return out
 
     def line(self, summary: Json) -> str:
-        """fio's ``steadystate  : attained=yes, ...`` line."""
-        rep = self.fio_entries(summary).get(self.criterion.job, {}).get("steadystate")
-        if rep is None:
-            return ""
-        what = "slope" if self.criterion.slope else "mean dev"
-        lat = f", lat={rep['data']['lat_mean_ns']} ns" if "lat_mean_ns" in rep["data"] else ""
-        return (
-            f"{self.criterion.job}: steadystate: attained={'yes' if rep['attained'] else 'no'}, "
-            f"bw={rep['data']['bw_mean']} bytes/s, iops={rep['data']['iops_mean']} IOPS{lat}, "
-            f"{self.criterion.metric} {what}={rep['criterion']} (limit {self.criterion.written}, "
-            f"{len(rep['data']['iops'])} samples of {self.criterion.interval_ns // 1_000_000} ms)"
-        )
+        """fio's ``steadystate  : attained=yes, ...`` line, one per steady-state job."""
+        entries = self.fio_entries(summary)
+        lines = []
+        for c in self.criteria:
+            rep = entries.get(c.job, {}).get("steadystate")
+            if rep is None:
+                continue
+            what = "slope" if c.slope else "mean dev"
+            lat = f", lat={rep['data']['lat_mean_ns']} ns" if "lat_mean_ns" in rep["data"] else ""
+            lines.append(
+                f"{c.job}: steadystate: attained={'yes' if rep['attained'] else 'no'}, "
+                f"bw={rep['data']['bw_mean']} bytes/s, iops={rep['data']['iops_mean']} IOPS{lat}, "
+                f"{c.metric} {what}={rep['criterion']} (limit {c.written}, "
+                f"{len(rep['data']['iops'])} samples of {c.interval_ns // 1_000_000} ms)"
+            )
+        return "\n".join(lines)

@@ -53,8 +53,15 @@ impl<B: Backend> std::fmt::Debug for OffloadBackend<B> {
     }
 }
 
-/// Run one request to its end with `b`.
+/// Run one request to its end with `b` (opened at depth 1, so it sees slot
+/// 0; the completion goes back under the worker's slot).
 fn run_one<B: Backend>(b: &mut B, req: &Request, out: &mut Vec<Completion>) -> Completion {
+    let mut c = run_at_slot0(b, &Request { slot: 0, ..*req }, out);
+    c.slot = req.slot;
+    c
+}
+
+fn run_at_slot0<B: Backend>(b: &mut B, req: &Request, out: &mut Vec<Completion>) -> Completion {
     // Safety: the caller (the worker, through `OffloadBackend::queue`)
     // keeps the buffer for this request until its completion is reaped.
     match unsafe { b.queue(req) } {
@@ -111,8 +118,22 @@ fn submitter<B: Backend>(
         let Ok(Work(req)) = next else {
             return; // the backend was dropped
         };
-        let c = run_one(&mut b, &req, &mut out);
-        if done.send((c, now_ns())).is_err() {
+        // A panic in the engine must not leave the worker waiting for this
+        // completion forever: it gets an error, and this thread ends.
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run_one(&mut b, &req, &mut out)
+        }));
+        let (c, ok) = match run {
+            Ok(c) => (c, true),
+            Err(_) => {
+                let failed = Completion {
+                    slot: req.slot,
+                    result: -i64::from(libc::EIO),
+                };
+                (failed, false)
+            }
+        };
+        if done.send((c, now_ns())).is_err() || !ok {
             return;
         }
     }

@@ -18,6 +18,7 @@
 
 mod act;
 mod blockdev;
+mod chardev;
 mod direct;
 mod fill;
 mod filldev;
@@ -50,6 +51,8 @@ pub const CREATED_SIDECAR: &str = marker::SIDECAR_NAME;
 pub enum FileKind {
     Regular,
     BlockDevice,
+    /// `/dev/null` or `/dev/zero` (see `chardev`).
+    CharDevice,
 }
 
 /// One path as the workers will use it.
@@ -188,10 +191,11 @@ fn inspect(need: &plan::FileNeed, allow_overwrite: bool) -> Result<Checked, Engi
     if ft.is_file() {
         return regular::inspect_existing(need, &md, allow_overwrite);
     }
+    if ft.is_char_device() {
+        return chardev::inspect(need);
+    }
     let what = if ft.is_dir() {
         "a directory; name a file (filename=) or put the jobs' files in it with directory="
-    } else if ft.is_char_device() {
-        "a character device; iolab works on regular files and block devices"
     } else {
         "not a regular file or block device (a FIFO or socket); iolab works on regular files and block devices"
     };

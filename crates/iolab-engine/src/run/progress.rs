@@ -7,7 +7,7 @@ use iolab_core::job::PreparedJob;
 use iolab_core::stats::IntervalSample;
 
 use super::coordinator::CoordState;
-use super::Progress;
+use super::{JobProgress, Progress};
 use crate::worker::clock::now_ns;
 use crate::worker::{WorkerId, WorkerMsg};
 
@@ -123,6 +123,7 @@ impl Tracker {
             0
         };
         self.fill_rates(&members, &mut p);
+        self.fill_jobs(st.group, &mut p);
         self.fill_remaining(jobs, st.group, &members, &mut p);
         p
     }
@@ -147,6 +148,24 @@ impl Tracker {
             p.p99_ns[d] = h.percentile(99.0);
         }
         p.lat_ns = lat;
+    }
+
+    /// Each job of `group`: its workers' last intervals merged.
+    fn fill_jobs(&self, group: u32, p: &mut Progress) {
+        let total = self.views.len();
+        for j in (0..self.job_base.len()).filter(|&j| self.job_group[j] == group) {
+            let end = self.job_base.get(j + 1).copied().unwrap_or(total);
+            let members: Vec<usize> = (self.job_base[j]..end).collect();
+            let mut jp = Progress::default();
+            self.fill_rates(&members, &mut jp);
+            p.jobs.push(JobProgress {
+                job: j as u32,
+                iops: jp.iops,
+                bw_bytes_per_s: jp.bw_bytes_per_s,
+                lat_ns: jp.lat_ns,
+                finished: members.iter().all(|&i| self.views[i].finished),
+            });
+        }
     }
 
     fn fill_remaining(

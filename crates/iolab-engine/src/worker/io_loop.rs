@@ -109,6 +109,14 @@ impl<B: Backend> Worker<B> {
         if self.error.is_some() || self.ctl.halted() {
             return true;
         }
+        if self
+            .ctl
+            .job_stop
+            .get(self.job_index)
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            return true;
+        }
         if self.lat_done || (self.gen_done && self.pending.is_none()) {
             return true;
         }

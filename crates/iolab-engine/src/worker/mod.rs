@@ -93,6 +93,18 @@ pub struct Control {
     pub end_group: AtomicBool,
     /// The run's flow groups (fio's flow_id).
     pub flows: flow::FlowRegistry,
+    /// Stop the workers of one job (by index), the others going on.
+    pub job_stop: Vec<AtomicBool>,
+}
+
+impl Control {
+    /// The control of a run of `jobs` jobs.
+    pub fn for_jobs(jobs: usize) -> Control {
+        Control {
+            job_stop: (0..jobs).map(|_| AtomicBool::new(false)).collect(),
+            ..Control::default()
+        }
+    }
 }
 
 impl Control {
@@ -242,6 +254,8 @@ pub(crate) struct Worker<B: Backend> {
     offload: bool,
     /// serialize_overlap: the busy slots' byte ranges.
     overlap: Option<overlap::Overlap>,
+    /// Index of the worker's job in the run (its `Control::job_stop`).
+    job_index: usize,
 }
 
 impl<B: Backend> std::fmt::Debug for Worker<B> {
@@ -374,6 +388,7 @@ impl<B: Backend> Worker<B> {
                 p.iodepth as usize,
                 B::SYNC,
             ),
+            job_index: spec.id.job as usize,
         };
         Ok((
             w,

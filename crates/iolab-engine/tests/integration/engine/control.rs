@@ -71,33 +71,35 @@ fn flow_keeps_io_counts_in_the_weights_ratio() {
     }
 }
 
-/// io_submit_mode=offload with a synchronous engine (psync) keeps iodepth
-/// I/Os in flight through its submitter threads, and every block of the
-/// region is read exactly once, as inline.
+/// io_submit_mode=offload with every engine that takes it: a synchronous
+/// one (psync) keeps iodepth I/Os in flight through its submitter threads,
+/// and every block of the region is read exactly once, as inline.
 #[test]
-fn offload_with_psync_reads_every_block_once() {
+fn offload_with_every_engine_reads_every_block_once() {
     let _g = serial();
     let dir = tempfile::tempdir().unwrap();
-    let j = job(
-        "off",
-        dir.path(),
-        &[
-            "ioengine=psync",
-            "io_submit_mode=offload",
-            "iodepth=4",
-            "rw=randread",
-            "bs=4k",
-            "size=4m",
-        ],
-    );
-    assert_eq!(
-        j.iodepth, 4,
-        "offload keeps the depth of a synchronous engine"
-    );
-    let r = run_ok(config(vec![j]));
-    let d = &worker(&r, 0, 0).dirs[0];
-    assert_eq!((d.ios, d.bytes), (1024, 4 * MIB));
-    assert_eq!(d.lat_ns.count(), 1024);
+    for engine in [
+        "psync", "libaio", "io_uring", "pvsync", "pvsync2", "mmap", "null",
+    ] {
+        let e = format!("ioengine={engine}");
+        let j = job(
+            engine,
+            dir.path(),
+            &[
+                &e,
+                "io_submit_mode=offload",
+                "iodepth=4",
+                "rw=randread",
+                "bs=4k",
+                "size=4m",
+            ],
+        );
+        assert_eq!(j.iodepth, 4, "offload keeps the depth of {engine}");
+        let r = run_ok(config(vec![j]));
+        let d = &worker(&r, 0, 0).dirs[0];
+        assert_eq!((d.ios, d.bytes), (1024, 4 * MIB), "{engine}");
+        assert_eq!(d.lat_ns.count(), 1024, "{engine}");
+    }
     // And what it cannot do is refused by name.
     let e = iolab_core::job::JobSpec::new("x")
         .args(["size=1m", "io_submit_mode=offload", "fsync=4", "rw=write"])
@@ -105,4 +107,39 @@ fn offload_with_psync_reads_every_block_once() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("offload with fsync"), "{e}");
+}
+
+/// fio's steadystate.fio writes to /dev/null and reads /dev/zero: both run
+/// over the region size= gives, every I/O counted; what they cannot do
+/// (read /dev/null, O_DIRECT, no size) is refused by name.
+#[test]
+fn dev_null_takes_writes_and_dev_zero_gives_reads() {
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let w = job(
+        "w",
+        dir.path(),
+        &["filename=/dev/null", "rw=write", "bs=128k", "size=8m"],
+    );
+    let r = job(
+        "r",
+        dir.path(),
+        &["filename=/dev/zero", "rw=randread", "bs=4k", "size=1m"],
+    );
+    let res = run_ok(config(vec![w, r]));
+    assert_eq!(worker(&res, 0, 0).dirs[1].ios, 64);
+    assert_eq!(worker(&res, 1, 0).dirs[0].ios, 256);
+    let refused = |opts: &[&str]| {
+        let mut run = iolab_engine::Run::prepare(config(vec![job("x", dir.path(), opts)]));
+        run.as_mut()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    let e = refused(&["filename=/dev/null", "rw=read", "size=1m"]);
+    assert!(e.contains("returns nothing to reads"), "{e}");
+    let e = refused(&["filename=/dev/zero", "rw=read", "size=1m", "direct=1"]);
+    assert!(e.contains("O_DIRECT"), "{e}");
+    let e = refused(&["filename=/dev/zero", "rw=read"]);
+    assert!(e.contains("without a size"), "{e}");
 }

@@ -95,7 +95,7 @@ run_tests() {
         local t0=$SECONDS
         log "== $*"
         "$@" || { log "FAILED: $*"; failed=1; }
-        log "== $1 ${2:-} done in $((SECONDS - t0)) s"
+        log "== done in $((SECONDS - t0)) s: $*"
     }
     step cargo fmt --all --check
     step cargo clippy --workspace --all-targets --quiet -- -D warnings
@@ -103,7 +103,7 @@ run_tests() {
     step "$VENV/bin/ruff" check python tests bench
     step "$VENV/bin/ruff" format --check python tests bench
     step "$VENV/bin/python" -m mypy
-    step "$VENV/bin/python" -m pytest -q tests
+    step "$VENV/bin/python" -m pytest -q --durations=25 tests
     return $failed
 }
 

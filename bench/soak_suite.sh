@@ -17,7 +17,7 @@
 #
 # Output: one line per run on stdout and in $OUT/soak.tsv
 # (run, exit status, minutes, the log), each run's whole log in $OUT/run-N.log
-# (dev.sh prints every step's seconds: `[dev.sh] == ... done in N s`).
+# (dev.sh prints every step's seconds: `[dev.sh] == done in N s: STEP`).
 # Exits 0 only when every run passed. Stops at the first failure with
 # --stop-on-failure.
 set -euo pipefail

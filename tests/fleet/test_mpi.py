@@ -100,6 +100,12 @@ def test_each_rank_holds_its_own_rate_limit(tmp_path: Path) -> None:
         assert abs(iops - limit) <= 0.03 * limit, (h["host"], iops, limit)
 
 
+def _watched_run(ranks: int, deadline_s: float, spool: Path, *args: str) -> list[str]:
+    """A minute-long fleet run of ``ranks`` whose silent ranks are lost after ``deadline_s``."""
+    cmd = iolab("fleet", "-n", str(ranks), "--deadline", f"{deadline_s:g}s", "run", *NULL_JOB, "--runtime=60")
+    return [*cmd, *args, f"--fleet-spool={spool}"]
+
+
 def _kill_rank(rank: int, spool: Path, sig: signal.Signals) -> int:
     """Send ``sig`` to ``rank`` of the fleet whose spool is ``spool``; its pid."""
     pid = rank_pid(rank, spool)
@@ -112,8 +118,7 @@ def test_kill_9_of_a_rank_ends_the_run_named_incomplete_and_non_zero(tmp_path: P
     _require_mpi()
     spool = tmp_path / "spool"
     interval_s, deadline_s = 1.0, 3.0
-    cmd = iolab("fleet", "-n", "3", "--deadline", f"{deadline_s:g}s", "run", *NULL_JOB, "--runtime=60")
-    cmd += ["--output-format=json", f"--fleet-spool={spool}"]
+    cmd = _watched_run(3, deadline_s, spool, "--output-format=json")
     ended = run_with_fault(cmd, spool, 1, lambda _: _kill_rank(1, spool, signal.SIGKILL), cwd=tmp_path)
     out, err, took = ended.out, ended.err, ended.took_s
     assert ended.returncode == 4, err[-3000:]
@@ -277,8 +282,7 @@ def test_kill_9_of_rank_0_ends_every_other_rank_with_its_spool(tmp_path: Path) -
     _require_mpi()
     spool = tmp_path / "spool"
     interval_s, deadline_s = 1.0, 3.0
-    cmd = iolab("fleet", "-n", "2", "--deadline", f"{deadline_s:g}s", "run", *NULL_JOB, "--runtime=60")
-    cmd += [f"--fleet-spool={spool}"]
+    cmd = _watched_run(2, deadline_s, spool)
     ended = run_with_fault(cmd, spool, 0, lambda _: _kill_rank(0, spool, signal.SIGKILL), cwd=tmp_path)
     err, took = ended.err, ended.took_s
     assert ended.returncode != 0
@@ -293,8 +297,7 @@ def test_a_hung_rank_is_named_lost_and_the_run_ends(tmp_path: Path) -> None:
     _require_mpi()
     spool = tmp_path / "spool"
     interval_s, deadline_s = 1.0, 3.0
-    cmd = iolab("fleet", "-n", "2", "--deadline", f"{deadline_s:g}s", "run", *NULL_JOB, "--runtime=60")
-    cmd += ["--output-format=json", f"--fleet-spool={spool}"]
+    cmd = _watched_run(2, deadline_s, spool, "--output-format=json")
     stopped: list[int] = []
     try:
         # SIGSTOP hangs the rank: alive to the OS, silent to MPI

@@ -89,14 +89,21 @@ setup() { rm -f "$SETUP_LOG"; setup_system; setup_rust; setup_python; }
 
 run_tests() {
     local failed=0
-    step() { log "== $*"; "$@" || { log "FAILED: $*"; failed=1; }; }
+    # Each step says how long it took: the suite's time is watched per step
+    # (bench/soak_suite.sh records it over repeated runs).
+    step() {
+        local t0=$SECONDS
+        log "== $*"
+        "$@" || { log "FAILED: $*"; failed=1; }
+        log "== done in $((SECONDS - t0)) s: $*"
+    }
     step cargo fmt --all --check
     step cargo clippy --workspace --all-targets --quiet -- -D warnings
     step cargo test --workspace --quiet
     step "$VENV/bin/ruff" check python tests bench
     step "$VENV/bin/ruff" format --check python tests bench
     step "$VENV/bin/python" -m mypy
-    step "$VENV/bin/python" -m pytest -q tests
+    step "$VENV/bin/python" -m pytest -q --durations=25 tests
     return $failed
 }
 

@@ -6,6 +6,8 @@
 - ``iolab_cmd``: the argv prefix to run iolab as a separate process (for
   signals, TTYs and other users).
 - ``workdir``: a fresh directory that is also the current directory.
+- ``example_sweeps``: each example plan swept once per session at a tiny
+  scale, shared by the tests of the plans and of their reports.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 from typer.testing import CliRunner
@@ -66,3 +68,12 @@ def workdir(tmp_path: Path) -> Iterator[Path]:
         yield tmp_path
     finally:
         os.chdir(old)
+
+
+@pytest.fixture(scope="session")
+def example_sweeps(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path], Any]:
+    """``example_sweeps(path)``: the example plan at ``path`` swept once per
+    session at a tiny scale (tests/example_sweeps.py)."""
+    from example_sweeps import ExampleSweeps
+
+    return ExampleSweeps(tmp_path_factory)

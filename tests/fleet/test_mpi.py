@@ -14,13 +14,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Optional
 
 import pytest
 
+from .faults import RUN_LIMIT_S, rank_pid, run_with_fault, spooled_lines
+
 NULL_JOB = ["--name=r", "--ioengine=null", "--rw=randread", "--bs=4k", "--size=64m", "--time_based"]
-#: A whole fleet command (MPI start-up of a few ranks on a loaded 2-core machine included).
-RUN_LIMIT_S = 240
 
 
 def _require_mpi() -> None:
@@ -101,53 +100,28 @@ def test_each_rank_holds_its_own_rate_limit(tmp_path: Path) -> None:
         assert abs(iops - limit) <= 0.03 * limit, (h["host"], iops, limit)
 
 
-def _wait_for_lines(path: Path, lines: int, deadline: float) -> None:
-    while time.monotonic() < deadline:
-        if path.is_file() and len(path.read_text().splitlines()) >= lines:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"{path} did not reach {lines} lines in time")
+def _watched_run(ranks: int, deadline_s: float, spool: Path, *args: str) -> list[str]:
+    """A minute-long fleet run of ``ranks`` whose silent ranks are lost after ``deadline_s``."""
+    cmd = iolab("fleet", "-n", str(ranks), "--deadline", f"{deadline_s:g}s", "run", *NULL_JOB, "--runtime=60")
+    return [*cmd, *args, f"--fleet-spool={spool}"]
 
 
-def _rank_pid(rank: int, spool: Path) -> Optional[int]:
-    """The pid of ``rank`` of the fleet whose spool is ``spool``."""
-    for p in Path("/proc").iterdir():
-        if not p.name.isdigit():
-            continue
-        try:
-            env = (p / "environ").read_bytes().split(b"\0")
-            cmd = (p / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env and str(spool).encode() in cmd:
-            return int(p.name)
-    return None
+def _kill_rank(rank: int, spool: Path, sig: signal.Signals) -> int:
+    """Send ``sig`` to ``rank`` of the fleet whose spool is ``spool``; its pid."""
+    pid = rank_pid(rank, spool)
+    assert pid is not None, f"rank {rank} not found"
+    os.kill(pid, sig)
+    return pid
 
 
 def test_kill_9_of_a_rank_ends_the_run_named_incomplete_and_non_zero(tmp_path: Path) -> None:
     _require_mpi()
     spool = tmp_path / "spool"
     interval_s, deadline_s = 1.0, 3.0
-    cmd = iolab("fleet", "-n", "3", "--deadline", f"{deadline_s:g}s", "run", *NULL_JOB, "--runtime=60")
-    cmd += ["--output-format=json", f"--fleet-spool={spool}"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
-    try:
-        start = time.monotonic()
-        deadline = start + RUN_LIMIT_S
-        while time.monotonic() < deadline and not list(spool.glob("*/rank-1.jsonl")):
-            time.sleep(0.05)
-        (rank1_spool,) = spool.glob("*/rank-1.jsonl")
-        _wait_for_lines(rank1_spool, 2, deadline)
-        pid = _rank_pid(1, spool)
-        assert pid is not None
-        os.kill(pid, signal.SIGKILL)
-        killed = time.monotonic()
-        out, err = proc.communicate(timeout=RUN_LIMIT_S)
-        took = time.monotonic() - killed
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 4, err[-3000:]
+    cmd = _watched_run(3, deadline_s, spool, "--output-format=json")
+    ended = run_with_fault(cmd, spool, 1, lambda _: _kill_rank(1, spool, signal.SIGKILL), cwd=tmp_path)
+    out, err, took = ended.out, ended.err, ended.took_s
+    assert ended.returncode == 4, err[-3000:]
     # two intervals + the deadline, plus what a loaded 2-core machine adds
     # (the watchdog's poll and the other ranks' final results)
     assert took <= 2 * interval_s + deadline_s + 10.0, took
@@ -158,7 +132,7 @@ def test_kill_9_of_a_rank_ends_the_run_named_incomplete_and_non_zero(tmp_path: P
     assert states == {0: "complete", 1: "lost", 2: "complete"}
     assert doc["total"]["summary"]["jobs"][0]["merged"]["read"]["ios"] > 0
     # the lost rank's own record stayed on its host
-    assert len(rank1_spool.read_text().splitlines()) >= 2
+    assert spooled_lines(spool, 1) >= 2
 
 
 def test_srun_without_pmi_is_refused(tmp_path: Path) -> None:
@@ -252,19 +226,9 @@ def test_ctrl_c_stops_every_rank_and_still_reports(tmp_path: Path) -> None:
     _require_mpi()
     spool = tmp_path / "spool"
     cmd = iolab("fleet", "-n", "2", "run", *NULL_JOB, "--runtime=60", "--output-format=json", f"--fleet-spool={spool}")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
-    try:
-        deadline = time.monotonic() + RUN_LIMIT_S
-        while time.monotonic() < deadline and not list(spool.glob("*/rank-1.jsonl")):
-            time.sleep(0.05)
-        (rank1,) = spool.glob("*/rank-1.jsonl")
-        _wait_for_lines(rank1, 2, deadline)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=RUN_LIMIT_S)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, err[-3000:]
+    ended = run_with_fault(cmd, spool, 1, lambda proc: proc.send_signal(signal.SIGINT), cwd=tmp_path)
+    out, err = ended.out, ended.err
+    assert ended.returncode == 130, err[-3000:]
     doc = json.loads(out)
     assert doc["interrupted"] is True and doc["incomplete"] is False
     assert all(h["state"] == "complete" for h in doc["hosts"])
@@ -318,25 +282,10 @@ def test_kill_9_of_rank_0_ends_every_other_rank_with_its_spool(tmp_path: Path) -
     _require_mpi()
     spool = tmp_path / "spool"
     interval_s, deadline_s = 1.0, 3.0
-    cmd = iolab("fleet", "-n", "2", "--deadline", f"{deadline_s:g}s", "run", *NULL_JOB, "--runtime=60")
-    cmd += [f"--fleet-spool={spool}"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
-    try:
-        deadline = time.monotonic() + RUN_LIMIT_S
-        while time.monotonic() < deadline and not list(spool.glob("*/rank-0.jsonl")):
-            time.sleep(0.05)
-        (rank0,) = spool.glob("*/rank-0.jsonl")
-        _wait_for_lines(rank0, 2, deadline)
-        pid = _rank_pid(0, spool)
-        assert pid is not None
-        os.kill(pid, signal.SIGKILL)
-        killed = time.monotonic()
-        _out, err = proc.communicate(timeout=RUN_LIMIT_S)
-        took = time.monotonic() - killed
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode != 0
+    cmd = _watched_run(2, deadline_s, spool)
+    ended = run_with_fault(cmd, spool, 0, lambda _: _kill_rank(0, spool, signal.SIGKILL), cwd=tmp_path)
+    err, took = ended.err, ended.took_s
+    assert ended.returncode != 0
     assert took <= 2 * interval_s + deadline_s + 10.0, took
     assert "rank 0 silent for more than" in err, err[-3000:]
     (rank1,) = spool.glob("*/rank-1.jsonl")
@@ -348,31 +297,21 @@ def test_a_hung_rank_is_named_lost_and_the_run_ends(tmp_path: Path) -> None:
     _require_mpi()
     spool = tmp_path / "spool"
     interval_s, deadline_s = 1.0, 3.0
-    cmd = iolab("fleet", "-n", "2", "--deadline", f"{deadline_s:g}s", "run", *NULL_JOB, "--runtime=60")
-    cmd += ["--output-format=json", f"--fleet-spool={spool}"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
-    pid = None
+    cmd = _watched_run(2, deadline_s, spool, "--output-format=json")
+    stopped: list[int] = []
     try:
-        deadline = time.monotonic() + RUN_LIMIT_S
-        while time.monotonic() < deadline and not list(spool.glob("*/rank-1.jsonl")):
-            time.sleep(0.05)
-        (rank1,) = spool.glob("*/rank-1.jsonl")
-        _wait_for_lines(rank1, 2, deadline)
-        pid = _rank_pid(1, spool)
-        assert pid is not None
-        os.kill(pid, signal.SIGSTOP)  # hangs: alive to the OS, silent to MPI
-        hung = time.monotonic()
-        out, err = proc.communicate(timeout=RUN_LIMIT_S)
-        took = time.monotonic() - hung
+        # SIGSTOP hangs the rank: alive to the OS, silent to MPI
+        ended = run_with_fault(
+            cmd, spool, 1, lambda _: stopped.append(_kill_rank(1, spool, signal.SIGSTOP)), cwd=tmp_path
+        )
     finally:
-        if pid is not None:
+        for pid in stopped:
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 4, err[-3000:]
+    out, err, took = ended.out, ended.err, ended.took_s
+    assert ended.returncode == 4, err[-3000:]
     assert took <= 2 * interval_s + deadline_s + 2.0 + 10.0, took
     assert "/1 (rank 1) lost" in err
     doc = json.loads(out)

@@ -16,7 +16,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,8 @@ from pathlib import Path
 import pytest
 from peers import require_peer
 
-from .test_mpi import NULL_JOB, RUN_LIMIT_S, _require_mpi, _wait_for_lines
+from .faults import RUN_LIMIT_S, run_with_fault
+from .test_mpi import NULL_JOB, _require_mpi
 
 NET = "10.77.{n}"
 NBD_FRAMING_BYTES = 28 + 16
@@ -145,21 +145,9 @@ def test_a_host_cut_off_ends_the_run_named_incomplete(topo: Topology, tmp_path: 
     interval_s, deadline_s = 1.0, 3.0
     cmd = topo.fleet(tmp_path, "--deadline", f"{deadline_s:g}s", "run", *NULL_JOB, "--runtime=60")
     cmd += ["--output-format=json", f"--fleet-spool={spool}"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + RUN_LIMIT_S
-        while time.monotonic() < deadline and not list(spool.glob("*/rank-1.jsonl")):
-            time.sleep(0.05)
-        (rank1,) = spool.glob("*/rank-1.jsonl")
-        _wait_for_lines(rank1, 2, deadline)
-        _ip("-n", topo.ns("sw"), "link", "set", "v-h2", "down")
-        cut = time.monotonic()
-        out, err = proc.communicate(timeout=RUN_LIMIT_S)
-        took = time.monotonic() - cut
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 4, err[-3000:]
+    ended = run_with_fault(cmd, spool, 1, lambda _: _ip("-n", topo.ns("sw"), "link", "set", "v-h2", "down"))
+    out, err, took = ended.out, ended.err, ended.took_s
+    assert ended.returncode == 4, err[-3000:]
     # two intervals + the deadline; then up to 2 s for mpiexec, which waits
     # on the cut host's daemon, and slack for a loaded 2-core machine
     assert took <= 2 * interval_s + deadline_s + 2.0 + 10.0, took

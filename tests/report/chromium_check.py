@@ -2,9 +2,9 @@
 see it: every chart drawn, no JavaScript error, a screenshot that is not
 blank.
 
-- :func:`open_report` runs Chromium twice on the file: ``--dump-dom`` (after
-  a virtual-time budget, so plotly's promises have resolved) and
-  ``--screenshot``.
+- :func:`open_report` runs Chromium once on the file with ``--dump-dom``
+  and ``--screenshot`` (both after a virtual-time budget, so plotly's
+  promises have resolved).
 - :func:`chart_marks` counts, per chart, the marks plotly actually drew
   into its plot area (line segments, markers, bars, boxes) in the DOM after
   rendering: a chart whose traces plotly could not place (strings on a
@@ -52,13 +52,15 @@ def _chromium(args: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
 
 
 def open_report(page: Path, tmp: Path, width_px: int = 1280) -> Opened:
+    # One Chromium for both: after the virtual-time budget it dumps the DOM
+    # to stdout and writes the screenshot (a start of Chromium is most of
+    # what a report test costs on a loaded machine).
     url = page.resolve().as_uri()
-    dom = _chromium([f"--window-size={width_px},1000", "--dump-dom", url], tmp)
-    assert dom.returncode == 0, dom.stderr[-3000:]
     shot = tmp / "shot.png"
-    png = _chromium(["--window-size=1280,2000", f"--screenshot={shot}", url], tmp)
-    assert png.returncode == 0 and shot.is_file(), png.stderr[-3000:]
-    return Opened(dom.stdout, shot.read_bytes(), dom.stderr + png.stderr)
+    shot.unlink(missing_ok=True)
+    ran = _chromium([f"--window-size={width_px},2000", f"--screenshot={shot}", "--dump-dom", url], tmp)
+    assert ran.returncode == 0 and shot.is_file(), ran.stderr[-3000:]
+    return Opened(ran.stdout, shot.read_bytes(), ran.stderr)
 
 
 def body_attrs(dom: str) -> dict[str, str]:

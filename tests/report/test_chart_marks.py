@@ -75,13 +75,10 @@ FLEET = {
 
 
 def test_fleet_report_draws_a_bar_per_host(tmp_path: Path) -> None:
-    from chromium_check import open_report
-
     page = tmp_path / "fleet.html"
     html = render_html(single_run(), FLEET)
     page.write_text(html, encoding="utf-8")
-    check_rendered(page, tmp_path, png_rows=800)
-    opened = open_report(page, tmp_path)
+    opened = check_rendered(page, tmp_path, png_rows=800)
     marks = chart_marks(opened.dom)
     # The three fleet charts come first: one bar per host and direction (3 hosts x 2 directions).
     assert [marks[i] for i in range(3)] == [6, 6, 6], marks

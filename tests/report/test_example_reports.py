@@ -1,22 +1,16 @@
-"""Every example plan (examples/plans/*.toml) runs end to end at its quick
-scale (`iolab sweep PLAN --quick`, as a user would: about 2.5 minutes for
-all six on a 2-core VM, docs/plans.md), and `iolab report --format html`
-of the sweep renders in headless Chromium.
-(tests/plans/test_examples.py checks the plans' structure at a tinier scale.)"""
+"""Every example plan's sweep (examples/plans/*.toml, run end to end at a
+tiny scale once per session: tests/example_sweeps.py, whose directory and
+catalog tests/plans/test_examples.py checks) renders as
+`iolab report --format html` in headless Chromium, and as text."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from chromium_check import check_rendered
-from iolab.plans import load_plan
-from iolab.plans.progress import SweepProgress
-from iolab.plans.sweep import SweepOptions, run_plan
-from iolab.run.progress import Terminal
-
-EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "plans").glob("*.toml"))
+from example_sweeps import EXAMPLES, ExampleSweep
 
 
 def test_there_are_example_plans() -> None:
@@ -24,14 +18,10 @@ def test_there_are_example_plans() -> None:
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
-def test_example_report_renders(path: Path, tmp_path: Path, cli) -> None:
-    plan = load_plan(path)
-    opts = SweepOptions(
-        quick=True,
-        target=str(tmp_path / "target.dat"),
-        progress=SweepProgress(Terminal(io.StringIO(), is_tty=False)),
-    )
-    out = run_plan(plan, path.read_text(), tmp_path / "res", opts)
+def test_example_report_renders(
+    path: Path, tmp_path: Path, cli, example_sweeps: Callable[[Path], ExampleSweep]
+) -> None:
+    out = example_sweeps(path).outcome
     r = cli("report", str(out.directory), "--format", "html")
     assert r.exit_code == 0, r.output
     page = out.directory / "report.html"

@@ -30,6 +30,11 @@ def test_runs_and_sweeps_listed(tmp_path: Path, result_json: str, summary_json: 
     jobs = doc["summary"]["jobs"]
     total_iops = sum(j["merged"][d]["iops"] for j in jobs for d in ("read", "write") if j["merged"][d]["ios"])
     assert abs(entries["run-a"]["iops"] - total_iops) < 1e-6
+    # The figure is the core's group total (one job per group here, so the same).
+    groups = doc["summary"]["groups"]
+    assert abs(entries["run-a"]["iops"] - sum(g["total"]["iops"] for g in groups)) < 1e-6
+    bw = sum(g["total"]["bw_bytes_per_s"] for g in groups)
+    assert abs(entries["run-a"]["bw_bytes_per_s"] - bw) < 1e-6 * bw
     figures = cat.figures("sw")
     assert sorted({json.loads(f["params"])["bs"] for f in figures}) == ["1k", "2k"]
     assert {f["point"] for f in figures} == {1, 2}

@@ -190,12 +190,7 @@ impl JobResult {
 }
 
 /// Merge workers into one (exact). Runtime is the longest; series are
-/// merged interval by interval (by index).
-///
-/// Interval histograms are packed ([`PackedHist`]): each interval is merged
-/// in two live histograms that are reused, and packed once, so merging N
-/// workers costs one unpack per worker-interval and one pack per interval
-/// (not an unpack and a pack of the running total per worker).
+/// merged interval by interval ([`merge_series`]).
 pub fn merge_workers(workers: &[WorkerResult]) -> WorkerResult {
     let mut m = WorkerResult::default();
     for w in workers {
@@ -213,11 +208,28 @@ pub fn merge_workers(workers: &[WorkerResult]) -> WorkerResult {
             m.first_error = w.first_error;
         }
     }
-    let intervals = workers.iter().map(|w| w.series.len()).max().unwrap_or(0);
+    m.series = merge_series(workers.iter().map(|w| &w.series[..]));
+    m
+}
+
+/// Several time series merged interval by interval (by index): counts add,
+/// latency histograms merge exactly, an interval spans the earliest start
+/// to the latest end. The workers of a job ([`merge_workers`]) and the jobs
+/// of a stonewall group (the group's series in the summary) merge this way.
+///
+/// Interval histograms are packed ([`PackedHist`]): each interval is merged
+/// in two live histograms that are reused, and packed once, so merging N
+/// series costs one unpack per series-interval and one pack per interval
+/// (not an unpack and a pack of the running total per series).
+pub fn merge_series<'a>(
+    series: impl Iterator<Item = &'a [IntervalSample]> + Clone,
+) -> Vec<IntervalSample> {
+    let intervals = series.clone().map(<[_]>::len).max().unwrap_or(0);
     let mut lat = [LatHist::new(), LatHist::new()];
+    let mut out = Vec::with_capacity(intervals);
     for i in 0..intervals {
         let mut t: Option<IntervalSample> = None;
-        for s in workers.iter().filter_map(|w| w.series.get(i)) {
+        for s in series.clone().filter_map(|s| s.get(i)) {
             let t = t.get_or_insert_with(|| IntervalSample {
                 start_ns: s.start_ns,
                 end_ns: s.end_ns,
@@ -231,12 +243,12 @@ pub fn merge_workers(workers: &[WorkerResult]) -> WorkerResult {
                 h.merge(&s.dirs[d].lat_ns.unpack());
             }
         }
-        let mut t = t.expect("some worker has interval i");
+        let mut t = t.expect("some series has interval i");
         for (d, h) in lat.iter_mut().enumerate() {
             t.dirs[d].lat_ns = PackedHist::pack(h);
             h.reset();
         }
-        m.series.push(t);
+        out.push(t);
     }
-    m
+    out
 }

@@ -146,7 +146,9 @@ class DeviceFigures:
 
 @dataclass
 class Interval:
-    """One time-series interval, both directions and all jobs summed."""
+    """One time-series interval of a group: both directions and all jobs
+    merged by the core (``groups[].series[].total``); ``lat_p99_ns``: of
+    every I/O of the interval (None when there was none)."""
 
     t_start_ns: int
     t_end_ns: int

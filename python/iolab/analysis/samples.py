@@ -2,8 +2,9 @@
 
 Reads only what the run directory already holds (the ``iolab.result/1``
 document, ``run.json``, ``diskstats.json``): per-direction IOPS, bandwidth
-and latency are the core's group figures (``summary.groups[]``, computed
-once in crates/iolab-core/src/summary/group.rs), each latency kept with the
+and latency, and the time series, are the core's group figures
+(``summary.groups[]``, computed once in
+crates/iolab-core/src/summary/group.rs), each latency kept with the
 exact merge of every worker's histogram for later merges; the job
 configuration as the engine resolved it, CPU figures of the group and the
 device's /proc/diskstats deltas.
@@ -140,17 +141,17 @@ def cpu_figures(group: Json, sjobs: list[Json]) -> CpuFigures:
     return fig
 
 
-def _series(sjobs: list[Json]) -> list[Interval]:
-    """Intervals summed over the group's jobs (p99 only for one job and one direction: percentiles do not add)."""
+def _series(group: Json) -> list[Interval]:
+    """The group's time series as the core merged it (``groups[].series``:
+    every job's intervals merged, counts added, histograms merged exactly),
+    with the p99 of every I/O of the interval."""
     out: list[Interval] = []
-    single = len(sjobs) == 1
-    for i, s in enumerate(sjobs[0]["series"]):
-        rows = [j["series"][i] for j in sjobs if i < len(j["series"])]
-        iops = sum(r[d]["iops"] for r in rows for d in DIRS)
-        bw = sum(r[d]["bw_bytes_per_s"] for r in rows for d in DIRS)
-        active = [d for d in DIRS if s[d]["ios"]]
-        p99 = s[active[0]].get("lat_p99_ns") if single and len(active) == 1 else None
-        out.append(Interval(int(s["t_start_ns"]), int(s["t_end_ns"]), float(iops), float(bw), p99))
+    for s in group["series"]:
+        t = s["total"]
+        p99 = int(t["lat_p99_ns"]) if t["ios"] else None
+        out.append(
+            Interval(int(s["t_start_ns"]), int(s["t_end_ns"]), float(t["iops"]), float(t["bw_bytes_per_s"]), p99)
+        )
     return out
 
 
@@ -186,6 +187,6 @@ def group_sample(doc: Json, group: Json, label: str, notes: list[str], device: O
         runtime_ns=max(read.runtime_ns, write.runtime_ns),
         cpu=cpu_figures(group, sjobs),
         device=device,
-        series=_series(sjobs),
+        series=_series(group),
         notes=list(notes),
     )

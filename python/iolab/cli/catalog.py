@@ -42,7 +42,7 @@ def _entry_row(e: dict[str, Any]) -> list[str]:
 
 def ls(results: ResultsOption = DEFAULT_RESULTS) -> None:
     """List the runs and sweeps under a results root (best IOPS and bandwidth:
-    the highest run's total over its jobs and directions)."""
+    the highest run's, its stonewall groups' totals added)."""
     rows = [_entry_row(e) for e in _catalog(results).entries()]
     header = ["ID", "KIND", "STATUS", "STARTED", "HOST", "RUNS", "BEST IOPS", "BEST BW"]
     typer.echo(_table(header, rows) if rows else f"{results}: no runs yet")

@@ -9,6 +9,10 @@
   run), job and direction — ``entry_id``, ``run_id``, ``point``, ``repeat``,
   ``params`` (JSON), ``job``, ``dir``, ``iops``, ``bw_bytes_per_s``,
   ``lat_mean_ns``, ``lat_p99_ns``.
+- ``groups``: one row per run directory and stonewall group — ``entry_id``,
+  ``run_id``, ``grp``, ``iops``, ``bw_bytes_per_s``: the core's group totals
+  (``summary.groups[].total``, both directions over the group's longest
+  runtime), the figure a run's "best" is ranked by.
 
 :func:`save_run` writes and indexes one ``iolab run --results``.
 
@@ -42,6 +46,10 @@ CREATE TABLE IF NOT EXISTS figures (
     job TEXT NOT NULL, dir TEXT NOT NULL, iops REAL, bw_bytes_per_s REAL, lat_mean_ns REAL, lat_p99_ns REAL
 );
 CREATE INDEX IF NOT EXISTS figures_entry ON figures (entry_id);
+CREATE TABLE IF NOT EXISTS groups (
+    entry_id TEXT NOT NULL, run_id TEXT NOT NULL, grp INTEGER NOT NULL, iops REAL, bw_bytes_per_s REAL
+);
+CREATE INDEX IF NOT EXISTS groups_entry ON groups (entry_id);
 """
 
 
@@ -90,6 +98,7 @@ class Catalog:
     def add_point(self, run_meta: dict[str, Any], directory: Path, doc: dict[str, Any]) -> None:
         with self._connect() as db:
             db.execute("DELETE FROM figures WHERE run_id = ?", (run_meta["id"],))
+            db.execute("DELETE FROM groups WHERE run_id = ?", (run_meta["id"],))
             self._add_figures(db, run_meta["sweep"], run_meta, doc)
 
     def _add_figures(self, db: sqlite3.Connection, entry_id: str, meta: dict[str, Any], doc: dict[str, Any]) -> None:
@@ -99,6 +108,11 @@ class Catalog:
             for f in figure_rows(doc)
         ]
         db.executemany("INSERT INTO figures VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        totals = [
+            (entry_id, meta["id"], int(g["group"]), g["total"]["iops"], g["total"]["bw_bytes_per_s"])
+            for g in doc["summary"]["groups"]
+        ]
+        db.executemany("INSERT INTO groups VALUES (?, ?, ?, ?, ?)", totals)
 
     def set_status(self, entry_id: str, status: str) -> None:
         with self._connect() as db:
@@ -108,17 +122,20 @@ class Catalog:
         with self._connect() as db:
             db.execute("DELETE FROM entries WHERE id = ?", (entry_id,))
             db.execute("DELETE FROM figures WHERE entry_id = ?", (entry_id,))
+            db.execute("DELETE FROM groups WHERE entry_id = ?", (entry_id,))
 
     def entries(self) -> list[dict[str, Any]]:
         """Every run and sweep whose directory still exists, oldest first,
         with ``runs`` (run directories indexed) and ``iops``/``bw_bytes_per_s``
-        (best run's total over jobs and directions)."""
+        (the best run's: its stonewall groups' totals, the core's group
+        figure, added over the groups)."""
         query = """
-            SELECT e.*, COUNT(DISTINCT f.run_id) AS runs, MAX(t.iops) AS iops, MAX(t.bw) AS bw_bytes_per_s
+            SELECT e.*, (SELECT COUNT(DISTINCT f.run_id) FROM figures f WHERE f.entry_id = e.id) AS runs,
+                MAX(t.iops) AS iops, MAX(t.bw) AS bw_bytes_per_s
             FROM entries e
-            LEFT JOIN figures f ON f.entry_id = e.id
-            LEFT JOIN (SELECT run_id, SUM(iops) AS iops, SUM(bw_bytes_per_s) AS bw FROM figures GROUP BY run_id) t
-                ON t.run_id = f.run_id
+            LEFT JOIN (
+                SELECT entry_id, run_id, SUM(iops) AS iops, SUM(bw_bytes_per_s) AS bw FROM groups GROUP BY run_id
+            ) t ON t.entry_id = e.id
             GROUP BY e.id ORDER BY e.started_unix_ns, e.id
         """
         with self._connect() as db:

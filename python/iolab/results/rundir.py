@@ -144,10 +144,11 @@ def read_document(directory: Path) -> Json:
 
 def current_document(doc: Json) -> Json:
     """``doc`` checked, its summary made again from the lossless result when
-    an older iolab wrote it without the group totals."""
+    an older iolab wrote it without the group totals or the group series."""
     check_document(doc)
     summary = doc["summary"]
-    if any("total" not in g for g in summary["groups"]) or any("iops" not in j["merged"] for j in summary["jobs"]):
+    old_groups = any("total" not in g or "series" not in g for g in summary["groups"])
+    if old_groups or any("iops" not in j["merged"] for j in summary["jobs"]):
         doc["summary"] = json.loads(_native.summarize(json.dumps(doc["result"])))
     return doc
 

@@ -7,7 +7,10 @@
 //! - `slat`/`clat`/`lat`: statistics of the exact merge (bucket by bucket)
 //!   of every worker's histogram in the group — never an average of the
 //!   jobs' percentiles;
-//! - [`GroupSummary::total`]: both directions together, computed the same way.
+//! - [`GroupSummary::total`]: both directions together, computed the same way;
+//! - [`GroupSummary::series`]: the group's time series, every job's
+//!   intervals merged exactly (counts added, histograms merged), so a
+//!   group's interval IOPS and p99 have this one home too.
 //!
 //! A fleet run is summarised from the exact merge of the hosts' results
 //! ([`crate::stats::merge_results`]), so its group figures are the fleet's
@@ -16,9 +19,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::cpu::{group_cpu, located, CpuSummary};
-use super::{per_s, DirSummary, JobSummary, LatSummary, Summary};
+use super::{per_s, DirSummary, IntervalSummary, JobSummary, LatSummary, Summary};
 use crate::job::IoDir;
-use crate::stats::{DirStats, RunResult, WorkerResult};
+use crate::stats::{merge_series, DirStats, RunResult, WorkerResult};
 
 /// One direction (or, as [`GroupSummary::total`], both) of a stonewall group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,6 +59,9 @@ pub struct GroupSummary {
     pub total: GroupDirSummary,
     /// One per host that ran the group (one entry on a single host).
     pub cpu: Vec<CpuSummary>,
+    /// The group's time series: its jobs' series merged interval by
+    /// interval ([`merge_series`]), per direction and in total.
+    pub series: Vec<IntervalSummary>,
 }
 
 /// One [`GroupSummary`] per stonewall group, in group order.
@@ -89,6 +95,7 @@ pub(super) fn group_summaries(
                 write: group_dir(&entries, &[IoDir::Write], &write, pcts),
                 total: group_dir(&entries, &IoDir::ALL, &both, pcts),
                 cpu: group_cpu(run, g, &cpu),
+                series: group_series(run, merged, g),
             }
         })
         .collect()
@@ -118,6 +125,15 @@ fn merged_dirs(run: &RunResult, merged: &[WorkerResult], g: u32) -> [DirStats; 2
         }
     }
     dirs
+}
+
+/// Group `g`'s time series: its jobs' (workers already merged) merged.
+fn group_series(run: &RunResult, merged: &[WorkerResult], g: u32) -> Vec<IntervalSummary> {
+    let jobs = run.jobs.iter().zip(merged).filter(|(j, _)| j.group == g);
+    merge_series(jobs.map(|(_, m)| &m.series[..]))
+        .iter()
+        .map(IntervalSummary::of)
+        .collect()
 }
 
 /// Aggregate of directions `ds` over the entries that did any of them.

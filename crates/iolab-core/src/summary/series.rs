@@ -1,11 +1,14 @@
 //! The time series in the summary: one [`IntervalSummary`] per interval
-//! (rates and latency percentiles from the merged interval histograms), and
+//! (rates and latency percentiles from the merged interval histograms, per
+//! direction and both together) — of a job (its workers merged) and of a
+//! stonewall group (its jobs merged: [`super::GroupSummary::series`]), and
 //! [`IntervalStats`]: min/max/mean/stdev of IOPS and bandwidth over the
 //! intervals (fio's `bw_min`, `iops_stddev`, … ).
 
 use serde::{Deserialize, Serialize};
 
 use super::per_s;
+use crate::hist::LatHist;
 use crate::job::IoDir;
 use crate::stats::IntervalSample;
 
@@ -23,7 +26,7 @@ pub struct DirIntervalSummary {
     pub lat_max_ns: u64,
 }
 
-/// One interval of a job's time series, workers merged.
+/// One interval of a time series (a job's workers, or a group's jobs, merged).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IntervalSummary {
     /// Relative to the start of the measured window.
@@ -31,29 +34,38 @@ pub struct IntervalSummary {
     pub t_end_ns: u64,
     pub read: DirIntervalSummary,
     pub write: DirIntervalSummary,
+    /// Both directions: I/Os and bytes added, latency of every I/O of the
+    /// interval merged exactly.
+    pub total: DirIntervalSummary,
+}
+
+impl DirIntervalSummary {
+    fn of(ios: u64, bytes: u64, lat_ns: &LatHist, len_ns: u64) -> DirIntervalSummary {
+        DirIntervalSummary {
+            ios,
+            bytes,
+            iops: per_s(ios, len_ns),
+            bw_bytes_per_s: per_s(bytes, len_ns),
+            lat_p50_ns: lat_ns.percentile(50.0),
+            lat_p99_ns: lat_ns.percentile(99.0),
+            lat_max_ns: lat_ns.max(),
+        }
+    }
 }
 
 impl IntervalSummary {
     pub fn of(s: &IntervalSample) -> IntervalSummary {
         let len_ns = s.end_ns.saturating_sub(s.start_ns);
-        let dir = |d: IoDir| {
-            let x = &s.dirs[d as usize];
-            let lat_ns = x.lat_ns.unpack();
-            DirIntervalSummary {
-                ios: x.ios,
-                bytes: x.bytes,
-                iops: per_s(x.ios, len_ns),
-                bw_bytes_per_s: per_s(x.bytes, len_ns),
-                lat_p50_ns: lat_ns.percentile(50.0),
-                lat_p99_ns: lat_ns.percentile(99.0),
-                lat_max_ns: lat_ns.max(),
-            }
-        };
+        let [r, w] = &s.dirs;
+        let (r_lat, w_lat) = (r.lat_ns.unpack(), w.lat_ns.unpack());
+        let mut all = r_lat.clone();
+        all.merge(&w_lat);
         IntervalSummary {
             t_start_ns: s.start_ns,
             t_end_ns: s.end_ns,
-            read: dir(IoDir::Read),
-            write: dir(IoDir::Write),
+            read: DirIntervalSummary::of(r.ios, r.bytes, &r_lat, len_ns),
+            write: DirIntervalSummary::of(w.ios, w.bytes, &w_lat, len_ns),
+            total: DirIntervalSummary::of(r.ios + w.ios, r.bytes + w.bytes, &all, len_ns),
         }
     }
 }

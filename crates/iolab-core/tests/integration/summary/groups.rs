@@ -72,6 +72,58 @@ fn group_latency_is_the_exact_merge_of_every_worker() {
 }
 
 #[test]
+fn group_series_merges_every_jobs_intervals_exactly() {
+    // Job "a" (two workers) reads 100 I/Os at 2 µs in each of two 1 s
+    // intervals; job "b" (one worker) writes 300 at 50 µs in the first and
+    // 20 in a short second (0.5 s). The group's intervals add the counts
+    // over each merged interval and take percentiles from the merged
+    // histograms: never per-job rates added, never p99s averaged.
+    let (mut a0, mut a1, mut b0) = (
+        worker(0, 2 * SEC),
+        worker(1, 2 * SEC),
+        worker(0, 3 * SEC / 2),
+    );
+    for k in 0..2 {
+        push_interval(&mut a0, k, IoDir::Read, 100, 4096, 2_000);
+        push_interval(&mut a1, k, IoDir::Read, 100, 4096, 2_000);
+    }
+    push_interval(&mut b0, 0, IoDir::Write, 300, 8192, 50_000);
+    push_interval(&mut b0, 1, IoDir::Write, 20, 8192, 50_000);
+    let jobs = vec![
+        job_result(job("a", 100, false, false), 0, vec![a0, a1]),
+        job_result(job("b", 0, false, false), 0, vec![b0]),
+    ];
+    let s = summarize(&run_of(jobs, vec![]));
+    let series = &s.groups[0].series;
+    assert_eq!(series.len(), 2);
+    let first = &series[0];
+    assert_eq!((first.t_start_ns, first.t_end_ns), (0, SEC));
+    assert_eq!(
+        (first.read.ios, first.write.ios, first.total.ios),
+        (200, 300, 500)
+    );
+    assert!(close(first.total.iops, 500.0), "{}", first.total.iops);
+    assert_eq!(first.total.bytes, 200 * 4096 + 300 * 8192);
+    assert!(close(first.total.bw_bytes_per_s, first.total.bytes as f64));
+    // p50 of the union: 300 of 500 I/Os took 50 µs.
+    let mut union = LatHist::new();
+    union.record_n(2_000, 200);
+    union.record_n(50_000, 300);
+    assert_eq!(first.total.lat_p50_ns, union.percentile(50.0));
+    assert_eq!(first.total.lat_p99_ns, union.percentile(99.0));
+    assert_eq!(first.read.lat_p99_ns, s.jobs[0].series[0].read.lat_p99_ns);
+    // The second interval spans the longest of its jobs' (1 s): b's 20
+    // writes count over that window, not over b's own 0.5 s.
+    let second = &series[1];
+    assert_eq!((second.t_start_ns, second.t_end_ns), (SEC, 2 * SEC));
+    assert!(close(second.total.iops, 220.0), "{}", second.total.iops);
+    let per_job: f64 = s.jobs.iter().map(|j| j.series[1].total.iops).sum();
+    assert!(close(per_job, 200.0 + 40.0), "{per_job}");
+    // A job's series has the same total (both directions merged).
+    assert_eq!(s.jobs[1].series[0].total.ios, 300);
+}
+
+#[test]
 fn merged_hosts_sum_exactly_into_the_group_total() {
     let mut a = two_jobs();
     let mut b = two_jobs();

@@ -108,10 +108,12 @@ pub(super) fn parse_verify(text: &str) -> Result<VerifyKind, String> {
         "pattern" => VerifyKind::Pattern,
         "null" => VerifyKind::Null,
         other @ ("crc32" | "crc16" | "crc7" | "sha224" | "sha384" | "sha512" | "sha3-224"
-        | "sha3-256" | "sha3-384" | "sha3-512" | "xxhash64") => return Err(format!(
+        | "sha3-256" | "sha3-384" | "sha3-512" | "xxhash64") => {
+            return Err(format!(
             "verify={other} is not supported yet; use crc32c, crc64, md5, sha1, sha256, xxhash, \
                  meta, pattern or null"
-        )),
+        ))
+        }
         _ => return Err(
             "expected 0, crc32c, crc32c-intel, crc64, md5, sha1, sha256, xxhash, meta, pattern \
                  or null"

@@ -229,25 +229,27 @@ pub fn parse_size_range(text: &str, kb_base: u64) -> Result<(u64, u64), String> 
 /// `,8k` → read unchanged; `4k,` → write unchanged. `None` = unchanged.
 /// A non-empty third (trim) value is an error: iolab does not trim.
 pub fn split_per_dir(text: &str) -> Result<[Option<&str>; 2], String> {
+    split_per_dir_trim(text).map(|(dirs, _)| dirs)
+}
+
+/// [`split_per_dir`] that also returns a third, trim value (`read,write,trim`).
+/// iolab issues no trims, so the caller reports it as having no effect (a
+/// job that asks for trims is refused by `rw=`).
+pub fn split_per_dir_trim(text: &str) -> Result<([Option<&str>; 2], Option<&str>), String> {
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
     fn some(s: &str) -> Option<&str> {
         (!s.is_empty()).then_some(s)
     }
-    let dirs = match parts.as_slice() {
-        [one] => [some(one), some(one)],
-        [r, w] => [some(r), some(w)],
-        [r, w, ""] => [some(r), some(w)],
-        [_, _, t] => {
-            return Err(format!(
-                "a third value ('{t}') sets trims, which iolab does not issue; give read,write only"
-            ))
-        }
-        _ => return Err("at most read,write values separated by ','".into()),
+    let (dirs, trim) = match parts.as_slice() {
+        [one] => ([some(one), some(one)], None),
+        [r, w] => ([some(r), some(w)], None),
+        [r, w, t] => ([some(r), some(w)], some(t)),
+        _ => return Err("at most read,write,trim values separated by ','".into()),
     };
-    if dirs.iter().all(Option::is_none) {
+    if dirs.iter().all(Option::is_none) && trim.is_none() {
         return Err("empty value".into());
     }
-    Ok(dirs)
+    Ok((dirs, trim))
 }
 
 /// Parses one direction of `bssplit`: `4k/50:64k/30:128k/` → (bytes, percent).

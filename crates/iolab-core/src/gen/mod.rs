@@ -127,12 +127,19 @@ impl IoGen {
                 reason: "a size-based job needs at least one pass; use loops=1 or more".into(),
             });
         }
+        let bytes_per_pass: u64 = files.iter().map(FileState::pass_bytes).sum();
+        // io_size beyond one pass repeats the region (options::amounts does
+        // this already when size is given; without it the pass is known here).
+        let loops = match job.amounts.io_size {
+            Some(io) if bytes_per_pass > 0 => u64::from(job.loops).max(io.div_ceil(bytes_per_pass)),
+            _ => u64::from(job.loops),
+        };
         Ok(IoGen {
             rng: rng_for(seed, STREAM_GEN),
             picker: DirPicker::new(job.rw.read_pct),
             bs,
             ctx,
-            bytes_per_pass: files.iter().map(FileState::pass_bytes).sum(),
+            bytes_per_pass,
             active: Vec::with_capacity(files.len()),
             files,
             cursor: 0,
@@ -140,7 +147,7 @@ impl IoGen {
             service_batch: job.files.service_batch.max(1),
             batch_left: job.files.service_batch.max(1),
             passes_started: 0,
-            loops: u64::from(job.loops),
+            loops,
             time_based: job.time_based,
             seed,
             zoned: job.zones.mode == ZoneMode::Zbd,

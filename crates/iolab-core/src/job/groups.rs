@@ -94,6 +94,9 @@ pub enum VerifyKind {
     Pattern,
     /// Written as for a digest, but nothing is checked (fio's `null`).
     Null,
+    /// fio's crc64 (CRC-64/REDIS: reflected, init 0, no final xor); last,
+    /// so the kind byte in headers written before it stays the same.
+    Crc64,
 }
 
 impl VerifyKind {
@@ -101,6 +104,7 @@ impl VerifyKind {
         match self {
             VerifyKind::Off => "0",
             VerifyKind::Crc32c => "crc32c",
+            VerifyKind::Crc64 => "crc64",
             VerifyKind::Md5 => "md5",
             VerifyKind::Sha1 => "sha1",
             VerifyKind::Sha256 => "sha256",

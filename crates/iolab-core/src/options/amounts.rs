@@ -7,14 +7,12 @@ use crate::job::IoEngine;
 
 /// io_size beyond one pass repeats the region, as fio does: loops is
 /// raised to cover it, and the worker stops once io_size is issued.
+/// Without size the region is the file from offset to its end (fio's rule,
+/// e.g. examples/cross-stripe-verify.fio): its length is known only at run
+/// time, so the generator raises loops there (`IoGen::new`).
 pub(super) fn amounts(d: &mut Draft) -> Result<(), JobError> {
     let Some(io_size) = d.amounts.io_size else {
         return Ok(());
-    };
-    let Some(size) = d.size else {
-        return Err(JobError::Conflict(
-            "io_size needs size (the region it repeats over); give size=".into(),
-        ));
     };
     if d.explicit.contains("loops") && d.loops > 1 {
         d.warnings.push(format!(
@@ -22,7 +20,10 @@ pub(super) fn amounts(d: &mut Draft) -> Result<(), JobError> {
             d.loops
         ));
     }
-    d.loops = u32::try_from(io_size.div_ceil(size).max(1)).unwrap_or(u32::MAX);
+    d.loops = match d.size {
+        Some(size) => u32::try_from(io_size.div_ceil(size).max(1)).unwrap_or(u32::MAX),
+        None => 1,
+    };
     Ok(())
 }
 

@@ -181,8 +181,18 @@ impl Draft {
             g,
             kb_base: self.kb_base,
             explicit,
+            trim_given: std::cell::Cell::new(None),
         };
         (g.def.set)(self, &v)?;
+        if let Some(t) = v.trim_given.get() {
+            // rw= refuses every trim mix, so this job issues none: fio
+            // ignores the value then too. Said, not dropped silently.
+            self.warnings.push(format!(
+                "{}'s third value ({t}) is for trims and has no effect: this job issues no \
+                 trims (fio ignores it too)",
+                g.written
+            ));
+        }
         if explicit {
             self.explicit.insert(g.def.name);
         }

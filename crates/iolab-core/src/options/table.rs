@@ -502,7 +502,7 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
     // --- rate -----------------------------------------------------------
     OptionDef {
         name: "rate",
-        set: |d, v| v.per_dir_trim_noted(&mut d.rate, &mut d.warnings, parse_size),
+        set: |d, v| v.per_dir(&mut d.rate, parse_size),
         aliases: &[],
         kind: SizePerDir,
         default: Note("no limit"),
@@ -512,7 +512,7 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "rate_iops",
-        set: |d, v| v.per_dir_trim_noted(&mut d.rate_iops, &mut d.warnings, parse_size),
+        set: |d, v| v.per_dir(&mut d.rate_iops, parse_size),
         aliases: &[],
         kind: SizePerDir,
         default: Note("no limit"),

@@ -98,6 +98,7 @@ pub(super) static DATA_OPTIONS: &[OptionDef] = &[
             "0",
             "crc32c",
             "crc32c-intel",
+            "crc64",
             "md5",
             "sha1",
             "sha256",

@@ -4,7 +4,7 @@
 use super::Given;
 use crate::error::JobError;
 use crate::job::{BsSpec, CpusAllowedPolicy, RateProcess};
-use crate::units::{self, parse_bool, parse_size, split_per_dir};
+use crate::units::{self, parse_bool, parse_size, split_per_dir_trim};
 
 /// Stores a parsed value: the one-line body of most setters in the table.
 pub(crate) fn put<T>(slot: &mut T, value: Result<T, JobError>) -> Result<(), JobError> {
@@ -77,6 +77,9 @@ pub(crate) struct Val<'a> {
     pub(super) kb_base: u64,
     /// False while table defaults are applied.
     pub(super) explicit: bool,
+    /// A `read,write,trim` value's third part, once parsed: the caller
+    /// notes that it has no effect (iolab issues no trims).
+    pub(super) trim_given: std::cell::Cell<Option<&'a str>>,
 }
 
 impl Val<'_> {
@@ -190,53 +193,25 @@ impl Val<'_> {
         }
     }
 
-    /// Applies a `read,write` value: each given direction is parsed and
-    /// stored; an empty one keeps what was there (fio's rule).
+    /// Applies a `read,write[,trim]` value: each given direction is parsed
+    /// and stored; an empty one keeps what was there (fio's rule). A trim
+    /// value is parsed (so a bad one is an error) and kept for a note.
     pub(crate) fn per_dir<T>(
         &self,
         slots: &mut [T; 2],
         parse: impl Fn(&str, u64) -> Result<T, String>,
     ) -> Result<(), JobError> {
-        self.per_dir_of(self.text(), slots, parse)
-    }
-
-    fn per_dir_of<T>(
-        &self,
-        text: &str,
-        slots: &mut [T; 2],
-        parse: impl Fn(&str, u64) -> Result<T, String>,
-    ) -> Result<(), JobError> {
-        let parts = self.wrap(split_per_dir(text))?;
+        let text = self.g.value.unwrap_or_default().trim();
+        let (parts, trim) = self.wrap(split_per_dir_trim(text))?;
+        if let Some(t) = trim {
+            self.wrap(parse(t, self.kb_base).map_err(|e| format!("trim value '{t}': {e}")))?;
+            self.trim_given.set(Some(t));
+        }
         for (slot, part) in slots.iter_mut().zip(parts) {
             if let Some(text) = part {
                 *slot = self.wrap(parse(text, self.kb_base))?;
             }
         }
         Ok(())
-    }
-
-    /// [`Val::per_dir`] for options whose third (trim) value has no effect
-    /// in iolab, which issues no trims (fio's `rate=r,w,t`): the trim value
-    /// is still parsed, and a warning says it is not used.
-    pub(crate) fn per_dir_trim_noted<T>(
-        &self,
-        slots: &mut [T; 2],
-        warnings: &mut Vec<String>,
-        parse: impl Fn(&str, u64) -> Result<T, String>,
-    ) -> Result<(), JobError> {
-        let text = self.text();
-        let parts: Vec<&str> = text.splitn(3, ',').collect();
-        let [r, w, t] = parts.as_slice() else {
-            return self.per_dir(slots, parse);
-        };
-        let t = t.trim();
-        if !t.is_empty() {
-            self.wrap(parse(t, self.kb_base))?;
-            warnings.push(format!(
-                "{}={text}: the third (trim) value {t} has no effect: iolab issues no trims",
-                self.g.written
-            ));
-        }
-        self.per_dir_of(&format!("{r},{w}"), slots, parse)
     }
 }

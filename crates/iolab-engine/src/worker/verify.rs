@@ -17,6 +17,9 @@ use super::buffers::fill_incompressible;
 
 const HDR: usize = VERIFY_HEADER_BYTES as usize;
 const MAGIC: u32 = u32::from_le_bytes(*b"IOLV");
+/// fio's `verify=crc64` (crc/crc64.c, `fio_crc64`): polynomial
+/// 0x95AC9329AC4BC9B5 reflected, init 0, no final xor: CRC-64/REDIS.
+const CRC64: crc::Crc<u64> = crc::Crc::<u64>::new(&crc::CRC_64_REDIS);
 
 /// How chunks are built and checked.
 #[derive(Debug, Clone)]
@@ -44,6 +47,7 @@ pub struct Mismatch {
 fn digest(kind: VerifyKind, data: &[u8]) -> Vec<u8> {
     match kind {
         VerifyKind::Crc32c => crc32c::crc32c(data).to_le_bytes().to_vec(),
+        VerifyKind::Crc64 => CRC64.checksum(data).to_le_bytes().to_vec(),
         VerifyKind::Md5 => md5::Md5::digest(data).to_vec(),
         VerifyKind::Sha1 => sha1::Sha1::digest(data).to_vec(),
         VerifyKind::Sha256 => sha2::Sha256::digest(data).to_vec(),
@@ -209,6 +213,10 @@ impl Layout {
 }
 
 #[cfg(test)]
+#[path = "verify_fio_tests.rs"]
+mod fio_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -225,6 +233,7 @@ mod tests {
     fn every_kind_accepts_its_chunk_and_names_a_flipped_byte() {
         for kind in [
             VerifyKind::Crc32c,
+            VerifyKind::Crc64,
             VerifyKind::Md5,
             VerifyKind::Sha1,
             VerifyKind::Sha256,

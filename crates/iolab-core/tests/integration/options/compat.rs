@@ -72,3 +72,23 @@ fn fallocate_takes_fios_modes() {
     let e = err(&["size=1m", "fallocate=sometimes"]);
     assert!(e.contains("'fallocate'") && e.contains("keep"), "{e}");
 }
+
+/// fio's examples/exitwhat.fio: `rate=300,300,300`. The third value is for
+/// trims; this job issues none (iolab issues none at all), so it has no
+/// effect, in fio as here: accepted, and said in a note.
+#[test]
+fn a_trim_value_is_noted_as_having_no_effect() {
+    let j = prep(&["size=1m", "rate=300,300,300"]);
+    assert_eq!(j.rate_bytes_per_s, [Some(300), Some(300)]);
+    assert_eq!(j.warnings.len(), 1, "{:?}", j.warnings);
+    assert!(j.warnings[0].contains("rate's third value (300) is for trims and has no effect"));
+    let j = prep(&["size=1m", "rate_iops=10,20,30", "bs=4k,8k,16k"]);
+    assert_eq!(j.rate_iops, [Some(10), Some(20)]);
+    assert_eq!(j.warnings.len(), 2, "{:?}", j.warnings);
+    assert!(j
+        .warnings
+        .iter()
+        .any(|w| w.starts_with("bs's third value (16k)")));
+    // A job that asks for trims is still refused by name.
+    assert!(err(&["size=1m", "rw=randtrim", "rate=1m,1m,1m"]).contains("does not issue trims"));
+}

@@ -63,7 +63,8 @@ fn malformed_values() {
     assert!(err(&["size=1m", "bssplit=4k/50:8k/40"]).contains("add up to 90 percent"));
     assert!(err(&["size=1m", "bssplit=4k/33.5:8k/66.5"]).contains("whole percent only"));
     assert!(err(&["size=1m", "bssplit=4k:8k"]).contains("is not size/percent"));
-    assert!(err(&["size=1m", "bs=4k,8k,16k"]).contains("trims"));
+    assert!(err(&["size=1m", "bs=4k,8k,16k,1k"]).contains("at most read,write,trim"));
+    assert!(err(&["size=1m", "bs=4k,8k,x"]).contains("trim value 'x'"));
     assert!(err(&["size=1m", "direct=yes"]).contains("'direct': expected 0 or 1"));
     assert!(err(&["size=1m", "time_based=2"]).contains("expected 0 or 1"));
     assert!(err(&["size=1m", "runtime=1.5s"]).contains("fractional"));

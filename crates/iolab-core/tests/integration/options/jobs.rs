@@ -512,7 +512,10 @@ fn verify_conflicts_are_named() {
         "verify_offset=4080"
     ])
     .contains("does not fit"));
-    assert!(e(&["size=1m", "verify=crc64"]).contains("not supported yet"));
+    assert!(e(&["size=1m", "verify=crc32"]).contains("not supported yet"));
+    assert!(spec(&["size=1m", "rw=write", "verify=crc64"])
+        .prepare()
+        .is_ok());
     assert!(e(&["size=1m", "buffer_compress_percentage=101"]).contains("0 to 100"));
     assert!(e(&["size=1m", "buffer_pattern=0xzz"]).contains("not a hex number"));
 }

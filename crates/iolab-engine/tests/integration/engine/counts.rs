@@ -324,3 +324,30 @@ fn exitall_and_exitall_on_error_end_the_run() {
         o.error
     );
 }
+
+/// io_size without size (examples/cross-stripe-verify.fio): the region is
+/// the file from each worker's offset to its end, repeated until io_size is
+/// issued. fio 3.33 on the same job (a 256 KiB file, offset=64k,
+/// offset_increment=64k, numjobs=2, io_size=1m, bs=4k) issues 256 I/Os and
+/// 1 MiB per job; so does iolab.
+#[test]
+fn io_size_without_size_repeats_the_rest_of_the_file() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("g"), vec![7u8; 256 << 10]).unwrap();
+    let opts = [
+        "filename=g",
+        "rw=read",
+        "bs=4k",
+        "offset=64k",
+        "offset_increment=64k",
+        "numjobs=2",
+        "io_size=1m",
+    ];
+    let r = run_ok(config(vec![job("n", dir.path(), &opts)]));
+    assert_eq!(r.jobs[0].workers.len(), 2);
+    for w in &r.jobs[0].workers {
+        let rd = &w.dirs[IoDir::Read as usize];
+        assert_eq!((rd.ios, rd.bytes), (256, MIB), "worker {}", w.worker);
+    }
+}

@@ -11,7 +11,8 @@ replaced by a scratch file, which is also given to files written to be
 handed a device on the command line (``allow_file_create=0`` and no
 ``filename``, or comments that run them as ``fio --filename=/dev/...``);
 ``directory=`` pointed at the scratch directory; ``zonemode=zbd`` jobs get
-two 32 MiB zones from the file's start (``--zonesize=32m --size=64m --offset=0``); nbd jobs
+two 32 MiB zones from the file's start (``--zonesize=32m --size=64m --offset=0``); ``offset_increment`` stripes shrunk to
+4 MiB (``--io_size=1m``); nbd jobs
 get an iolab target with a memory export on a private Unix socket). Prints a Markdown table: file, engine, parse, short run, and the
 first error (the named fio feature that stopped it). docs/options.md keeps
 the table; the job files themselves are not copied into this repository.
@@ -82,6 +83,9 @@ def survey_one(path: Path, scratch: Path) -> tuple[str, str, str]:
         # Emulated zones shrunk with the sizes: two 32 MiB zones (blocks of up
         # to 32 MiB must fit in a zone) from the file's start.
         extra += ["--zonesize=32m", "--size=64m", "--offset=0"]
+    if re.search(r"^\s*offset_increment\s*=", text, re.M):
+        # Stripes per clone shrunk with the sizes (one 4 MiB stripe each).
+        extra += ["--offset_increment=4m", "--io_size=1m"]
     if re.search(r"^\s*directory\s*=", text, re.M):
         extra.append(f"--directory={scratch}")
     if "nbd" in engines(text):

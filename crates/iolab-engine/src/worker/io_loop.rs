@@ -106,15 +106,7 @@ impl<B: Backend> Worker<B> {
     /// True once no more I/O may be issued.
     #[inline]
     pub(super) fn stopping(&self) -> bool {
-        if self.error.is_some() || self.ctl.halted() {
-            return true;
-        }
-        if self
-            .ctl
-            .job_stop
-            .get(self.job_index)
-            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
-        {
+        if self.error.is_some() || self.ctl.job_halted(self.job_index) {
             return true;
         }
         if self.lat_done || (self.gen_done && self.pending.is_none()) {
@@ -417,13 +409,8 @@ impl<B: Backend> Worker<B> {
             }
             let d = &mut self.done[dir as usize];
             (d.0, d.1) = (d.0 + 1, d.1 + u64::from(len));
-            if let Some(l) = self.lat.as_mut() {
-                let step = l.completed(ts.saturating_sub(times.issue_ns), ts);
-                if step != super::lat_target::Step::Go
-                    && self.lat_step != super::lat_target::Step::Missed
-                {
-                    self.lat_step = step;
-                }
+            if self.lat.is_some() {
+                self.lat_completed(ts.saturating_sub(times.issue_ns), ts);
             }
             self.data_done(c.slot);
             return false;

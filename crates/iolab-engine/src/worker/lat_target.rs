@@ -167,6 +167,17 @@ impl<B: super::Backend> super::Worker<B> {
         self.lat.as_ref().is_some_and(|l| self.inflight >= l.qd)
     }
 
+    /// A completion's latency into the search; a step it asks for is kept
+    /// for `lat_follow` (a miss is never overwritten).
+    pub(super) fn lat_completed(&mut self, lat_ns: u64, now_ns: u64) {
+        if let Some(l) = self.lat.as_mut() {
+            let step = l.completed(lat_ns, now_ns);
+            if step != Step::Go && self.lat_step != Step::Missed {
+                self.lat_step = step;
+            }
+        }
+    }
+
     /// Act on the search: what a completion asked, else the window's end.
     /// True when the loop should look again before issuing.
     pub(super) fn lat_follow(&mut self) -> Result<bool, crate::EngineError> {

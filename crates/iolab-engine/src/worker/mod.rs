@@ -105,14 +105,20 @@ impl Control {
             ..Control::default()
         }
     }
-}
 
-impl Control {
     /// True once this worker's group must stop issuing.
     #[inline]
     pub fn halted(&self) -> bool {
         use std::sync::atomic::Ordering::Relaxed;
         self.stop.load(Relaxed) || self.end_group.load(Relaxed)
+    }
+
+    /// True once job `job`'s workers must stop issuing: the group's stop,
+    /// or the job's own (`Run::stop_job`).
+    #[inline]
+    pub fn job_halted(&self, job: usize) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.halted() || self.job_stop.get(job).is_some_and(|f| f.load(Relaxed))
     }
 }
 

@@ -30,7 +30,6 @@ from iolab.jobs import JobSpec
 
 #: A whole number, then a complete unit, then something fio ignores.
 _SIZE_WITH_TAIL = re.compile(r"(\d+)((?:[kmgtp]ib|[kmgtp]b?))(.+)", re.IGNORECASE)
-_POWER = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 
 
 @functools.lru_cache(maxsize=1)
@@ -72,10 +71,8 @@ def fio_reading(text: str, kb_base: int) -> Optional[int]:
     m = _SIZE_WITH_TAIL.fullmatch(text.strip())
     if m is None or m.group(3)[0] in "iI":
         return None  # '1ki': ambiguous (see parse_size), not a typo with one reading
-    number, unit = int(m.group(1)), m.group(2).lower()
-    # fio's compatibility rule, as in parse_size: IEC spellings take the other base.
-    base = (1024 if kb_base == 1000 else 1000) if unit.endswith("ib") else kb_base
-    return int(number * base ** _POWER[unit[0]])
+    # The head is a whole number and a complete unit: the engine's own parser reads it.
+    return _native.parse_size(m.group(1) + m.group(2), kb_base)
 
 
 def read_sizes_as_fio(spec: JobSpec) -> tuple[JobSpec, list[str]]:

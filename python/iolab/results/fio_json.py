@@ -27,7 +27,7 @@ from typing import Any
 
 from iolab.results import lat_target
 from iolab.results.fio_plat import plat_bins, plat_counts
-from iolab.results.fio_prios import add_prios
+from iolab.results.fio_prios import prio_summaries
 
 Json = dict[str, Any]
 
@@ -65,6 +65,12 @@ def _lat(s: Json) -> Json:
     if s["count"] > 0 and s["percentiles"]:
         out["percentile"] = {_pct_key(p["percentile"]): p["value_ns"] for p in s["percentiles"]}
     return out
+
+
+def _add_prios(entry: Json, workers: list[Json], percentiles: list[float]) -> None:
+    """fio's per-priority clat (``prios``) in each direction that has them."""
+    for d, prios in prio_summaries(workers, percentiles).items():
+        entry[d]["prios"] = [{**names, "clat_ns": _lat(s)} for names, s in prios]
 
 
 def _zero_lat() -> Json:
@@ -239,11 +245,11 @@ def to_fio_json(result: Json, summary: Json, *, plus: bool = False) -> Json:
         pcts = [p["percentile"] for p in job["merged"]["read"]["clat"]["percentiles"]]
         if job["config"]["group_reporting"]:
             jobs.append(_entry(job, job["merged"], group, None, raw, raw_job, None))
-            add_prios(jobs[-1], raw_job["workers"], pcts)
+            _add_prios(jobs[-1], raw_job["workers"], pcts)
         else:
             for k, w in enumerate(job["workers"]):
                 jobs.append(_entry(job, w["stats"], group, w, None if raw is None else [raw[k]], raw_job, k))
-                add_prios(jobs[-1], [raw_job["workers"][k]], pcts)
+                _add_prios(jobs[-1], [raw_job["workers"][k]], pcts)
     start_s = result["start_unix_ns"] // 1_000_000_000
     version = result["tool_version"]
     return {

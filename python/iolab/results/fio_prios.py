@@ -18,12 +18,10 @@ from iolab import _native
 Json = dict[str, Any]
 
 
-def _pct_key(p: float) -> str:
-    return f"{p:.6f}"
-
-
-def add_prios(entry: Json, workers: list[Json], percentiles: list[float]) -> None:
-    """Add ``prios`` to ``entry["read"]``/``["write"]`` from ``workers``' histograms."""
+def prio_summaries(workers: list[Json], percentiles: list[float]) -> dict[str, list[tuple[Json, Json]]]:
+    """Per direction with at least two priorities sampled: (fio's class,
+    level and hint of the priority, the LatSummary of its merged clat)."""
+    out: dict[str, list[tuple[Json, Json]]] = {}
     for i, d in enumerate(("read", "write")):
         by_prio: dict[int, list[str]] = {}
         for w in workers:
@@ -33,19 +31,11 @@ def add_prios(entry: Json, workers: list[Json], percentiles: list[float]) -> Non
         stats = {v: s for v, s in stats.items() if s["count"] > 0}
         if len(stats) < 2:
             continue
-        entry[d]["prios"] = [
-            {
-                "prioclass": v >> 13,
-                "prio": v & 7,
-                "priohint": (v >> 3) & 0x3FF,
-                "clat_ns": {
-                    "min": s["min_ns"],
-                    "max": s["max_ns"],
-                    "mean": s["mean_ns"],
-                    "stddev": s["stdev_ns"],
-                    "N": s["count"],
-                    "percentile": {_pct_key(float(p)): ns for p, ns in s["percentiles"].items()},
-                },
-            }
+        out[d] = [
+            (
+                {"prioclass": v >> 13, "prio": v & 7, "priohint": (v >> 3) & 0x3FF},
+                {**s, "percentiles": [{"percentile": float(p), "value_ns": ns} for p, ns in s["percentiles"].items()]},
+            )
             for v, s in stats.items()
         ]
+    return out

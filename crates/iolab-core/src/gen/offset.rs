@@ -173,26 +173,27 @@ impl FileState {
                     .expect("remaining bytes imply blocks left in the pass");
                 (block * ctx.grain.bytes, ctx.grain.bytes)
             }
-            Walk::Sprandom(s) => {
-                let (off, last) = s.next().expect("remaining bytes imply writes left");
-                let len = bs.fit(drawn, (self.len - off).min(self.remaining));
-                if last {
-                    self.remaining = len;
-                }
-                (off, len)
-            }
-            Walk::Sequence(s) => {
-                let (off, last) = s.next(dir);
-                let len = bs.fit(drawn, (self.len - off).min(self.remaining));
-                if last {
-                    // The next I/O would be past the region: the pass ends here.
-                    self.remaining = len;
-                }
-                (off, len)
-            }
+            Walk::Sprandom(_) | Walk::Sequence(_) => self.take_listed(dir, drawn, bs),
             _ => self.take_other(drawn, bs, ctx, rng),
         };
         self.remaining -= len;
+        (off, len)
+    }
+
+    /// The next of a walk that lists its offsets (sprandom, sequence): the
+    /// drawn size cut to the region's end; after the last one the pass ends.
+    #[inline(never)]
+    fn take_listed(&mut self, dir: usize, drawn: u64, bs: &BsGen) -> (u64, u64) {
+        let (off, last) = match &mut self.walk {
+            Walk::Sprandom(s) => s.next().expect("remaining bytes imply writes left"),
+            Walk::Sequence(s) => s.next(dir),
+            _ => unreachable!("only listed walks come here"),
+        };
+        let len = bs.fit(drawn, (self.len - off).min(self.remaining));
+        if last {
+            // The next I/O would be past the pass: it ends with this one.
+            self.remaining = len;
+        }
         (off, len)
     }
 
@@ -214,7 +215,7 @@ impl FileState {
                 (ctx.align.down(want.min(self.len - len)), len)
             }
             Walk::Seq { .. } | Walk::MapFixed(_) | Walk::Sequence(_) | Walk::Sprandom(_) => {
-                unreachable!("handled inline by take")
+                unreachable!("handled by take and take_listed")
             }
         }
     }

@@ -31,6 +31,7 @@ def _point(n: int) -> FleetOutcome:
 
 def test_point_directory_keeps_each_host_and_the_report_reads_them(tmp_path: Path) -> None:
     sweep = tmp_path / "sweep"
+    kiops: dict[str, list[float]] = {}
     for name, n in (("p001-r1", 3), ("p002-r1", 2)):
         out = merged_output(_point(n))
         point = sweep / "points" / name
@@ -43,7 +44,11 @@ def test_point_directory_keeps_each_host_and_the_report_reads_them(tmp_path: Pat
         assert [h["host"] for h in fleet["hosts"]] == [f"h{r}" for r in range(n)]
         assert len(fleet["alignment"]["ranks"]) == n
         assert not list((point / "hosts").glob("*.tmp"))
+        kiops[name] = [d["summary"]["groups"][0]["total"]["iops"] / 1e3 for d in own]
     text = fleet_section(sweep)
+    for name, per in kiops.items():  # each host's figure is its own group total (both directions)
+        line = next(x for x in text.splitlines() if f"{name}: kIOPS per host:" in x)
+        assert line.endswith(", ".join(f"h{r} {v:.2f}" for r, v in enumerate(per))), (line, per)
     assert "Fleet sweep: 2 points" in text, text
     assert "p001-r1: kIOPS per host: h0 " in text and ", h2 " in text, text
     assert "p002-r1: kIOPS per host: h0 " in text and ", h2 " not in text.split("p002-r1")[1], text

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from iolab.errors import ResultFormatError
 from iolab.fleet.rundir import read_fleet, read_hosts
 from iolab.report.fleet_lines import by_group_dir, skew_line, spread_line
 
@@ -35,8 +36,16 @@ def fleet_section(directory: Path) -> str:
 
 
 def _host_iops(document: dict[str, Any]) -> float:
-    """A host's IOPS (all jobs, both directions) from its own results document."""
-    return float(sum(j["merged"][d]["iops"] for j in document["summary"]["jobs"] for d in ("read", "write")))
+    """A host's IOPS at a sweep point, from its own results document: the
+    core's group total (``groups[].total``: both directions, every worker
+    merged). A point runs one job, so one stonewall group."""
+    groups = document["summary"]["groups"]
+    if len(groups) != 1:
+        raise ResultFormatError(
+            f"a fleet sweep point's host results have {len(groups)} stonewall groups, not 1: "
+            "the directory was not written by a fleet sweep"
+        )
+    return float(groups[0]["total"]["iops"])
 
 
 def format_fleet_sweep(points: list[Path]) -> str:

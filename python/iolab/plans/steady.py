@@ -46,16 +46,18 @@ def _slope(ys: Sequence[float]) -> float:
 
 
 def steady_metric(summary: dict[str, Any], metric: str) -> float:
-    """The run's value of a steady-state metric: the core's group totals
-    (``groups[].total``: both directions, every job), summed over the groups
-    (a steady-state point runs one group)."""
-    totals = [g["total"] for g in summary["groups"]]
+    """The run's value of a steady-state metric: the core's group total
+    (``groups[].total``: both directions, every job merged). A point runs one
+    job, so one stonewall group."""
+    groups = summary["groups"]
+    if len(groups) != 1:
+        raise ValueError(f"steady state is judged on one stonewall group; this round ran {len(groups)}")
+    total = groups[0]["total"]
     if metric == "iops":
-        return float(sum(t["iops"] for t in totals))
+        return float(total["iops"])
     if metric == "bw_bytes_per_s":
-        return float(sum(t["bw_bytes_per_s"] for t in totals))
-    ios = sum(t["lat"]["count"] for t in totals)
-    return float(sum(t["lat"]["mean_ns"] * t["lat"]["count"] for t in totals) / ios) if ios else 0.0
+        return float(total["bw_bytes_per_s"])
+    return float(total["lat"]["mean_ns"])
 
 
 def drop_caches(path: Path = DROP_CACHES) -> dict[str, Any]:

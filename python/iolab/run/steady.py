@@ -170,6 +170,7 @@ class SteadyStateRun:
             if j is None and "jobs" in p:
                 continue  # the job is not in the running group
             src = j if j is not None else p  # an engine without per-job progress: the group's
+            # read and write rates are over the same interval: their sum is its I/Os over its length
             if w.offer(
                 p["elapsed_ns"], float(sum(src["iops"])), float(sum(src["bw_bytes_per_s"])), src.get("lat_ns", [])
             ):
@@ -205,8 +206,8 @@ def report(
         for s in job_summary["series"]
         if s["t_start_ns"] + ramp_time_ns >= c.ramp_ns and s["t_end_ns"] - s["t_start_ns"] >= c.interval_ns * 0.9
     ][-c.samples :]
-    iops = [sum(s[d]["iops"] for d in ("read", "write")) for s in rows]
-    bw = [sum(s[d]["bw_bytes_per_s"] for d in ("read", "write")) for s in rows]
+    iops = [s["total"]["iops"] for s in rows]
+    bw = [s["total"]["bw_bytes_per_s"] for s in rows]
     lat = (lat_means_ns or [])[-c.samples :]
     _ok, value, max_dev, slope = judge({"iops": iops, "bw": bw, "lat": lat}[c.metric], c)
     data: Json = {

@@ -13,7 +13,7 @@ use iolab_engine::run::RunOutcome;
 use iolab_engine::{EngineError, Run, RunConfig};
 use iolab_target::stack::delay::{DelayLayer, DelayParams};
 use iolab_target::stack::memory::MemoryDev;
-use iolab_target::stack::{BlockDev, BlockResult, IoCtx};
+use iolab_target::stack::{BlockDev, BlockResult, IoCtx, ZeroReq};
 use iolab_target::{Export, ExportSet, ListenAddr, RunningServer, Server, ServerConfig};
 
 pub(crate) const MIB: u64 = 1 << 20;
@@ -383,8 +383,8 @@ impl BlockDev for FuaCounter {
     fn trim(&self, ctx: &mut IoCtx, offset: u64, len: u64, fua: bool) -> BlockResult {
         self.mem.trim(ctx, offset, len, fua)
     }
-    fn zero(&self, ctx: &mut IoCtx, o: u64, len: u64, may_trim: bool, fua: bool) -> BlockResult {
-        self.mem.zero(ctx, o, len, may_trim, fua)
+    fn zero(&self, ctx: &mut IoCtx, z: ZeroReq) -> BlockResult {
+        self.mem.zero(ctx, z)
     }
 }
 

@@ -13,7 +13,7 @@ use iolab_core::job::{IoDir, JobSpec, PreparedJob};
 use iolab_engine::run::RunOutcome;
 use iolab_engine::{Run, RunConfig};
 use iolab_target::stack::memory::MemoryDev;
-use iolab_target::stack::{BlockDev, BlockResult, Caps, IoCtx};
+use iolab_target::stack::{BlockDev, BlockResult, Caps, IoCtx, ZeroReq};
 use iolab_target::{Export, ExportSet, ListenAddr, Server, ServerConfig};
 
 /// Long enough that the queue fills well within it on a loaded machine.
@@ -66,8 +66,8 @@ impl BlockDev for OverlapProbe {
     fn trim(&self, ctx: &mut IoCtx, offset: u64, len: u64, fua: bool) -> BlockResult {
         self.mem.trim(ctx, offset, len, fua)
     }
-    fn zero(&self, ctx: &mut IoCtx, o: u64, len: u64, may_trim: bool, fua: bool) -> BlockResult {
-        self.mem.zero(ctx, o, len, may_trim, fua)
+    fn zero(&self, ctx: &mut IoCtx, z: ZeroReq) -> BlockResult {
+        self.mem.zero(ctx, z)
     }
 }
 

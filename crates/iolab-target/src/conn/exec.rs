@@ -19,7 +19,7 @@ use super::reply::{Done, Replier};
 use crate::buf::AlignedBuf;
 use crate::pacing::Grant;
 use crate::proto::request::Command;
-use crate::stack::{BlockDev, IoCtx, Op};
+use crate::stack::{BlockDev, IoCtx, Op, ZeroReq};
 
 /// A valid request with its data buffer, ready to run.
 #[derive(Debug)]
@@ -85,7 +85,13 @@ pub(crate) fn execute(dev: &dyn BlockDev, mut job: Job) -> Done {
             fua,
             may_trim,
         } => {
-            let r = dev.zero(&mut ctx, offset, u64::from(len_bytes), may_trim, fua);
+            let z = ZeroReq {
+                offset,
+                len_bytes: u64::from(len_bytes),
+                may_trim,
+                fua,
+            };
+            let r = dev.zero(&mut ctx, z);
             (r, u64::from(len_bytes), None)
         }
         Command::Disconnect => unreachable!("disconnect is handled by the reader"),

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::*;
 use crate::stack::raid::{pass, ticket_of, After};
-use crate::stack::BlockError;
+use crate::stack::{BlockError, ZeroReq};
 
 /// What the controller forwards to the host at a time on a read miss (a
 /// strip: the data arrives from the members a strip at a time).
@@ -337,18 +337,12 @@ impl BlockDev for CacheLayer {
         self.next.trim(ctx, offset, len, fua)
     }
 
-    fn zero(
-        &self,
-        ctx: &mut IoCtx,
-        offset: u64,
-        len: u64,
-        may_trim: bool,
-        fua: bool,
-    ) -> BlockResult {
+    fn zero(&self, ctx: &mut IoCtx, z: ZeroReq) -> BlockResult {
+        let (offset, len) = (z.offset, z.len_bytes);
         let mut st = self.lock_at(ctx);
         self.destage_range(&mut st, Some((offset, offset + len)), false)?;
         st.lines
             .retain(|li, _| li * LINE + LINE <= offset || li * LINE >= offset + len);
-        self.next.zero(ctx, offset, len, may_trim, fua)
+        self.next.zero(ctx, z)
     }
 }

@@ -120,6 +120,7 @@ impl Layer for DelayLayer {
 mod tests {
     use super::*;
     use crate::stack::null::NullDev;
+    use crate::stack::ZeroReq;
     use std::time::Instant;
 
     fn held_for(f: impl FnOnce(&mut IoCtx)) -> Duration {
@@ -140,7 +141,18 @@ mod tests {
         let t0 = Instant::now();
         let r = held_for(|c| d.read_at(c, &mut [0u8; 512], 0).unwrap());
         let w = held_for(|c| d.write_at(c, &[0u8; 512], 0, false).unwrap());
-        let z = held_for(|c| d.zero(c, 0, 512, true, false).unwrap());
+        let z = held_for(|c| {
+            d.zero(
+                c,
+                ZeroReq {
+                    offset: 0,
+                    len_bytes: 512,
+                    may_trim: true,
+                    fua: false,
+                },
+            )
+            .unwrap()
+        });
         let f = held_for(|c| d.flush(c).unwrap());
         assert!(
             t0.elapsed() < Duration::from_millis(3),

@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rustix::fs::{fallocate, statx, AtFlags, FallocateFlags, StatxFlags};
 use rustix::io::{pwritev2, ReadWriteFlags};
 
-use super::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, IoCtx};
+use super::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, IoCtx, ZeroReq};
 use crate::buf::{AlignedBuf, BUF_ALIGN};
 use crate::proto::Errno;
 
@@ -262,14 +262,13 @@ impl BlockDev for FileDev {
         Ok(())
     }
 
-    fn zero(
-        &self,
-        _ctx: &mut IoCtx,
-        offset: u64,
-        len_bytes: u64,
-        may_trim: bool,
-        fua: bool,
-    ) -> BlockResult {
+    fn zero(&self, _ctx: &mut IoCtx, z: ZeroReq) -> BlockResult {
+        let ZeroReq {
+            offset,
+            len_bytes,
+            may_trim,
+            fua,
+        } = z;
         self.refuse_if_read_only()?;
         let modes = if may_trim {
             [FallocateFlags::PUNCH_HOLE, FallocateFlags::ZERO_RANGE]

@@ -23,8 +23,26 @@ fn creates_sparse_file_and_round_trips() {
     let mut back = vec![0u8; data.len()];
     d.read_at(&mut ctx, &mut back, 777).unwrap();
     assert_eq!(back, data);
-    d.zero(&mut ctx, 1000, 2000, true, true).unwrap();
-    d.zero(&mut ctx, 5000, 100, false, false).unwrap();
+    d.zero(
+        &mut ctx,
+        ZeroReq {
+            offset: 1000,
+            len_bytes: 2000,
+            may_trim: true,
+            fua: true,
+        },
+    )
+    .unwrap();
+    d.zero(
+        &mut ctx,
+        ZeroReq {
+            offset: 5000,
+            len_bytes: 100,
+            may_trim: false,
+            fua: false,
+        },
+    )
+    .unwrap();
     d.read_at(&mut ctx, &mut back, 777).unwrap();
     assert!(back[223..2223].iter().all(|&b| b == 0));
     assert!(back[4223..4323].iter().all(|&b| b == 0));
@@ -80,7 +98,16 @@ fn direct_io_reports_alignment_and_rounds_size() {
     let mut r = AlignedBuf::new(4096);
     d.read_at(&mut ctx, &mut r, 4096).unwrap();
     assert!(r.iter().all(|&x| x == 0xab));
-    d.zero(&mut ctx, 4096, 4096, false, false).unwrap();
+    d.zero(
+        &mut ctx,
+        ZeroReq {
+            offset: 4096,
+            len_bytes: 4096,
+            may_trim: false,
+            fua: false,
+        },
+    )
+    .unwrap();
     d.read_at(&mut ctx, &mut r, 4096).unwrap();
     assert!(r.iter().all(|&x| x == 0));
 }

@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{BlockDev, BlockResult, Caps, IoCtx, Op};
+use super::{BlockDev, BlockResult, Caps, IoCtx, Op, ZeroReq};
 
 /// A named figure a device publishes into the target's stats. Names carry
 /// their unit where there is one (`read_bytes`, `cache_hits`).
@@ -134,23 +134,14 @@ pub trait Layer: Send + Sync + fmt::Debug {
         })
     }
 
-    /// Zero `len_bytes` at `offset` (`may_trim`: may deallocate; `fua`).
-    fn zero(
-        &self,
-        ctx: &mut IoCtx,
-        offset: u64,
-        len_bytes: u64,
-        may_trim: bool,
-        fua: bool,
-    ) -> BlockResult {
+    /// Zero a range ([`ZeroReq`]).
+    fn zero(&self, ctx: &mut IoCtx, z: ZeroReq) -> BlockResult {
         let req = Req {
             op: Op::Zero,
-            offset,
-            len_bytes,
+            offset: z.offset,
+            len_bytes: z.len_bytes,
         };
-        self.around(ctx, req, &mut |c| {
-            self.next().zero(c, offset, len_bytes, may_trim, fua)
-        })
+        self.around(ctx, req, &mut |c| self.next().zero(c, z))
     }
 }
 
@@ -179,15 +170,8 @@ impl<L: Layer> BlockDev for L {
         Layer::trim(self, ctx, offset, len_bytes, fua)
     }
 
-    fn zero(
-        &self,
-        ctx: &mut IoCtx,
-        offset: u64,
-        len_bytes: u64,
-        may_trim: bool,
-        fua: bool,
-    ) -> BlockResult {
-        Layer::zero(self, ctx, offset, len_bytes, may_trim, fua)
+    fn zero(&self, ctx: &mut IoCtx, z: ZeroReq) -> BlockResult {
+        Layer::zero(self, ctx, z)
     }
 
     fn counters(&self) -> Vec<Counter> {

@@ -19,7 +19,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{OnceLock, PoisonError, RwLock};
 
-use super::{fmt_bytes, BlockDev, BlockResult, Caps, Counter, IoCtx};
+use super::{fmt_bytes, BlockDev, BlockResult, Caps, Counter, IoCtx, ZeroReq};
 
 const CHUNK_BYTES: usize = 64 * 1024;
 const CHUNKS_PER_LEAF: usize = 512;
@@ -188,18 +188,11 @@ impl BlockDev for MemoryDev {
         Ok(())
     }
 
-    fn zero(
-        &self,
-        _ctx: &mut IoCtx,
-        offset: u64,
-        len_bytes: u64,
-        _may_trim: bool,
-        _fua: bool,
-    ) -> BlockResult {
+    fn zero(&self, _ctx: &mut IoCtx, z: ZeroReq) -> BlockResult {
         // Freed chunks read as zeroes and are re-allocated on the next
         // write, so NO_HOLE (fully provisioned) cannot fail later for lack
         // of space in any way the client could observe differently.
-        self.clear(offset, len_bytes);
+        self.clear(z.offset, z.len_bytes);
         Ok(())
     }
 }
@@ -266,7 +259,16 @@ mod tests {
         assert_eq!(&back[..1134], &data[..1134]);
         assert!(back[1134..1234 + CHUNK_BYTES].iter().all(|&b| b == 0));
         assert_eq!(&back[1234 + CHUNK_BYTES..], &data[1234 + CHUNK_BYTES..]);
-        d.zero(&mut ctx, 0, 1 << 30, true, false).unwrap();
+        d.zero(
+            &mut ctx,
+            ZeroReq {
+                offset: 0,
+                len_bytes: 1 << 30,
+                may_trim: true,
+                fua: false,
+            },
+        )
+        .unwrap();
         assert_eq!(d.allocated_bytes(), 0);
     }
 

@@ -189,6 +189,17 @@ impl Caps {
     }
 }
 
+/// A write-zeroes request: make `len_bytes` at `offset` read as zeroes;
+/// `may_trim` allows deallocating the range, `fua` persists it before the
+/// reply. One value, so every device and layer takes the same one argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZeroReq {
+    pub offset: u64,
+    pub len_bytes: u64,
+    pub may_trim: bool,
+    pub fua: bool,
+}
+
 /// A block device: a backend or a layer over another device.
 pub trait BlockDev: Send + Sync + fmt::Debug {
     fn caps(&self) -> Caps;
@@ -202,15 +213,8 @@ pub trait BlockDev: Send + Sync + fmt::Debug {
     fn flush(&self, ctx: &mut IoCtx) -> BlockResult;
     /// Discard a range (a hint: contents afterwards are unspecified).
     fn trim(&self, ctx: &mut IoCtx, offset: u64, len_bytes: u64, fua: bool) -> BlockResult;
-    /// Make a range read as zeroes; `may_trim` allows deallocating it.
-    fn zero(
-        &self,
-        ctx: &mut IoCtx,
-        offset: u64,
-        len_bytes: u64,
-        may_trim: bool,
-        fua: bool,
-    ) -> BlockResult;
+    /// Make a range read as zeroes ([`ZeroReq`]).
+    fn zero(&self, ctx: &mut IoCtx, z: ZeroReq) -> BlockResult;
 
     /// The write size this device does best whole and aligned (a RAID's
     /// full stripe), for a cache above it to destage in; `None`: no such size.

@@ -9,7 +9,7 @@
 //! and SPDK's null bdev, it is what seed 004 serves when it wants the
 //! network and the target's own costs without a device behind them.
 
-use super::{fmt_bytes, BlockDev, BlockResult, Caps, IoCtx};
+use super::{fmt_bytes, BlockDev, BlockResult, Caps, IoCtx, ZeroReq};
 
 /// A device that stores nothing.
 #[derive(Debug, Clone)]
@@ -49,14 +49,7 @@ impl BlockDev for NullDev {
         Ok(())
     }
 
-    fn zero(
-        &self,
-        _ctx: &mut IoCtx,
-        _offset: u64,
-        _len_bytes: u64,
-        _may_trim: bool,
-        _fua: bool,
-    ) -> BlockResult {
+    fn zero(&self, _ctx: &mut IoCtx, _z: ZeroReq) -> BlockResult {
         Ok(())
     }
 }

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use super::raid::{not_supported, totals, Members, Phase, RaidCounters, Traffic};
 use super::raid_live;
-use super::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, Counter, IoCtx};
+use super::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, Counter, IoCtx, ZeroReq};
 use crate::proto::Errno;
 
 /// A striped (and optionally mirrored) array.
@@ -294,7 +294,7 @@ impl BlockDev for Striped {
         Err(not_supported(self.level, "trim"))
     }
 
-    fn zero(&self, _: &mut IoCtx, _: u64, _: u64, _: bool, _: bool) -> BlockResult {
+    fn zero(&self, _: &mut IoCtx, _: ZeroReq) -> BlockResult {
         Err(not_supported(self.level, "write zeroes"))
     }
 }

@@ -39,7 +39,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use super::raid::{not_supported, totals, xor_into, Members, Phase, RaidCounters, Traffic};
 use super::raid5_cache::{StripeCache, PARITY};
 use super::raid_live;
-use super::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, Counter, IoCtx};
+use super::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, Counter, IoCtx, ZeroReq};
 use crate::proto::Errno;
 
 const ROW_LOCKS: usize = 256;
@@ -426,7 +426,7 @@ impl BlockDev for Raid5 {
         Err(not_supported("raid5", "trim"))
     }
 
-    fn zero(&self, _: &mut IoCtx, _: u64, _: u64, _: bool, _: bool) -> BlockResult {
+    fn zero(&self, _: &mut IoCtx, _: ZeroReq) -> BlockResult {
         Err(not_supported("raid5", "write zeroes"))
     }
 }

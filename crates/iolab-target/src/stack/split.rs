@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use super::{fmt_bytes, BlockDev, BlockResult, Caps, IoCtx, Layer};
+use super::{fmt_bytes, BlockDev, BlockResult, Caps, IoCtx, Layer, ZeroReq};
 
 /// One part of a split device.
 #[derive(Debug)]
@@ -88,16 +88,9 @@ impl Layer for Part {
         self.next.trim(ctx, self.base + offset, len_bytes, fua)
     }
 
-    fn zero(
-        &self,
-        ctx: &mut IoCtx,
-        offset: u64,
-        len_bytes: u64,
-        may_trim: bool,
-        fua: bool,
-    ) -> BlockResult {
-        self.next
-            .zero(ctx, self.base + offset, len_bytes, may_trim, fua)
+    fn zero(&self, ctx: &mut IoCtx, z: ZeroReq) -> BlockResult {
+        let offset = self.base + z.offset;
+        self.next.zero(ctx, ZeroReq { offset, ..z })
     }
 }
 

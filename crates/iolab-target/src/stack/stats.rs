@@ -57,6 +57,7 @@ mod tests {
     use super::*;
     use crate::stack::delay::{DelayLayer, DelayParams};
     use crate::stack::null::NullDev;
+    use crate::stack::ZeroReq;
     use std::time::Duration;
 
     #[test]
@@ -72,7 +73,16 @@ mod tests {
         s.read_at(&mut ctx, &mut [0u8; 4096], 0).unwrap();
         s.write_at(&mut IoCtx::new(), &[0u8; 512], 0, false)
             .unwrap();
-        s.zero(&mut IoCtx::new(), 0, 1 << 20, true, false).unwrap();
+        s.zero(
+            &mut IoCtx::new(),
+            ZeroReq {
+                offset: 0,
+                len_bytes: 1 << 20,
+                may_trim: true,
+                fua: false,
+            },
+        )
+        .unwrap();
         let snap = rec.snapshot(false);
         assert_eq!((snap.read.ios, snap.read.bytes), (1, 4096));
         assert_eq!((snap.write.ios, snap.write.bytes), (1, 512));

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use super::{Ns, SimModel, SimOp, SimReq};
 use crate::stack::ticket::{Completion, Due};
-use crate::stack::{BlockDev, BlockResult, Caps, Counter, IoCtx};
+use crate::stack::{BlockDev, BlockResult, Caps, Counter, IoCtx, ZeroReq};
 
 /// A ticket's completion: 0 while undecided, else the instant in ns + 1.
 type Slot = AtomicU64;
@@ -297,18 +297,11 @@ impl<M: SimModel> BlockDev for SimDev<M> {
     }
 
     /// Zeroes are written like data (a 2008 disk has no deallocation).
-    fn zero(
-        &self,
-        ctx: &mut IoCtx,
-        offset: u64,
-        len_bytes: u64,
-        may_trim: bool,
-        fua: bool,
-    ) -> BlockResult {
-        self.data.zero(ctx, offset, len_bytes, may_trim, fua)?;
+    fn zero(&self, ctx: &mut IoCtx, z: ZeroReq) -> BlockResult {
+        self.data.zero(ctx, z)?;
         let r = SimReq {
-            fua,
-            ..SimReq::new(SimOp::Write, offset, len_bytes)
+            fua: z.fua,
+            ..SimReq::new(SimOp::Write, z.offset, z.len_bytes)
         };
         self.time(ctx, r);
         Ok(())

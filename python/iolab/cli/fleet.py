@@ -15,13 +15,16 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
 from iolab.cli.errors import exit_status
 from iolab.errors import IolabError, JobError
 from iolab.run.api import parse_interval_ns
+
+if TYPE_CHECKING:
+    from iolab.fleet.comm import World
 
 FLEET_OPTIONS = ("hosts", "deadline", "live-http", "spool")
 
@@ -87,6 +90,24 @@ def _interrupt(_sig: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def _join_world() -> World:
+    """This rank's MPI world, checked against the launcher's
+    rank count; Ctrl-C becomes a stop-and-report."""
+    from iolab.fleet import env
+    from iolab.fleet.comm import World
+    from iolab.fleet.runner import prestart_guard
+
+    launch = env.detect()
+    assert launch is not None
+    # mpiexec forwards SIGUSR1 to every rank (Ctrl-C would abort the job):
+    # `iolab fleet` turns Ctrl-C into it, and each rank into a stop-and-report.
+    signal.signal(signal.SIGUSR1, _interrupt)
+    with prestart_guard(120.0, "MPI initialisation"):
+        world = World.init()
+    env.check_world(launch, world.size)
+    return world
+
+
 def run_on_fleet(
     args: list[str],
     output: Optional[Path],
@@ -97,21 +118,12 @@ def run_on_fleet(
     target_stats: Optional[str],
 ) -> None:
     """``iolab run`` as one rank of an MPI job (see :mod:`iolab.fleet`)."""
-    from iolab.fleet import env
-    from iolab.fleet.comm import World
     from iolab.fleet.hosts import read_hosts
-    from iolab.fleet.runner import DEFAULT_DEADLINE_S, EXIT_HOST_LOST, FleetConfig, Plan, fleet_run, prestart_guard
+    from iolab.fleet.runner import DEFAULT_DEADLINE_S, EXIT_HOST_LOST, FleetConfig, Plan, fleet_run
     from iolab.fleet.spool import DEFAULT_ROOT
     from iolab.run.sources import jobs_from_command_line
 
-    launch = env.detect()
-    assert launch is not None
-    # mpiexec forwards SIGUSR1 to every rank (Ctrl-C would abort the job):
-    # `iolab fleet` turns Ctrl-C into it, and each rank into a stop-and-report.
-    signal.signal(signal.SIGUSR1, _interrupt)
-    with prestart_guard(120.0, "MPI initialisation"):
-        world = World.init()
-    env.check_world(launch, world.size)
+    world = _join_world()
     opts, job_args = split_fleet_options(args)
     if target_stats:
         raise JobError("--target-stats is not supported on a fleet run: run the target's stats per host instead")
@@ -261,20 +273,13 @@ SWEEP_ENV = {"hosts": "IOLAB_FLEET_HOSTS", "deadline": "IOLAB_FLEET_DEADLINE", "
 def sweep_on_fleet(plan: Path, results: Path, opts: Any) -> Any:
     """``iolab sweep`` as one rank of an MPI job: each point on every rank
     (:mod:`iolab.fleet.sweep`); rank 0 returns the outcome, others None."""
-    from iolab.fleet import env
-    from iolab.fleet.comm import World
     from iolab.fleet.hosts import read_hosts
     from iolab.fleet.output import build, text
-    from iolab.fleet.runner import DEFAULT_DEADLINE_S, EXIT_HOST_LOST, FleetConfig, prestart_guard
+    from iolab.fleet.runner import DEFAULT_DEADLINE_S, EXIT_HOST_LOST, FleetConfig
     from iolab.fleet.spool import DEFAULT_ROOT
     from iolab.fleet.sweep import fleet_sweep
 
-    launch = env.detect()
-    assert launch is not None
-    signal.signal(signal.SIGUSR1, _interrupt)
-    with prestart_guard(120.0, "MPI initialisation"):
-        world = World.init()
-    env.check_world(launch, world.size)
+    world = _join_world()
     deadline = os.environ.get(SWEEP_ENV["deadline"])
     try:
         deadline_s = parse_interval_ns(deadline) / 1e9 if deadline else DEFAULT_DEADLINE_S

@@ -22,6 +22,7 @@ use iolab_core::job::Preallocate;
 use rustix::fs::{Advice, FallocateFlags};
 use rustix::io::Errno;
 
+use super::io_err;
 use crate::EngineError;
 
 /// Bytes per write: large enough that syscall cost is noise, small enough
@@ -94,14 +95,6 @@ pub(crate) fn preallocate(
         Ok(()) => Ok(()),
         Err(Errno::NOTSUP | Errno::NOSYS) if mode != Preallocate::Posix => Ok(()),
         Err(e) => Err(io_err(path, "fill (fallocate)", e.into())),
-    }
-}
-
-fn io_err(path: &Path, op: &'static str, source: std::io::Error) -> EngineError {
-    EngineError::Io {
-        path: path.to_path_buf(),
-        op,
-        source,
     }
 }
 

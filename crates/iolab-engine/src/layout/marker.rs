@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, StatxFlags, XattrFlags};
 use rustix::io::Errno;
 
+use super::io_err;
 use crate::EngineError;
 
 pub(crate) const XATTR_NAME: &str = "user.iolab.created";
@@ -180,14 +181,6 @@ fn write_sidecar(sidecar: &Path, entries: &[Entry]) -> Result<(), EngineError> {
     let tmp = sidecar.with_file_name(format!("{SIDECAR_NAME}.tmp.{}", std::process::id()));
     fs::write(&tmp, text).map_err(|e| io_err(&tmp, "write", e))?;
     fs::rename(&tmp, sidecar).map_err(|e| io_err(sidecar, "rename", e))
-}
-
-fn io_err(path: &Path, op: &'static str, source: std::io::Error) -> EngineError {
-    EngineError::Io {
-        path: path.to_path_buf(),
-        op,
-        source,
-    }
 }
 
 #[cfg(test)]

@@ -42,6 +42,15 @@ pub use space::check_space;
 
 use crate::EngineError;
 
+/// An OS error on `path` during `op`, as the layout reports every one.
+pub(crate) fn io_err(path: &Path, op: &'static str, source: std::io::Error) -> EngineError {
+    EngineError::Io {
+        path: path.to_path_buf(),
+        op,
+        source,
+    }
+}
+
 /// Extended attribute marking files iolab created.
 pub const CREATED_XATTR: &str = marker::XATTR_NAME;
 /// Sidecar file listing iolab's files where the filesystem has no user xattrs.

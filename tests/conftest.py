@@ -8,11 +8,15 @@
 - ``workdir``: a fresh directory that is also the current directory.
 - ``example_sweeps``: each example plan swept once per session at a tiny
   scale, shared by the tests of the plans and of their reports.
+
+The suite's children start with SIGINT's default action (see
+``pytest_configure``), however the suite itself was launched.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,6 +25,21 @@ from typing import Any, Callable
 
 import pytest
 from typer.testing import CliRunner
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Restore SIGINT's default action when the suite inherited it ignored.
+
+    A shell without job control starts a background command (``cmd &`` in a
+    script, ``nohup cmd &``, some CI runners) with SIGINT ignored, and an
+    ignored signal stays ignored across exec: every iolab the tests start
+    would then, as POSIX programs should, keep ignoring SIGINT, and the
+    Ctrl-C tests would wait on a run that never stops. A Python handler
+    (unlike SIG_IGN) is reset to the default action in an exec'd child.
+    """
+    del config
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @dataclass(frozen=True)

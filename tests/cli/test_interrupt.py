@@ -6,11 +6,21 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
 
 from tests.waits import busy_workers, wait_until
+
+
+def test_children_start_with_sigint_at_its_default_action():
+    """The Ctrl-C tests' precondition, whatever launched the suite: a suite
+    started with SIGINT ignored (``nohup ./dev.sh test &``) passes its
+    children the default action (tests/conftest.py ``pytest_configure``)."""
+    probe = "import signal; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+    ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert ran.stdout.strip() == "True", ran.stderr
 
 
 def test_ctrl_c_keeps_partial_results(iolab_cmd, tmp_path):

@@ -50,15 +50,25 @@ printf 'run\texit\tminutes\tlog\n' >"$out/soak.tsv"
 echo "soak: $runs runs of $commit, burner: $burner, logs in $out" >&2
 
 burner_pid=""
+suite_pid=""
 clone=""
+stop_group() {
+    # The burner and the suite each run in their own process group (setsid):
+    # stop that group only, and reap it.
+    if [ -n "$1" ]; then kill -- "-$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; fi
+}
 cleanup() {
-    # The burner runs in its own process group (setsid): stop that group only.
-    if [ -n "$burner_pid" ]; then kill -- "-$burner_pid" 2>/dev/null || true; wait "$burner_pid" 2>/dev/null || true; fi
+    stop_group "$suite_pid"
+    suite_pid=""
+    stop_group "$burner_pid"
     burner_pid=""
     if [ -n "$clone" ]; then rm -rf "$clone"; fi
     clone=""
 }
-trap cleanup EXIT INT TERM
+# Ctrl-C or kill: stop the run under way (the suite is waited on in the
+# background, so the signal is taken at once) and end the soak.
+trap cleanup EXIT
+trap 'cleanup; echo "soak: stopped by a signal" >&2; exit 130' INT TERM
 
 failed=0
 for i in $(seq 1 "$runs"); do
@@ -70,7 +80,10 @@ for i in $(seq 1 "$runs"); do
     burner_pid=$!
     start=$(date +%s)
     rc=0
-    (cd "$clone/iolab" && CI=true ./dev.sh test) >"$log" 2>&1 || rc=$?
+    (cd "$clone/iolab" && CI=true exec setsid ./dev.sh test) >"$log" 2>&1 &
+    suite_pid=$!
+    wait "$suite_pid" || rc=$?
+    suite_pid=""
     minutes=$(awk -v s="$(( $(date +%s) - start ))" 'BEGIN { printf "%.1f", s / 60 }')
     cleanup
     printf '%s\t%s\t%s\t%s\n' "$i" "$rc" "$minutes" "$log" | tee -a "$out/soak.tsv"

@@ -39,6 +39,12 @@ def parse_time_ns(text: str, default_unit_ns: int = 1_000_000_000) -> int:
 def parse_duration_ns(text: str) -> int:
     """iolab's durations (``1.5s``, ``500ms``, ``2`` = seconds) → ns. Raises ValueError."""
 
+def parse_bool(text: Optional[str] = None) -> bool:
+    """fio's boolean options: ``1``/``0``, ``true``/``false``; None (a bare flag) = true. Raises ValueError."""
+
+def parse_uint(text: str) -> int:
+    """A whole number, decimal or ``0x`` hex, no units. Raises ValueError."""
+
 def version() -> str:
     """iolab's version."""
 

@@ -224,3 +224,17 @@ def test_openfiles_at_least_the_files_runs_and_fewer_is_refused(cli: Callable[..
     assert r.exit_code == 2 and "openfiles=2: each worker has 4 file(s)" in r.stderr, r.output
     r = cli("run", "--name=f", f"--filename={tmp_path}/a:{tmp_path}/b", "--size=8k", "--openfiles=1", "--parse-only")
     assert r.exit_code == 2 and "openfiles=1: each worker has 2 file(s)" in r.stderr, r.output
+
+
+def test_extras_read_booleans_numbers_and_times_as_the_engine_does(cli: Callable[..., Any]) -> None:
+    # One grammar (issue 22): an option of the Python-side table accepts and
+    # refuses exactly what an engine option of the same type does.
+    for value in ("1", "0", "true", "FALSE", "yes", "on", "2", ""):
+        engine = cli("run", "--dry-run", *NULL, f"--direct={value}")
+        extra = cli("run", "--dry-run", *NULL, f"--gtod_reduce={value}")
+        assert (engine.exit_code == 0) == (extra.exit_code == 0), (value, engine.output, extra.output)
+    for value in ("30", "250ms", "2m", "1h"):  # fio's times; a bare number is seconds
+        assert cli("run", "--dry-run", *NULL, f"--ss_dur={value}", "--ss=iops:10%").exit_code == 0
+    r = cli("run", "--dry-run", *NULL, "--ss_dur=1.5s", "--ss=iops:10%")
+    assert r.exit_code == 2 and "ss_dur=1.5s" in r.stderr, r.output
+    assert cli("run", "--dry-run", *NULL, "--log_avg_msec=0x10").exit_code == 0  # hex, as fio's check_int

@@ -112,6 +112,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(units::parse_size, m)?)?;
     m.add_function(wrap_pyfunction!(units::parse_time_ns, m)?)?;
     m.add_function(wrap_pyfunction!(units::parse_duration_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(units::parse_bool, m)?)?;
+    m.add_function(wrap_pyfunction!(units::parse_uint, m)?)?;
     units::add_constants(m)?;
     m.add_function(wrap_pyfunction!(hist::hist_merge, m)?)?;
     m.add_function(wrap_pyfunction!(hist::hist_from_counts, m)?)?;

@@ -39,6 +39,20 @@ pub fn parse_duration_ns(text: &str) -> PyResult<u64> {
     units::parse_duration_ns(text).map_err(|e| value_error(text, e))
 }
 
+/// A boolean by the core's rule for every fio option: `1`/`0`, `true`/`false`;
+/// `None` (a bare flag) is true.
+#[pyfunction]
+#[pyo3(signature = (text = None))]
+pub fn parse_bool(text: Option<&str>) -> PyResult<bool> {
+    units::parse_bool(text).map_err(|e| value_error(text.unwrap_or(""), e))
+}
+
+/// A non-negative whole number (decimal or `0x` hexadecimal), no units.
+#[pyfunction]
+pub fn parse_uint(text: &str) -> PyResult<u64> {
+    units::parse_uint(text).map_err(|e| value_error(text, e))
+}
+
 /// The module's constants: schema ids and NBD framing sizes.
 pub fn add_constants(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RESULT_SCHEMA", iolab_core::stats::SCHEMA)?;

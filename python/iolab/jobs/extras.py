@@ -16,15 +16,11 @@ its own generator. Notes are shown once per run, not per job.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+from iolab import _native
 from iolab.jobs import JobSpec, ParseError
-
-_BOOL = {"1": True, "0": False, "true": True, "false": False, "yes": True, "no": False, "on": True, "off": False}
-_MS_PER = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
-_TIME = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d|us|usec|msec|sec)?$")
 
 
 @dataclass(frozen=True)
@@ -293,7 +289,9 @@ class JobExtras:
         return None if v is None else str(v)
 
     def flag(self, name: str) -> bool:
-        return bool(self.values.get(name, _BOOL.get(_BY_NAME[name].default, False)))
+        if name in self.values:
+            return bool(self.values[name])
+        return _native.parse_bool(_BY_NAME[name].default)
 
     def ms(self, name: str) -> int:
         v = self.values.get(name, 0)
@@ -309,12 +307,13 @@ def _parse(job: str, d: ExtraDef, written: str, value: Optional[str]) -> object:
     def bad(what: str) -> ParseError:
         return ParseError(f"job {job}", None, f"{written}={value}: {what}")
 
+    # Booleans, whole numbers and times have one grammar, the core's (the
+    # option table's): _native.parse_bool / parse_uint / parse_time_ns.
     if d.kind == "bool":
-        if value is None:
-            return True
-        if value.strip().lower() not in _BOOL:
-            raise bad("expected 0 or 1")
-        return _BOOL[value.strip().lower()]
+        try:
+            return _native.parse_bool(value)
+        except ValueError as e:
+            raise bad(_reason(e)) from None
     if value is None:
         if d.kind == "text" and d.name.startswith("write_"):
             return job  # fio: a bare write_*_log names the logs after the job
@@ -325,18 +324,22 @@ def _parse(job: str, d: ExtraDef, written: str, value: Optional[str]) -> object:
             raise bad(f"expected one of {', '.join(d.choices)}")
         return v
     if d.kind in ("int", "ms"):
-        if not v.isdigit():
-            raise bad("expected a whole number" + (" of milliseconds" if d.kind == "ms" else ""))
-        return int(v)
+        try:
+            return _native.parse_uint(v)
+        except ValueError as e:
+            raise bad(_reason(e) + (" (milliseconds)" if d.kind == "ms" else "")) from None
     if d.kind == "time":
-        m = _TIME.match(v)
-        if not m:
-            raise bad("expected a time such as 30, 30s, 5m")
-        unit = {"usec": "us", "msec": "ms", "sec": "s"}.get(m.group(2) or "s", m.group(2) or "s")
-        if unit == "us":
-            return round(float(m.group(1)) * 1000)  # µs → ns
-        return round(float(m.group(1)) * _MS_PER[unit] * 1_000_000)  # → ns
+        try:
+            return _native.parse_time_ns(v)  # a bare number is in seconds, as fio's
+        except ValueError as e:
+            raise bad(_reason(e) + " (e.g. 30, 30s, 250ms, 5m)") from None
     return v
+
+
+def _reason(e: ValueError) -> str:
+    """The core's sentence without the value it quotes (the caller names it)."""
+    text = str(e)
+    return text.split(": ", 1)[1] if text.startswith("'") and ": " in text else text
 
 
 def split_extras(spec: JobSpec) -> tuple[JobSpec, JobExtras]:

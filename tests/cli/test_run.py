@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
+
+from tests.waits import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -123,16 +124,17 @@ def test_output_into_a_missing_directory_is_refused_before_running(cli, workdir)
 def _wait_until_open(pid: int, path: Path, timeout_s: float = 30.0) -> None:
     """Until process ``pid`` holds ``path`` open (iolab opens a job's files
     once layout has checked them)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+
+    def holds_open() -> bool:
         for fd in Path(f"/proc/{pid}/fd").glob("*"):
             try:
                 if Path(os.readlink(fd)) == path:
-                    return
+                    return True
             except OSError:
                 continue  # closed meanwhile
-        time.sleep(0.005)
-    raise AssertionError(f"process {pid} never opened {path}")
+        return False
+
+    wait_until(holds_open, timeout_s, f"process {pid} to open {path}")
 
 
 def test_io_error_prints_and_writes_the_partial_results_then_the_error(iolab_cmd, workdir):

@@ -17,7 +17,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 import pytest
 
 from tests.peers import require_peer
+from tests.waits import read_until
 
 SIZE_BYTES = 4 << 20
 # Mixed sizes; with fio's random map every block is written exactly once.
@@ -56,12 +56,7 @@ class Target:
 
     def _announced_stats_url(self) -> str:
         assert self.proc.stderr is not None
-        deadline = time.monotonic() + 20
-        line = ""
-        while "stats on" not in line:
-            assert self.proc.poll() is None, self.proc.communicate()[1]
-            assert time.monotonic() < deadline, "iolab target never announced its stats"
-            line = self.proc.stderr.readline()
+        line = read_until(self.proc, self.proc.stderr, "stats on", 20)
         return line.split("stats on ", 1)[1].strip()
 
     def uri(self, export: str) -> str:

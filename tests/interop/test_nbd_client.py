@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.peers import require_peer
+from tests.waits import wait_until
 
 
 @pytest.fixture
@@ -25,11 +25,7 @@ def nbdkit_uri(tmp_path: Path) -> Iterator[str]:
     sock = tmp_path / "kit.sock"
     proc = subprocess.Popen([exe, "--foreground", "--exit-with-parent", "-U", str(sock), "memory", "64M"])
     try:
-        deadline = time.monotonic() + 10
-        while not sock.exists():
-            assert proc.poll() is None, "nbdkit exited"
-            assert time.monotonic() < deadline, "nbdkit did not create its socket"
-            time.sleep(0.01)
+        wait_until(sock.exists, 10, "nbdkit's socket", proc)
         yield f"nbd+unix:///?socket={sock}"
     finally:
         proc.terminate()

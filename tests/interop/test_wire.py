@@ -19,7 +19,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable
@@ -30,6 +29,7 @@ from iolab.run.api import Job, run
 from iolab.run.wire import wire_section
 
 from tests.peers import require_peer
+from tests.waits import wait_until
 
 DELAY_NS = 2_000_000
 
@@ -141,9 +141,7 @@ class CountingProxy:
 
     def take(self) -> dict[str, int]:
         """The counts once every connection has closed; then zero them."""
-        deadline = time.monotonic() + 10
-        while self.open and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: self.open == 0, 10, "every proxied connection to close")
         with self.lock:
             assert self.open == 0, "connections still open"
             out, self.counts = self.counts, {"to_target": 0, "from_target": 0}

@@ -25,10 +25,11 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from tests.waits import wait_until
 
 GENERAL = {"libaio", "sync", "psync", "vsync", "pvsync", "pvsync2", "io_uring", "null", "nbd", "mmap", "cpuio"}
 IOLAB = [sys.executable, "-m", "iolab.cli.main", "run"]
@@ -127,11 +128,7 @@ def nbd_target(scratch: Path) -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
-        while not sock.exists():
-            if time.monotonic() > deadline or target.poll() is not None:
-                raise RuntimeError("iolab target did not start")
-            time.sleep(0.05)
+        wait_until(sock.exists, 30, "iolab target's socket", target)
         yield f"nbd+unix:///survey?socket={sock}"
     finally:
         target.terminate()

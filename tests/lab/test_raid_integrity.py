@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Callable
@@ -24,6 +23,7 @@ from typing import Callable
 import pytest
 
 from tests.peers import require_peer
+from tests.waits import read_until
 
 SIZE = "4m"
 JOB = [
@@ -48,12 +48,7 @@ class Served:
         cmd = [sys.executable, "-m", "iolab.cli.main", "target", "--unix", str(sock), "--export", f"r={spec}"]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         assert self.proc.stderr is not None
-        deadline = time.monotonic() + 30
-        line = ""
-        while "listening on" not in line:
-            assert self.proc.poll() is None, self.proc.communicate()[1]
-            assert time.monotonic() < deadline, "iolab target never announced itself"
-            line = self.proc.stderr.readline()
+        read_until(self.proc, self.proc.stderr, "listening on", 30)
 
     @property
     def uri(self) -> str:

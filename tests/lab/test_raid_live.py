@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from iolab import _native
 
 from tests.lab.test_raid_integrity import JOB, passes
 from tests.peers import require_peer
+from tests.waits import wait_until
 
 SPEC = "r=raid5,members=4,strip=4k,member=memory(size=2m)"
 
@@ -61,11 +61,7 @@ def test_raid5_member_fails_and_is_restored_while_serving(served: tuple[str, str
         stderr=subprocess.STDOUT,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    while reads_so_far(t) == 0:
-        assert reader.poll() is None, reader.communicate()[0]
-        assert time.monotonic() < deadline, "fio never read"
-        time.sleep(0.01)
+    wait_until(lambda: reads_so_far(t) > 0, 60, "fio's first reads", reader)
     code, body = post(http, "export=r&member=2&state=failed")
     assert code == 200 and "member 2 failed" in body, body
     assert reader.poll() is None, "fio had finished before the failure: make it read longer"

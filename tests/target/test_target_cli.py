@@ -8,24 +8,15 @@ import subprocess
 import time
 import urllib.request
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
 from tests.peers import require_peer
-
-
-def wait_until(what: str, cond: Callable[[], bool], proc: subprocess.Popen[str], timeout_s: float = 20.0) -> None:
-    """Wait for ``cond`` (checked every 10 ms) while ``proc`` runs; fail naming ``what`` at the deadline."""
-    deadline = time.monotonic() + timeout_s
-    while not cond():
-        assert proc.poll() is None, proc.communicate()[1]
-        assert time.monotonic() < deadline, f"{what}: not within {timeout_s} s"
-        time.sleep(0.01)
+from tests.waits import read_until, wait_until
 
 
 def wait_for(path: Path, proc: subprocess.Popen[str], timeout_s: float = 20.0) -> None:
-    wait_until(f"{path} to appear", path.exists, proc, timeout_s)
+    wait_until(path.exists, timeout_s, f"{path} to appear", proc)
 
 
 def start(iolab_cmd: list[str], tmp_path: Path, *args: str) -> tuple[subprocess.Popen[str], Path]:
@@ -86,12 +77,8 @@ def test_stats_http_and_sigint(iolab_cmd: list[str], tmp_path: Path) -> None:
         "buffers=8,cache=1",
     )
     try:
-        line = ""
-        deadline = time.monotonic() + 20
         assert proc.stderr is not None
-        while "stats on" not in line:
-            assert time.monotonic() < deadline
-            line = proc.stderr.readline()
+        line = read_until(proc, proc.stderr, "stats on", 20)
         url = line.split("stats on ", 1)[1].strip()
         with urllib.request.urlopen(url, timeout=10) as r:
             stats = json.load(r)
@@ -119,7 +106,7 @@ def test_sigterm_finishes_in_flight_writes(iolab_cmd: list[str], tmp_path: Path)
     # The delay counts from when the file has the data: once it is there,
     # the reply is held for 2 s — the write is in flight.
     pattern = b"\x5a" * (64 << 10)
-    wait_until("the write to reach the file", lambda: img.read_bytes()[: 64 << 10] == pattern, proc)
+    wait_until(lambda: img.read_bytes()[: 64 << 10] == pattern, 20, "the write to reach the file", proc)
     t0 = time.monotonic()
     stop(proc)
     assert time.monotonic() - t0 < 10

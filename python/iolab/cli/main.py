@@ -342,7 +342,7 @@ def quick(
         )
     # Named here (not inside quick_output) so the HTML report lands beside the JSON.
     output = output or default_results_path()
-    render.quick_output(out.run, output)
+    render.quick_output(out.run, output, out.not_run, out.device)
     _quick_report(out, output)
     if out.run.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)

@@ -221,13 +221,12 @@ def _run_each(
     """Each job as its own run with the device watched over it; stops at Ctrl-C."""
     runs: list[RunOutput] = []
     device: list[dict[str, Any]] = []
+    sink = _NewNotesOnly(progress) if progress is not None else None
     for job in jobs:
         prepared = prepare_all([job])
         watch = DiskstatsObserver([target.filename])
         try:
-            out = run_jobs(
-                [job], allow_overwrite=allow_overwrite, progress=progress, observers=[watch], prepared=prepared
-            )
+            out = run_jobs([job], allow_overwrite=allow_overwrite, progress=sink, observers=[watch], prepared=prepared)
         except KeyboardInterrupt:
             # Between two jobs (the engine's own Ctrl-C ends a run cleanly):
             # keep what ran; with nothing run there is nothing to keep.
@@ -248,6 +247,28 @@ def _run_each(
         if out.interrupted:
             return runs, device, True
     return runs, device, False
+
+
+class _NewNotesOnly:
+    """``progress``, less the notes each job's run repeats: the test file
+    "reused" after the first job's layout note, and a note already shown
+    (the same io_uring ring)."""
+
+    def __init__(self, progress: ProgressSink) -> None:
+        self.progress = progress
+        self.shown: set[str] = set()
+
+    def note(self, line: str) -> None:
+        if line in self.shown or (self.shown and line.startswith("reused ")):
+            return
+        self.shown.add(line)
+        self.progress.note(line)
+
+    def update(self, progress: Any) -> None:
+        self.progress.update(progress)
+
+    def close(self) -> None:
+        self.progress.close()
 
 
 def _did_io(out: RunOutput) -> bool:

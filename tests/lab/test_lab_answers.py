@@ -101,6 +101,9 @@ def test_gaps_are_explained_from_the_targets_record() -> None:
     # QD 4, client at half the model's rate: the target held 2 at once, not 4 (Little's law).
     (shallow,) = gaps(_one_test(0.5, 4 * 625_000 - 30_000, 0.0, qd=4))
     assert shallow["verdict"] == "client" and "requests held at once of the 4 asked for" in shallow["text"]
+    # QD 4 with a late reply timer: the host, before the (lightened) service time.
+    (late4,) = gaps(_one_test(0.5, 5_000_000, 1_500_000, qd=4))  # 800 IOPS x 5 ms: 4 held
+    assert late4["verdict"] == "host", late4
     report = build_report(_one_test(0.5, 2 * MODEL_SERVICE_NS, 0.0), LabSettings())
     assert slow["text"] in RENDERERS["text"](report) and slow["text"] in RENDERERS["md"](report)
 

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 
 from iolab.run.quick import QUICK_JOBS
+
+from tests.waits import busy_workers, wait_until
 
 
 def test_quick_in_a_directory(cli, workdir):
@@ -51,3 +55,27 @@ def test_quick_missing_path(cli, workdir):
     r = cli("quick", "nowhere")
     assert r.exit_code == 1, r.output
     assert "nowhere" in r.stderr and "Traceback" not in r.output, r.output
+
+
+def test_ctrl_c_lists_the_jobs_that_never_ran_as_not_run(iolab_cmd, workdir):
+    """Issue 21: an interrupted quick listed the jobs that never ran as 0.000 IOPS."""
+    target = workdir / "t"
+    target.mkdir()
+    args = [*iolab_cmd, "quick", str(target), "--runtime-per-job", "60s", "--size", "8M", "-o", "q.json"]
+    p = subprocess.Popen(args, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # The first job is measuring: its worker thread has run on a CPU.
+    wait_until(lambda: busy_workers(p.pid) or p.poll() is not None, 60, "quick's first job to measure")
+    p.send_signal(signal.SIGINT)
+    stdout, stderr = p.communicate(timeout=60)
+    out = f"stdout:\n{stdout}\nstderr:\n{stderr}"
+    assert p.returncode == 130, out
+    first, *rest = [name for name, *_ in QUICK_JOBS]
+    row = next(line for line in stdout.splitlines() if line.startswith(first))
+    assert float(row.split()[1].replace(",", "")) > 0, out  # what ran, with its figures
+    for name in rest:
+        assert f"{name}: not run (interrupted before it started)" in stdout, out
+        assert not any(line.startswith(name) and "0.000" in line for line in stdout.splitlines()), out
+    doc = json.loads((workdir / "q.json").read_text())
+    assert [j["name"] for j in doc["summary"]["jobs"]] == [first], doc["summary"]["jobs"]
+    assert doc["quick"]["not_run"] == rest
+    assert list(target.iterdir()) == []  # the test file is removed all the same

@@ -12,6 +12,7 @@ that stay large whatever the machine's load adds to each request.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, Callable
 
 from iolab.lab.raid import LabSettings, build_report
@@ -54,7 +55,8 @@ def test_every_workbook_row_is_in_the_json_with_its_label_and_unit() -> None:
 def test_answers_come_from_the_data() -> None:
     answers = {a["question"][:30]: a["answer"] for a in build_report(fake_measured(), LabSettings())["answers"]}
     q1 = next(a for q, a in answers.items() if q.startswith("If we change 8 KB"))
-    assert q1.startswith("8 KiB -> 16 KiB random read: IOPS -2%, MB/s +96%: MB/s changes more")
+    # No model (as on real storage): the client's measurement, and the answer says so.
+    assert q1.startswith("client: 8 KiB -> 16 KiB random read: IOPS -2%, MB/s +96%: MB/s changes more")
     assert "positioning, not transfer" in q1
     q2 = next(a for q, a in answers.items() if q.startswith("If we change 1 MB"))
     assert "IOPS -50%, MB/s +0%" in q2 and "media rate" in q2
@@ -70,7 +72,7 @@ def test_renderers_show_measured_and_workbook_side_by_side() -> None:
     md = RENDERERS["md"](report)
     assert "| Write Through | Disk Cache Disabled | 3.54 MiB/s | - | 7.09 MiB/s | 0.50 |" in md
     html = RENDERERS["html"](report)
-    assert html.startswith("<!DOCTYPE html>") and 'data-charts-expected="5"' in html
+    assert html.startswith("<!DOCTYPE html>") and 'data-charts-expected="6"' in html
 
 
 def test_device_and_uri_together_are_refused(cli: Callable[..., Ran]) -> None:
@@ -79,10 +81,13 @@ def test_device_and_uri_together_are_refused(cli: Callable[..., Ran]) -> None:
     assert "give one of the two" in r.stderr
 
 
-def test_a_quick_run_through_nbd_shows_the_workbooks_outcomes(cli: Callable[..., Ran]) -> None:
-    r: Ran = cli("lab", "raid", "--format", "json", "--runtime", "0.6")
+def test_a_quick_run_through_nbd_shows_the_workbooks_outcomes(cli: Callable[..., Ran], tmp_path: Path) -> None:
+    out = tmp_path / "lab.json"
+    r: Ran = cli("lab", "raid", "--runtime", "0.6", "-o", str(out))
     assert r.exit_code == 0, r.stderr
-    doc = json.loads(r.stdout)
+    # -o: nothing on stdout, the path written on stderr, the format from its suffix.
+    assert r.stdout == "" and f"report written to {out} (json)" in r.stderr, r.output
+    doc = json.loads(out.read_text())
     assert doc["simulated"] and len(doc["tests"]) == len(all_tests())
     cell = {(t["lab"], x["label"], x["column"]): x["measured"] for t in doc["tables"] for x in t["rows"]}
     assert all(v is not None and v > 0 for v in cell.values()), cell

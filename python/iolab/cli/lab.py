@@ -32,8 +32,18 @@ def _usage(msg: str) -> NoReturn:
 @lab_app.command()
 def raid(
     quick: Annotated[bool, typer.Option("--quick", help="1.5 s per test instead of the workbook's 10 s.")] = False,
-    fmt: Annotated[LabFormat, typer.Option("--format", help="Output format.")] = LabFormat.text,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report here.")] = None,
+    fmt: Annotated[
+        Optional[LabFormat],
+        typer.Option(
+            "--format",
+            help="Output format (default: from --output's suffix .txt/.md/.json/.html, else text).",
+            show_default=False,
+        ),
+    ] = None,
+    output: Annotated[
+        Optional[Path],
+        typer.Option("--output", "-o", help="Write the report to this file (and say so on stderr) instead of stdout."),
+    ] = None,
     runtime: Annotated[
         Optional[float], typer.Option("--runtime", help="Seconds per test (overrides --quick).", min=0.2)
     ] = None,
@@ -58,12 +68,24 @@ def raid(
     def progress(line: str) -> None:
         print(f"iolab lab raid: {line}", file=sys.stderr, flush=True)
 
+    chosen = fmt or format_for(output)
     report = run_lab(s, progress)
-    text = RENDERERS[fmt.value](report)
+    text = RENDERERS[chosen.value](report)
     if output is not None:
-        output.write_text(text)
+        output.write_text(text, encoding="utf-8")
+        typer.echo(f"report written to {output} ({chosen.value})", err=True)
     else:
         sys.stdout.write(text)
+
+
+#: ``--output``'s suffix → the format written when ``--format`` is not given.
+SUFFIX_FORMATS = {".txt": LabFormat.text, ".md": LabFormat.md, ".json": LabFormat.json, ".html": LabFormat.html}
+
+
+def format_for(output: Optional[Path]) -> LabFormat:
+    """The format ``--output``'s suffix names (``lab.html`` → html); text for
+    stdout or another suffix."""
+    return SUFFIX_FORMATS.get(output.suffix.lower(), LabFormat.text) if output is not None else LabFormat.text
 
 
 def register(app: typer.Typer) -> None:

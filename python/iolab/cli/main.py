@@ -293,7 +293,10 @@ random 4 KiB read and write at QD 1 and QD 32, and a 70/30 random mix at
 QD 16; psync at QD 1, io_uring above, O_DIRECT where the filesystem allows
 it. Prints a table and its three most important findings, and writes the
 full results (JSON) and an HTML report (charts, findings, tables; NAME.html
-beside NAME.json) to files.
+beside NAME.json) to files. The device under the test file is watched
+during each job (/proc/diskstats): when something else used it, the first
+finding says so, with its I/Os and bytes. Ctrl-C keeps what ran and lists
+the jobs that did not as "not run".
 
 PATH: none = a new temporary directory; a directory = a new test file in
 it; both are removed afterwards. An existing file or block device is used
@@ -342,7 +345,7 @@ def quick(
         )
     # Named here (not inside quick_output) so the HTML report lands beside the JSON.
     output = output or default_results_path()
-    render.quick_output(out.run, output)
+    render.quick_output(out.run, output, out.not_run, out.device)
     _quick_report(out, output)
     if out.run.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
@@ -144,12 +145,23 @@ def prepared_jobs(jobs: list[dict[str, Any]], extras: Optional[list[JobExtras]] 
 # ---- quick ----
 
 
-def quick_output(out: RunOutput, output: Optional[Path]) -> None:
-    """The quick table on stdout; the results files, named on stderr."""
+def quick_output(
+    out: RunOutput, output: Optional[Path], not_run: Sequence[str] = (), device: Sequence[dict[str, Any]] = ()
+) -> None:
+    """The quick table on stdout, then the jobs Ctrl-C kept from running
+    ("not run", never a row of zeros); the results files, named on stderr.
+    The results document also carries, under ``quick``, what else the
+    device did during each job and the jobs not run."""
     doc = build_output(out.result_json, out.summary_json)
+    if not_run or device:
+        doc["quick"] = {"device": list(device), "not_run": list(not_run)}
     for path in write_quick_results(doc, output):
         typer.echo(f"results written to {path}", err=True)
     sys.stdout.write(format_quick_table(doc))
+    for name in not_run:
+        sys.stdout.write(f"{name}: not run (interrupted before it started)\n")
+    for why in dict.fromkeys(d["why"] for d in device if not d.get("measured")):
+        sys.stdout.write(f"other traffic on the device {why}\n")
 
 
 # ---- the option table ----

@@ -8,6 +8,11 @@ client), and shuts the target down. With ``device`` or ``uri`` the same
 jobs run against real storage instead; the array's settings are then the
 controller's own, so only lab 1's read tests run there (nothing is written).
 
+Each simulated test also carries the model's figures (the stack on a
+virtual clock) and the target's own record of its requests; the answers
+come from the model and the gaps between the client's figures and the
+model's are explained from the record (:mod:`iolab.lab.answers`).
+
 The result is a plain dict (schema ``iolab.lab.raid/1``) that the
 renderers in :mod:`iolab.lab.render` print.
 """
@@ -21,8 +26,8 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from iolab import _native
-from iolab.lab.answers import answers
-from iolab.lab.workbook import LAB1, ROWS, TITLES, ArrayConfig, Test, all_tests
+from iolab.lab.answers import answers, gaps
+from iolab.lab.workbook import BS_BYTES, LAB1, MODEL_RTT_NS, ROWS, TITLES, ArrayConfig, Test, all_tests
 from iolab.run.api import Job, run
 
 SCHEMA = "iolab.lab.raid/1"
@@ -37,11 +42,9 @@ DEFAULT_MEMBER = "sim-hdd(wcache={wcache},seed={i})"
 #: Sequential writes wrap within this region (the data is kept in memory).
 WRITE_REGION_BYTES = 1 << 30
 FULL_RUNTIME_S = 10.0  # as the workbook: "wait for 10 seconds"
-#: The model's runs (virtual time) and the client's round trip they assume
-#: (iolab's client over a Unix socket on an idle machine).
+#: The model's runs (virtual time; the client round trip they assume is
+#: workbook.MODEL_RTT_NS).
 MODEL_RUNTIME_NS = 1_000_000_000
-MODEL_RTT_NS = 30_000
-_BS_BYTES = {"8k": 8 << 10, "16k": 16 << 10, "64k": 64 << 10, "1m": 1 << 20, "2m": 2 << 20}
 QUICK_RUNTIME_S = 1.5
 
 Progress = Callable[[str], None]
@@ -114,7 +117,7 @@ def _server_hold(stats_json: str, test: Test) -> dict[str, float]:
 def model_figures(test: Test, spec: str, size: int) -> dict[str, float]:
     """The stack's own figures for ``test`` on a virtual clock (no socket, no scheduling noise)."""
     region = min(size, WRITE_REGION_BYTES) if test.writes else size
-    bs = _BS_BYTES[test.bs]
+    bs = BS_BYTES[test.bs]
     ios, nbytes, ns = _native.lab_model(spec, test.rw, bs, test.iodepth, region, MODEL_RUNTIME_NS, MODEL_RTT_NS)
     return {"iops": ios / ns * 1e9, "mib_per_s": nbytes / ns * 1e9 / MIB}
 
@@ -202,5 +205,6 @@ def build_report(measured: dict[str, dict[str, Any]], s: LabSettings) -> dict[st
         "runtime_s": s.seconds,
         "tables": tables,
         "answers": answers(measured),
+        "gaps": gaps(measured),
         "tests": measured,
     }

@@ -1,6 +1,8 @@
 """The RAID lab report as text, Markdown, JSON or one self-contained HTML
-page: every workbook table with the measured value beside the workbook's,
-then the lab questions answered from the measurements."""
+page: every workbook table with the measured value beside the model's and
+the workbook's, the client figures that are off the model's (and why),
+then the lab questions answered, each naming the figure it used
+(:mod:`iolab.lab.answers`). The HTML draws one chart per lab and unit."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ import html
 import json
 from typing import Any
 
+from iolab.lab.answers import GAP_TOLERANCE, SOURCES
+from iolab.lab.workbook import ROW_HEADINGS
 from iolab.report.analysis_text import Table, format_text_table
 from iolab.report.charts import Chart
 from iolab.report.html import _BOOT, _CSS, _charts, html_table, plotly_js
@@ -55,15 +59,33 @@ def _head(report: dict[str, Any]) -> list[str]:
     ]
 
 
+def _sources(report: dict[str, Any]) -> str:
+    """Which figures the answers use, in words."""
+    used = sorted({a.get("source", "client") for a in report["answers"]})
+    return "Answers from the " + "; from the ".join(SOURCES[u] for u in used) + "."
+
+
 def _answers(report: dict[str, Any]) -> list[tuple[str, str]]:
     return [(f"Lab {a['lab']}: {a['question']}", a["answer"]) for a in report["answers"]]
+
+
+def _gap_lines(report: dict[str, Any]) -> list[str]:
+    """The measured-vs-model section: a line per gap, or that there is none."""
+    if not report["simulated"]:
+        return []
+    gaps = report.get("gaps", [])
+    within = f"every test's client figure is within {GAP_TOLERANCE:.0%} of the model"
+    return [g["text"] for g in gaps] if gaps else [within]
 
 
 def render_text(report: dict[str, Any]) -> str:
     lines = _head(report)
     for t in tables(report):
         lines += ["", format_text_table(t)]
-    lines += ["", "Questions"]
+    gap_lines = _gap_lines(report)
+    if gap_lines:
+        lines += ["", f"Measured vs model (beyond {GAP_TOLERANCE:.0%})"] + [f"  {g}" for g in gap_lines]
+    lines += ["", "Questions", f"  {_sources(report)}"]
     for q, a in _answers(report):
         lines += [f"  {q}", f"    {a}"]
     return "\n".join(lines) + "\n"
@@ -73,7 +95,10 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines = ["# " + _head(report)[0], "", _head(report)[1]]
     for t in tables(report):
         lines += ["", md_table(t)]
-    lines += ["", "## Questions", ""]
+    gap_lines = _gap_lines(report)
+    if gap_lines:
+        lines += ["", f"## Measured vs model (beyond {GAP_TOLERANCE:.0%})", ""] + [f"- {g}" for g in gap_lines]
+    lines += ["", "## Questions", "", _sources(report), ""]
     for q, a in _answers(report):
         lines += [f"- **{q}** {a}"]
     return "\n".join(lines) + "\n"
@@ -83,23 +108,47 @@ def render_json(report: dict[str, Any]) -> str:
     return json.dumps(report, indent=2, allow_nan=False) + "\n"
 
 
-def _chart(t: dict[str, Any]) -> Chart:
-    names = [f"{r['label']} {r['column']}".strip() for r in t["rows"]]
-    data = [
-        {"type": "bar", "name": "measured", "x": names, "y": [r["measured"] for r in t["rows"]]},
-        {"type": "bar", "name": "model", "x": names, "y": [r.get("model") for r in t["rows"]]},
-        {"type": "bar", "name": "workbook", "x": names, "y": [r["reference"] for r in t["rows"]]},
-    ]
-    units = sorted({r["unit"] for r in t["rows"]})
-    layout = {"title": {"text": t["title"]}, "barmode": "group", "yaxis": {"title": {"text": " or ".join(units)}}}
-    return Chart(t["title"], data, layout)
+def _bar_name(r: dict[str, Any]) -> str:
+    """A bar's label: the row's, and its column where the column is a setting
+    ("Write Through, Disk Cache Disabled"), not the unit ("IOPS", "MB/s")."""
+    return r["label"] if r["column"] in ("IOPS", "MB/s") else f"{r['label']}, {r['column']}"
+
+
+def lab_charts(report: dict[str, Any]) -> list[Chart]:
+    """One bar chart per lab and unit: a table measured in IOPS and MiB/s
+    (1B) gets two, so neither's bars are drawn on the other's scale."""
+    out = []
+    for t in report["tables"]:
+        for unit in dict.fromkeys(r["unit"] for r in t["rows"]):
+            rows = [r for r in t["rows"] if r["unit"] == unit]
+            names = [_bar_name(r) for r in rows]
+            data = [
+                {"type": "bar", "name": "measured", "x": names, "y": [r["measured"] for r in rows]},
+                {"type": "bar", "name": "model", "x": names, "y": [r.get("model") for r in rows]},
+                {"type": "bar", "name": "workbook", "x": names, "y": [r["reference"] for r in rows]},
+            ]
+            title = t["title"] if len({r["unit"] for r in t["rows"]}) == 1 else f"{t['title']}: {unit}"
+            layout = {
+                "title": {"text": title},
+                "barmode": "group",
+                "xaxis": {"title": {"text": ROW_HEADINGS.get(t["lab"], "")}, "type": "category"},
+                "yaxis": {"title": {"text": unit}},
+            }
+            out.append(Chart(title, data, layout))
+    return out
 
 
 def render_html(report: dict[str, Any]) -> str:
-    charts = [_chart(t) for t in report["tables"]]
+    charts = lab_charts(report)
     divs, specs = _charts(charts)
     e = html.escape
     qa = "".join(f"<li><b>{e(q)}</b> {e(a)}</li>" for q, a in _answers(report))
+    gap_lines = _gap_lines(report)
+    gap_html = (
+        f"<h2>Measured vs model (beyond {GAP_TOLERANCE:.0%})</h2>\n<ul>{''.join(f'<li>{e(g)}</li>' for g in gap_lines)}</ul>"
+        if gap_lines
+        else ""
+    )
     head = _head(report)
     return f"""<!DOCTYPE html>
 <html lang="en">
@@ -115,7 +164,9 @@ def render_html(report: dict[str, Any]) -> str:
 {divs}
 <h2>Tables</h2>
 {"".join(html_table(t) for t in tables(report))}
+{gap_html}
 <h2>Questions</h2>
+<p class="meta">{e(_sources(report))}</p>
 <ul class="findings">{qa}</ul>
 <script type="application/json" id="iolab-charts">{specs}</script>
 <script>{_BOOT}</script>

@@ -18,6 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 LAB_1B_IODEPTH = 16
+#: The workbook's transfer sizes, in bytes.
+BS_BYTES = {"8k": 8 << 10, "16k": 16 << 10, "64k": 64 << 10, "1m": 1 << 20, "2m": 2 << 20}
+#: The client round trip per request the model assumes (iolab's client over
+#: a Unix socket on an idle machine).
+MODEL_RTT_NS = 30_000
 
 #: Columns measured in the workbook's unit.
 IOPS = "IOPS"

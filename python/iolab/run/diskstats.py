@@ -124,3 +124,94 @@ def diskstats_observers(jobs: Iterable[Any]) -> list[DiskstatsObserver]:
     ``jobs``: prepared (as ``prepare_all`` gives them); a ``JobSpec`` is prepared here."""
     found = observer_for(j if isinstance(j, dict) else prepare(j) for j in jobs)
     return [found] if found is not None else []
+
+
+#: Other traffic below this many bytes is left unremarked: a filesystem's
+#: journal commit (a few blocks) and the I/Os still in flight when a job's
+#: window closed fit under it with the job's own ``iodepth x bs`` added.
+OTHER_MIN_BYTES = 1 << 20
+#: ... and so is other traffic below this share of the job's own I/Os and bytes.
+OTHER_MIN_SHARE = 0.05
+
+
+def own_io(summary_job: Json) -> Json:
+    """A job's own completed I/Os and bytes per direction, from its summary entry."""
+    m = summary_job["merged"]
+    return {f"{d}_{k}": int(m[d][k]) for d in ("read", "write") for k in ("ios", "bytes")}
+
+
+SYS_BLOCK = Path("/sys/block")
+PAGE_BYTES = 4096
+
+
+def request_limit_bytes(disk: str, sys_block: Path = SYS_BLOCK) -> Optional[int]:
+    """The largest request the block layer sends ``disk`` in one piece: its
+    ``max_sectors_kb``, and at most ``max_segments`` pages (a 1 MiB O_DIRECT
+    read reaches a virtio disk of 254 segments as two requests). None where
+    sysfs does not say."""
+    q = sys_block / disk / "queue"
+    try:
+        sectors = int((q / "max_sectors_kb").read_text()) * 1024
+        segments = int((q / "max_segments").read_text()) * PAGE_BYTES
+    except (OSError, ValueError):
+        return None
+    return min(sectors, segments)
+
+
+def device_requests(ios: int, max_bs: int, limit: Optional[int]) -> int:
+    """How many device requests ``ios`` I/Os of up to ``max_bs`` bytes become at most
+    (each split at ``limit``; unsplit where the limit is unknown)."""
+    return ios * (-(-max_bs // limit) if limit else 1)
+
+
+def other_traffic(observed: Json, own: Json, *, direct: bool, slack_bytes: int = 0) -> Json:
+    """What the device under a job's file did during the job besides the job
+    itself: the device's completed I/Os and bytes (``observed``, a
+    :class:`DiskstatsObserver` window) less the job's own (:func:`own_io`).
+
+    ``{"measured": False, "why": ...}`` where it cannot be told: no block
+    device under the file, or buffered I/O (the page cache, not the job,
+    decides what reaches the device). Otherwise ``measured``, the device's
+    window (``diskstats``: the device's line as :class:`DiskstatsObserver` gives it),
+    the device's
+    and the job's figures, ``other_ios``, ``other_bytes`` (per direction
+    too; never below 0: the block layer may merge the job's own requests),
+    and ``flagged``: more than ``slack_bytes`` + :data:`OTHER_MIN_BYTES`
+    and at least :data:`OTHER_MIN_SHARE` of the job's own bytes. The job's
+    own I/Os are counted as the device saw them (``own["read_requests"]``,
+    ``own["write_requests"]``: split where the device's request limit
+    splits them, :func:`device_requests`), so other I/Os are an estimate;
+    the bytes are exact."""
+    devices = observed.get("devices") or []
+    if not devices:
+        notes = "; ".join(observed.get("notes") or []) or "no block device found"
+        return {"measured": False, "why": f"not measured: {notes}"}
+    if not direct:
+        why = "not measured: buffered I/O (the page cache, not the job, decides what reaches the device)"
+        return {"measured": False, "why": why, "device": devices[0]["device"]}
+    d = devices[0]
+    other = {
+        "other_read_ios": max(0, d["reads_completed"] - own.get("read_requests", own["read_ios"])),
+        "other_write_ios": max(0, d["writes_completed"] - own.get("write_requests", own["write_ios"])),
+        "other_read_bytes": max(0, d["read_bytes"] - own["read_bytes"]),
+        "other_write_bytes": max(0, d["write_bytes"] - own["write_bytes"]),
+    }
+    other_ios = other["other_read_ios"] + other["other_write_ios"]
+    other_bytes = other["other_read_bytes"] + other["other_write_bytes"]
+    own_ios, own_bytes = own["read_ios"] + own["write_ios"], own["read_bytes"] + own["write_bytes"]
+    return {
+        "measured": True,
+        "device": d["device"],
+        "window_ns": d["window_ns"],
+        "util_pct": d["util_pct"],
+        "device_ios": d["reads_completed"] + d["writes_completed"],
+        "device_bytes": d["read_bytes"] + d["write_bytes"],
+        "own_ios": own_ios,
+        "own_bytes": own_bytes,
+        **other,
+        "other_ios": other_ios,
+        "other_bytes": other_bytes,
+        "flagged": other_bytes > slack_bytes + OTHER_MIN_BYTES and other_bytes >= OTHER_MIN_SHARE * own_bytes,
+        "notes": list(observed.get("notes") or []),
+        "diskstats": d,
+    }

@@ -231,6 +231,12 @@ def partial_output(e: BaseException) -> Optional[RunOutput]:
     return partial if isinstance(partial, RunOutput) else None
 
 
+def attach_partial(e: BaseException, out: RunOutput) -> None:
+    """Make ``out`` the results :func:`partial_output` gives for ``e`` (a
+    caller that ran several runs attaches them all)."""
+    setattr(e, _PARTIAL, out)
+
+
 def _show_new_notes(run: RunLike, sink: ProgressSink, shown: tuple[str, ...]) -> tuple[str, ...]:
     notes = tuple(run.layout_notes())
     for line in notes[len(shown) :]:

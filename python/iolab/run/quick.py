@@ -22,6 +22,15 @@ Where (:func:`plan_target`):
   written unless ``allow_overwrite``: without it only the read jobs run
   (the engine refuses writes to data iolab did not create in any case).
 
+Each job runs as its own run, so the device under the test file is
+watched over each job's own window (/proc/diskstats before and after,
+:mod:`iolab.run.diskstats`): what the device did besides the job's own
+I/Os — another program's writeback, a build — is in
+``QuickOutput.device``, one entry per job, and the report leads with it.
+The runs are merged into one result (one stonewall group per job), as one
+run of all seven would give. Ctrl-C ends the job running and skips the
+rest: ``QuickOutput.not_run`` names them.
+
 This module plans and runs; what quick leaves behind (its results JSON and
 the HTML report, analysed from memory) is written by
 :mod:`iolab.report.quick`, above the analysis it needs.
@@ -29,6 +38,7 @@ the HTML report, analysed from memory) is written by
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -40,10 +50,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Optional
 
+from iolab import _native
 from iolab.errors import EngineError
 from iolab.jobs import JobSpec
+from iolab.run.diskstats import DiskstatsObserver, device_requests, other_traffic, own_io, request_limit_bytes
 from iolab.run.hostfacts import host_facts
-from iolab.run.local import RunOutput, run_jobs
+from iolab.run.local import INTERRUPTED_NOTE, RunOutput, attach_partial, partial_output, prepare_all, run_jobs
 from iolab.run.progress import ProgressSink
 
 #: (name, rw, bs, iodepth, extra options) — the order they run in.
@@ -83,6 +95,11 @@ class QuickOutput:
     #: test file is removed): the report's config and host facts.
     jobs: tuple[JobSpec, ...] = ()
     host: Optional[dict[str, Any]] = None
+    #: Per job that ran, in order: what else the device did during it
+    #: (:func:`iolab.run.diskstats.other_traffic`, with the job's ``name``).
+    device: tuple[dict[str, Any], ...] = ()
+    #: The jobs Ctrl-C kept from running, in order.
+    not_run: tuple[str, ...] = ()
 
 
 def direct_io_supported(path: Path) -> bool:
@@ -191,9 +208,105 @@ def run_quick(
         jobs = quick_jobs(target, size=size, runtime=runtime_per_job)
         # allow_overwrite reaches the engine only for an existing target the
         # user named; quick's own file is one iolab creates.
-        out = run_jobs(jobs, allow_overwrite=allow_overwrite and target.cleanup is None, progress=progress)
+        runs, device, interrupted = _run_each(jobs, target, allow_overwrite and target.cleanup is None, progress)
         host = host_facts(target.filename if target.filename.exists() else target.filename.parent)
-    return QuickOutput(target, out, tuple(jobs), host)
+    out = merge_runs(runs, interrupted)
+    not_run = tuple(j.name for j in jobs[len(runs) :])
+    return QuickOutput(target, out, tuple(jobs[: len(runs)]), host, tuple(device), not_run)
+
+
+def _run_each(
+    jobs: list[JobSpec], target: QuickTarget, allow_overwrite: bool, progress: Optional[ProgressSink]
+) -> tuple[list[RunOutput], list[dict[str, Any]], bool]:
+    """Each job as its own run with the device watched over it; stops at Ctrl-C."""
+    runs: list[RunOutput] = []
+    device: list[dict[str, Any]] = []
+    sink = _NewNotesOnly(progress) if progress is not None else None
+    for job in jobs:
+        prepared = prepare_all([job])
+        watch = DiskstatsObserver([target.filename])
+        try:
+            out = run_jobs([job], allow_overwrite=allow_overwrite, progress=sink, observers=[watch], prepared=prepared)
+        except KeyboardInterrupt:
+            # Between two jobs (the engine's own Ctrl-C ends a run cleanly):
+            # keep what ran; with nothing run there is nothing to keep.
+            if not runs:
+                raise
+            if progress is not None:
+                progress.note(INTERRUPTED_NOTE)
+            return runs, device, True
+        except Exception as e:
+            partial = partial_output(e)
+            if partial is not None and runs:
+                attach_partial(e, merge_runs([*runs, partial], partial.interrupted))
+            raise
+        if out.interrupted and not _did_io(out) and runs:
+            return runs, device, True  # stopped before its first I/O: not run
+        runs.append(out)
+        device.append({"name": job.name, **_traffic(out, target)})
+        if out.interrupted:
+            return runs, device, True
+    return runs, device, False
+
+
+class _NewNotesOnly:
+    """``progress``, less the notes each job's run repeats: the test file
+    "reused" after the first job's layout note, and a note already shown
+    (the same io_uring ring)."""
+
+    def __init__(self, progress: ProgressSink) -> None:
+        self.progress = progress
+        self.shown: set[str] = set()
+
+    def note(self, line: str) -> None:
+        if line in self.shown or (self.shown and line.startswith("reused ")):
+            return
+        self.shown.add(line)
+        self.progress.note(line)
+
+    def update(self, progress: Any) -> None:
+        self.progress.update(progress)
+
+    def close(self) -> None:
+        self.progress.close()
+
+
+def _did_io(out: RunOutput) -> bool:
+    m = out.summary["jobs"][0]["merged"]
+    return int(m["read"]["ios"]) + int(m["write"]["ios"]) > 0
+
+
+def _traffic(out: RunOutput, target: QuickTarget) -> dict[str, Any]:
+    """What else the device did during one job's run."""
+    # I/Os in flight when the window closes may complete on the device
+    # without being counted as the job's: at most iodepth x the largest block.
+    job = out.summary["jobs"][0]
+    config = job["config"]
+    observed = out.observed.get("diskstats", {})
+    disk = next((d.get("disk") or d["device"] for d in observed.get("devices", [])), None)
+    limit = request_limit_bytes(disk) if disk else None
+    own = own_io(job)
+    for d in ("read", "write"):
+        own[f"{d}_requests"] = device_requests(own[f"{d}_ios"], int(config[f"bs_{d}"]["max_bytes"]), limit)
+    slack = int(config["iodepth"]) * max(int(config[f"bs_{d}"]["max_bytes"]) for d in ("read", "write"))
+    return other_traffic(observed, own, direct=target.direct, slack_bytes=slack)
+
+
+def merge_runs(runs: list[RunOutput], interrupted: bool) -> RunOutput:
+    """Runs of one job each → one output with one stonewall group per run,
+    in order (as a single run of all the jobs records them)."""
+    if len(runs) == 1:
+        return runs[0]
+    docs = [json.loads(r.result_json) for r in runs]
+    merged = {**docs[0], "jobs": [], "cpu": [], "layout_notes": []}
+    for group, doc in enumerate(docs):
+        merged["jobs"] += [{**j, "group": group} for j in doc["jobs"]]
+        merged["cpu"] += [{**c, "group": group} for c in doc["cpu"]]
+        merged["layout_notes"] += [n for n in doc.get("layout_notes", []) if n not in merged["layout_notes"]]
+    result_json = json.dumps(merged)
+    notes = tuple(dict.fromkeys(n for r in runs for n in r.layout_notes))
+    prepared = tuple(p for r in runs for p in r.prepared)
+    return RunOutput(result_json, _native.summarize(result_json), interrupted, notes, {}, prepared)
 
 
 def default_results_path(now: Optional[datetime] = None) -> Path:

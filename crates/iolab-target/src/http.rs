@@ -9,7 +9,7 @@
 //! - `GET /metrics` — Prometheus text ([`crate::metrics::prometheus`]).
 //! - `POST /member?export=NAME&member=I&state=failed|working` — fail a
 //!   RAID member or restore it (rebuilt first) while serving
-//!   ([`crate::stack::raid_live`]); 409 with the reason when refused.
+//!   ([`crate::stack::raid::live`]); 409 with the reason when refused.
 //!
 //! HTTP parsing is tiny_http's: this is a measurement side door, not a
 //! web server, and a crate handles the protocol's corner cases for us.
@@ -141,7 +141,7 @@ fn handle(req: Request, stats: &Stats) {
 }
 
 /// `POST /member?export=NAME&member=I&state=failed|working`: fail a RAID
-/// member, or restore it (rebuilt first), while serving (stack/raid_live.rs).
+/// member, or restore it (rebuilt first), while serving (stack/raid/live.rs).
 fn member_reply(stats: &Stats, query: &str) -> (u16, String, &'static str) {
     let get = |k: &str| {
         query

@@ -28,6 +28,7 @@ pub mod counters;
 pub mod error;
 pub mod export;
 pub mod http;
+pub mod lab;
 pub mod measure;
 pub mod metrics;
 pub mod net;

@@ -121,7 +121,7 @@ pub struct StatsSnapshot {
 
 impl Stats {
     /// Mark member `member` of export `export`'s RAID layer failed or
-    /// working again, while serving (stack/raid_live.rs).
+    /// working again, while serving (stack/raid/live.rs).
     pub fn set_member_failed(
         &self,
         export: &str,
@@ -132,7 +132,7 @@ impl Stats {
             .devs
             .stack(export)
             .ok_or_else(|| format!("no export named '{export}'"))?;
-        crate::stack::raid_live::set_member_failed(dev, member, failed)
+        crate::stack::raid::live::set_member_failed(dev, member, failed)
     }
 
     pub(crate) fn new(

@@ -1,5 +1,5 @@
 //! Building RAID arrays and the controller cache from parameters (keys
-//! documented in stack/raid.rs, raid0/1/10/5.rs and cache.rs).
+//! documented in stack/raid/: mod.rs, raid0/1/10/5.rs; and stack/cache.rs).
 //!
 //! A RAID level is a backend whose members are backends too, written as
 //! one spec in the `member` key: `KIND` or `KIND(KEY=VALUE,…)`, e.g.
@@ -12,10 +12,10 @@ use super::build;
 use super::params::{Params, Value};
 use crate::error::TargetError;
 use crate::stack::cache::{CacheLayer, CacheParams, ReadPolicy, WritePolicy};
-use crate::stack::raid0::Striped;
-use crate::stack::raid1::raid1;
-use crate::stack::raid10::raid10;
-use crate::stack::raid5::Raid5;
+use crate::stack::raid::raid0::Striped;
+use crate::stack::raid::raid1::raid1;
+use crate::stack::raid::raid10::raid10;
+use crate::stack::raid::raid5::Raid5;
 use crate::stack::BlockDev;
 
 /// Every key of a RAID level (raid1 refuses `strip` with its own message).

@@ -5,8 +5,8 @@
 use super::*;
 use crate::stack::delay::{DelayLayer, DelayParams};
 use crate::stack::memory::MemoryDev;
-use crate::stack::raid0::tests::mem;
-use crate::stack::raid5::Raid5;
+use crate::stack::raid::raid0::tests::mem;
+use crate::stack::raid::raid5::Raid5;
 
 fn count(c: &CacheLayer, name: &str) -> u64 {
     c.counter_values()

@@ -40,14 +40,6 @@ pub mod layer;
 pub mod memory;
 pub mod null;
 pub mod raid;
-pub mod raid0;
-pub mod raid1;
-pub mod raid10;
-pub mod raid5;
-pub mod raid5_cache;
-pub mod raid_lab;
-pub mod raid_live;
-pub mod raid_phase;
 pub mod sample;
 pub mod sim;
 pub mod split;
@@ -245,7 +237,7 @@ pub trait BlockDev: Send + Sync + fmt::Debug {
 
     /// A RAID layer marks member `member` failed, or working again after
     /// rebuilding what it missed, while serving (`None`: not a RAID
-    /// layer; see raid_live.rs).
+    /// layer; see raid/live.rs).
     fn set_member_failed(&self, _member: usize, _failed: bool) -> Option<Result<String, String>> {
         None
     }

@@ -23,7 +23,7 @@
 //! proceed side by side. A row is locked while its parity is recomputed
 //! (one lock at a time, so requests never deadlock).
 //!
-//! A stripe cache (raid5_cache.rs) keeps the parity and the data of the
+//! A stripe cache (raid5/stripes.rs) keeps the parity and the data of the
 //! last 16 rows written, as md's does: a range found there is not read
 //! (`stripe_cache_hits`) and counts as no read in the rmw/rcw choice.
 //!
@@ -36,11 +36,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::raid::{not_supported, totals, xor_into, Members, Phase, RaidCounters, Traffic};
-use super::raid5_cache::{StripeCache, PARITY};
-use super::raid_live;
-use super::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, Counter, IoCtx, ZeroReq};
+use super::{live, not_supported, totals, xor_into, Members, Phase, RaidCounters, Traffic};
 use crate::proto::Errno;
+use crate::stack::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, Counter, IoCtx, ZeroReq};
 
 const ROW_LOCKS: usize = 256;
 
@@ -178,7 +176,7 @@ impl Raid5 {
         let failed = failed.first().copied();
         if let Some(f) = failed {
             // The failed member's strip of this row changes (its data or
-            // parity): a restore rebuilds it (raid_live.rs).
+            // parity): a restore rebuilds it (live.rs).
             self.members.note_missed(f, base, self.strip);
         }
         let mut reads = Phase::after(ctx);
@@ -407,7 +405,7 @@ impl BlockDev for Raid5 {
     }
 
     fn set_member_failed(&self, i: usize, failed: bool) -> Option<Result<String, String>> {
-        Some(raid_live::raid5(self, i, failed))
+        Some(live::raid5(self, i, failed))
     }
 
     fn counters(&self) -> Vec<Counter> {
@@ -431,6 +429,8 @@ impl BlockDev for Raid5 {
     }
 }
 
+mod stripes;
+use stripes::{StripeCache, PARITY};
+
 #[cfg(test)]
-#[path = "raid5_tests.rs"]
 mod tests;

@@ -15,7 +15,10 @@
 //!   histograms, CPU, and the resettable snapshot; [`counters`]: the named
 //!   counters each piece of a stack publishes, per window.
 //! - [`http`] and [`metrics`]: the stats endpoint (JSON, Prometheus text,
-//!   atomic snapshot-and-reset).
+//!   atomic snapshot-and-reset), which also serves [`control`]: failing
+//!   and restoring RAID members while serving ([`MemberControl`]).
+//! - [`lab`]: the lab runner — a stack built from a spec, driven on a
+//!   virtual clock.
 //! - [`net`]: Unix and TCP listening addresses (loopback unless allowed).
 //! - [`buf`]: O_DIRECT-aligned data buffers.
 //! - [`pacing`]: IO pacing, a shared pool of data buffers with per-worker
@@ -24,6 +27,7 @@
 pub mod buf;
 pub mod config;
 mod conn;
+pub mod control;
 pub mod counters;
 pub mod error;
 pub mod export;
@@ -39,6 +43,7 @@ pub mod server_config;
 pub mod stack;
 pub mod stats;
 
+pub use control::MemberControl;
 pub use error::TargetError;
 pub use export::{Export, ExportSet};
 pub use net::ListenAddr;

@@ -19,6 +19,8 @@
 //!   and restoring RAID members while serving ([`MemberControl`]).
 //! - [`lab`]: the lab runner — a stack built from a spec, driven on a
 //!   virtual clock.
+//! - [`op`]: [`op::Op`], the operations of a block request (a leaf module,
+//!   shared by the stack and the measurement).
 //! - [`net`]: Unix and TCP listening addresses (loopback unless allowed).
 //! - [`buf`]: O_DIRECT-aligned data buffers.
 //! - [`pacing`]: IO pacing, a shared pool of data buffers with per-worker
@@ -36,6 +38,7 @@ pub mod lab;
 pub mod measure;
 pub mod metrics;
 pub mod net;
+pub mod op;
 pub mod pacing;
 pub mod proto;
 pub mod server;

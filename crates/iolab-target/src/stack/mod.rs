@@ -52,6 +52,7 @@ use std::time::{Duration, Instant};
 
 use crate::proto::Errno;
 
+pub use crate::op::Op;
 pub use layer::{walk, Counter, Forward, Layer, Req};
 
 /// Per-request context handed down the stack.
@@ -240,40 +241,6 @@ pub trait BlockDev: Send + Sync + fmt::Debug {
     /// layer; see raid/live.rs).
     fn set_member_failed(&self, _member: usize, _failed: bool) -> Option<Result<String, String>> {
         None
-    }
-}
-
-/// The operations of a block device, for per-op settings and counters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Op {
-    Read,
-    Write,
-    Flush,
-    Trim,
-    Zero,
-}
-
-impl Op {
-    pub const ALL: [Op; 5] = [Op::Read, Op::Write, Op::Flush, Op::Trim, Op::Zero];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Read => "read",
-            Op::Write => "write",
-            Op::Flush => "flush",
-            Op::Trim => "trim",
-            Op::Zero => "zero",
-        }
-    }
-
-    /// The op named `s` (as [`Op::name`] spells it).
-    pub fn parse(s: &str) -> Option<Op> {
-        Op::ALL.into_iter().find(|o| o.name() == s)
-    }
-
-    /// Position in [`Op::ALL`].
-    pub fn index(self) -> usize {
-        self as usize
     }
 }
 

@@ -1,6 +1,9 @@
 //! cache: a RAID controller's cache — read-ahead, write-back or
 //! write-through, flush on FLUSH/FUA, a dirty high-water mark and destage.
 //!
+//! A [`super::Layer`] (cache_io.rs): it writes its own data operations and
+//! forwards its caps and the stack's walk to the device beneath.
+//!
 //! Parameters:
 //! - `size` (default 256m, the workbook controller's): bytes of cache; it
 //!   bounds the read-ahead lines and, separately, the dirty data plus the
@@ -46,7 +49,7 @@ use std::time::{Duration, Instant};
 
 use super::raid::ticket_of;
 use super::ticket::{Completion, Due};
-use super::{fmt_bytes, BlockDev, BlockResult, Caps, Counter, IoCtx};
+use super::{fmt_bytes, BlockDev, BlockResult, Counter, IoCtx};
 
 /// Read-ahead line size.
 const LINE: u64 = 64 * 1024;

@@ -17,8 +17,10 @@
 //!
 //! Layout of the crate's tests: this one integration binary (a module per
 //! area); unit tests in the `mod tests` of the file they test, or, where
-//! they would take the file past 400 lines, in `<file>_tests.rs` beside it
-//! (`#[path]`; `config/config_tests.rs` for `config/mod.rs`).
+//! they would take the file past 400 lines, in `<file>/tests.rs`, where
+//! Rust finds `mod tests;` of `<file>.rs` without a `#[path]`
+//! (`config/tests.rs` for `config/mod.rs`). fuzz_corpus's `#[path]` is
+//! the one needed: the harnesses are the fuzz crate's source.
 
 mod client;
 mod errors;

@@ -10,6 +10,8 @@
 //! - malformed: hostile or broken clients never disturb another client.
 //! - layers: delay timing, split exports, error injection, stats layer.
 //! - http: the stats endpoint (JSON, Prometheus text, reset).
+//! - imports: the target's import rules, read from the source (the stack
+//!   reaches nothing above it; no cycle between top-level modules).
 //! - pacing: IO pacing bound, progress, per-export limits.
 //! - lifecycle: shutdown, connection limit, server-side counters, file durability.
 //! - interop: real peers from Debian packages (skipped when missing, unless CI=true).
@@ -27,6 +29,7 @@ mod errors;
 mod fuzz_corpus;
 mod handshake;
 mod http;
+mod imports;
 mod interop;
 mod io;
 mod layers;

@@ -3,8 +3,11 @@
 //! - [`proto`]: the NBD protocol as pure functions over bytes (handshake,
 //!   requests, replies), fuzzable on their own.
 //! - [`stack`]: the [`stack::BlockDev`] trait, backends (memory, file,
-//!   null), layers (split, delay, inject, corrupt, stats) and the
-//!   forwarding [`stack::Layer`] they are written with.
+//!   null, simulated disks), the RAID levels (`stack/raid/`), layers
+//!   (split, delay, inject, corrupt, stats, cache) and the forwarding
+//!   [`stack::Layer`] they are written with. The bottom of the crate: it
+//!   imports only [`op`], [`measure`], [`proto`] and [`buf`]
+//!   (docs/architecture.md; tests/integration/imports.rs checks it).
 //! - [`config`]: a target from a TOML file or compact command-line specs.
 //! - [`export`]: an export (name, read-only, stack) and the set served.
 //! - [`server`]: [`Server`] — listen, accept, one thread per connection,

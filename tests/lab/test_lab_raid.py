@@ -4,7 +4,7 @@ unit), the answers drawn from the data, the renderers, the CLI's errors,
 and one quick run through NBD against the simulated array.
 
 The workbook's figures themselves are checked against the model on a
-virtual clock (crates/iolab-target/src/stack/raid_lab_tests.rs), where the
+virtual clock (the tests of crates/iolab-target/src/lab.rs), where the
 machine's scheduling noise cannot enter; the run here checks the outcomes
 that stay large whatever the machine's load adds to each request.
 """

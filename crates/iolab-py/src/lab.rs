@@ -1,9 +1,9 @@
 //! `lab_model`: the simulated stack's own figures on a virtual clock
-//! (`iolab_target::stack::raid_lab`), for `iolab lab raid`.
+//! (`iolab_target::lab`), for `iolab lab raid`.
 
 use std::time::Duration;
 
-use iolab_target::stack::raid_lab::{model, VJob};
+use iolab_target::lab::{model, VJob};
 use pyo3::prelude::*;
 
 use crate::errors::target_error;

@@ -89,8 +89,8 @@ impl PyTarget {
                 let addr = a
                     .parse()
                     .map_err(|e| PyValueError::new_err(format!("stats_http: '{a}': {e}")))?;
-                let stats = handle.stats().clone();
-                Some(StatsHttp::start(addr, allow_remote, stats).map_err(target_error)?)
+                let (stats, members) = (handle.stats().clone(), handle.members().clone());
+                Some(StatsHttp::start(addr, allow_remote, stats, members).map_err(target_error)?)
             }
         };
         Ok(PyTarget {

@@ -53,11 +53,6 @@ impl DevCounterSet {
         }
     }
 
-    /// The stack of export `name`.
-    pub fn stack(&self, name: &str) -> Option<&Arc<dyn BlockDev>> {
-        self.stacks.iter().find(|(n, _)| n == name).map(|(_, d)| d)
-    }
-
     /// Every piece's counters over the window; with `reset`, start a new one.
     pub fn snapshot(&self, reset: bool) -> Vec<DevCounters> {
         let mut base = self.base.lock().unwrap_or_else(PoisonError::into_inner);

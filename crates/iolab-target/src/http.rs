@@ -8,8 +8,9 @@
 //!   brackets its measured window with a reset before and one after.
 //! - `GET /metrics` — Prometheus text ([`crate::metrics::prometheus`]).
 //! - `POST /member?export=NAME&member=I&state=failed|working` — fail a
-//!   RAID member or restore it (rebuilt first) while serving
-//!   ([`crate::stack::raid_live`]); 409 with the reason when refused.
+//!   RAID member or restore it (rebuilt first) while serving: the member
+//!   control plane, its own handle ([`MemberControl`], not the stats);
+//!   409 with the reason when refused.
 //!
 //! HTTP parsing is tiny_http's: this is a measurement side door, not a
 //! web server, and a crate handles the protocol's corner cases for us.
@@ -20,6 +21,7 @@ use std::thread::JoinHandle;
 
 use tiny_http::{Header, Method, Request, Response};
 
+use crate::control::MemberControl;
 use crate::error::TargetError;
 use crate::metrics::{prometheus, stats_json};
 use crate::stats::Stats;
@@ -38,11 +40,13 @@ impl std::fmt::Debug for StatsHttp {
 }
 
 impl StatsHttp {
-    /// Listen on `addr` (loopback unless `allow_remote`) and serve `stats`.
+    /// Listen on `addr` (loopback unless `allow_remote`) and serve
+    /// `stats` and the member control plane `members`.
     pub fn start(
         addr: SocketAddr,
         allow_remote: bool,
         stats: Arc<Stats>,
+        members: Arc<MemberControl>,
     ) -> Result<StatsHttp, TargetError> {
         if !allow_remote && !addr.ip().is_loopback() {
             return Err(TargetError::config(
@@ -69,7 +73,7 @@ impl StatsHttp {
             .name("iolab-stats-http".into())
             .spawn(move || {
                 for req in srv.incoming_requests() {
-                    handle(req, &stats);
+                    handle(req, &stats, &members);
                 }
             })
             .map_err(|e| TargetError::io("start the stats endpoint thread", e))?;
@@ -108,7 +112,7 @@ fn header(k: &str, v: &str) -> Header {
     Header::from_bytes(k, v).expect("static header is valid")
 }
 
-fn handle(req: Request, stats: &Stats) {
+fn handle(req: Request, stats: &Stats, members: &MemberControl) {
     let url = req.url().to_string();
     let (path, query) = url.split_once('?').unwrap_or((&url, ""));
     let reset_asked = query
@@ -117,7 +121,7 @@ fn handle(req: Request, stats: &Stats) {
     let (code, body, ctype) = match (req.method(), path) {
         (Method::Get, "/stats") => json_reply(stats, reset_asked),
         (Method::Post, "/reset") => json_reply(stats, true),
-        (Method::Post, "/member") => member_reply(stats, query),
+        (Method::Post, "/member") => member_reply(members, query),
         (Method::Get, "/metrics") => match stats.snapshot() {
             Ok(s) => (200, prometheus(&s), "text/plain; version=0.0.4"),
             Err(e) => (500, format!("{e}\n"), "text/plain"),
@@ -141,8 +145,8 @@ fn handle(req: Request, stats: &Stats) {
 }
 
 /// `POST /member?export=NAME&member=I&state=failed|working`: fail a RAID
-/// member, or restore it (rebuilt first), while serving (stack/raid_live.rs).
-fn member_reply(stats: &Stats, query: &str) -> (u16, String, &'static str) {
+/// member, or restore it (rebuilt first), while serving (stack/raid/live.rs).
+fn member_reply(members: &MemberControl, query: &str) -> (u16, String, &'static str) {
     let get = |k: &str| {
         query
             .split('&')
@@ -175,7 +179,7 @@ fn member_reply(stats: &Stats, query: &str) -> (u16, String, &'static str) {
             )
         }
     };
-    match stats.set_member_failed(export, member, failed) {
+    match members.set_member_failed(export, member, failed) {
         Ok(msg) => (200, format!("{msg}\n"), "text/plain"),
         Err(e) => (409, format!("{e}\n"), "text/plain"),
     }

@@ -9,6 +9,9 @@
 //! records into one of [`STRIPES`] shards, chosen once per thread, and a
 //! snapshot merges the shards (histogram merges are exact). Histograms
 //! are created on first use, so an op never seen costs no memory.
+//!
+//! A leaf but for [`Op`] (crate::op): the stack's stats layer records
+//! into a [`Recorder`], so this module must not import the stack.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -16,7 +19,7 @@ use std::sync::{Mutex, PoisonError};
 use iolab_core::hist::LatHist;
 use serde::{Deserialize, Serialize};
 
-use crate::stack::Op;
+use crate::op::Op;
 
 /// Shards per recorder.
 pub const STRIPES: usize = 4;

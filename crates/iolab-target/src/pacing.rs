@@ -370,5 +370,4 @@ impl Pacer {
 }
 
 #[cfg(test)]
-#[path = "pacing_tests.rs"]
 mod tests;

@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use rustix::event::{poll, PollFd, PollFlags};
 
 use crate::conn::{self, Env};
+use crate::control::MemberControl;
 use crate::error::TargetError;
 use crate::export::ExportSet;
 use crate::net::{ListenAddr, Listener, Stream};
@@ -51,6 +52,7 @@ struct Shared {
     conns_changed: Condvar,
     wake_tx: UnixStream,
     next_id: AtomicU64,
+    members: Arc<MemberControl>,
 }
 
 /// Stops a server and reads its counters, from any thread.
@@ -74,6 +76,11 @@ impl ServerHandle {
     /// The server-side measurements.
     pub fn stats(&self) -> &Arc<Stats> {
         &self.shared.env.stats
+    }
+
+    /// The member control plane: fail or restore RAID members while serving.
+    pub fn members(&self) -> &Arc<MemberControl> {
+        &self.shared.members
     }
 
     /// Connections open now.
@@ -116,6 +123,7 @@ impl Server {
             .map_err(|e| TargetError::io("wake-up socket", e))?;
         let pacer = cfg.pacing.map(Pacer::new);
         let stats = Arc::new(Stats::new(&exports, layers, pacer.clone())?);
+        let members = Arc::new(MemberControl::new(&exports));
         let env = Arc::new(Env {
             exports,
             cfg,
@@ -129,6 +137,7 @@ impl Server {
             conns_changed: Condvar::new(),
             wake_tx,
             next_id: AtomicU64::new(0),
+            members,
         });
         Ok(Server {
             listener,

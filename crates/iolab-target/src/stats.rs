@@ -120,21 +120,6 @@ pub struct StatsSnapshot {
 }
 
 impl Stats {
-    /// Mark member `member` of export `export`'s RAID layer failed or
-    /// working again, while serving (stack/raid_live.rs).
-    pub fn set_member_failed(
-        &self,
-        export: &str,
-        member: usize,
-        failed: bool,
-    ) -> Result<String, String> {
-        let dev = self
-            .devs
-            .stack(export)
-            .ok_or_else(|| format!("no export named '{export}'"))?;
-        crate::stack::raid_live::set_member_failed(dev, member, failed)
-    }
-
     pub(crate) fn new(
         exports: &ExportSet,
         layers: Vec<NamedRecorder>,

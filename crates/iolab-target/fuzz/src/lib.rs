@@ -26,7 +26,6 @@ use iolab_target::proto::request::{
 };
 use iolab_target::proto::{tflags, OPT_REPLY_MAGIC};
 
-#[path = "live.rs"]
 mod live;
 pub use live::{server, server_finish};
 

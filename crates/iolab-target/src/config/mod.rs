@@ -5,7 +5,7 @@
 //! The formats — the compact `NAME=BACKEND[,KEY=VALUE…][+LAYER[,KEY=VALUE…]…]`
 //! grammar, the TOML tables (`[server]`, `pacing`, `[[device]]`,
 //! `[[export]]` with `layers`), every key, unit and default — are documented
-//! once, in docs/target.md ("Configuration"); a test (`config_tests.rs`)
+//! once, in docs/target.md ("Configuration"); a test (`config/tests.rs`)
 //! checks that page against the key tables here ([`SERVER_KEYS`],
 //! [`EXPORT_KEYS`], [`DEVICE_KEYS`], [`LAYER_KEYS`], [`TOP_LEVEL_KEYS`],
 //! [`pacing::PACING_KEYS`], and each backend's and layer's in
@@ -378,5 +378,4 @@ fn private_bases(p: &mut Params, name: &str, kind: &str) -> Result<Vec<NamedDev>
 }
 
 #[cfg(test)]
-#[path = "config_tests.rs"]
 mod tests;

@@ -372,5 +372,4 @@ fn unsupported_message(option: u32) -> String {
 }
 
 #[cfg(test)]
-#[path = "handshake_tests.rs"]
 mod tests;

@@ -267,5 +267,4 @@ fn check_range(h: &RequestHeader, g: &Geometry) -> Result<(), Rejection> {
 }
 
 #[cfg(test)]
-#[path = "request_tests.rs"]
 mod tests;

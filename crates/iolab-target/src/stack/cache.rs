@@ -1,6 +1,9 @@
 //! cache: a RAID controller's cache — read-ahead, write-back or
 //! write-through, flush on FLUSH/FUA, a dirty high-water mark and destage.
 //!
+//! A [`super::Layer`] (cache/io.rs): it writes its own data operations and
+//! forwards its caps and the stack's walk to the device beneath.
+//!
 //! Parameters:
 //! - `size` (default 256m, the workbook controller's): bytes of cache; it
 //!   bounds the read-ahead lines and, separately, the dirty data plus the
@@ -27,7 +30,7 @@
 //! and a write-through write start below `miss` after arrival; a
 //! write-through write ends with the device below, a read miss's data is
 //! then forwarded to the host over the same data path as a hit's, 64 KiB
-//! at a time as it arrives (store and forward: cache_io.rs). A write-back write is held for the hit cost, and
+//! at a time as it arrives (store and forward: cache/io.rs). A write-back write is held for the hit cost, and
 //! longer only when the cache is full: until enough destages complete.
 //! Destages start at once and are not waited for (the member timelines
 //! carry them, so later misses queue behind them). FLUSH destages all and
@@ -46,7 +49,7 @@ use std::time::{Duration, Instant};
 
 use super::raid::ticket_of;
 use super::ticket::{Completion, Due};
-use super::{fmt_bytes, BlockDev, BlockResult, Caps, Counter, IoCtx};
+use super::{fmt_bytes, BlockDev, BlockResult, Counter, IoCtx};
 
 /// Read-ahead line size.
 const LINE: u64 = 64 * 1024;
@@ -346,9 +349,7 @@ impl CacheLayer {
     }
 }
 
-#[path = "cache_io.rs"]
 mod io;
 
 #[cfg(test)]
-#[path = "cache_tests.rs"]
 mod tests;

@@ -301,5 +301,4 @@ impl BlockDev for FileDev {
 }
 
 #[cfg(test)]
-#[path = "file_tests.rs"]
 mod tests;

@@ -40,14 +40,6 @@ pub mod layer;
 pub mod memory;
 pub mod null;
 pub mod raid;
-pub mod raid0;
-pub mod raid1;
-pub mod raid10;
-pub mod raid5;
-pub mod raid5_cache;
-pub mod raid_lab;
-pub mod raid_live;
-pub mod raid_phase;
 pub mod sample;
 pub mod sim;
 pub mod split;
@@ -60,6 +52,7 @@ use std::time::{Duration, Instant};
 
 use crate::proto::Errno;
 
+pub use crate::op::Op;
 pub use layer::{walk, Counter, Forward, Layer, Req};
 
 /// Per-request context handed down the stack.
@@ -245,43 +238,9 @@ pub trait BlockDev: Send + Sync + fmt::Debug {
 
     /// A RAID layer marks member `member` failed, or working again after
     /// rebuilding what it missed, while serving (`None`: not a RAID
-    /// layer; see raid_live.rs).
+    /// layer; see raid/live.rs).
     fn set_member_failed(&self, _member: usize, _failed: bool) -> Option<Result<String, String>> {
         None
-    }
-}
-
-/// The operations of a block device, for per-op settings and counters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Op {
-    Read,
-    Write,
-    Flush,
-    Trim,
-    Zero,
-}
-
-impl Op {
-    pub const ALL: [Op; 5] = [Op::Read, Op::Write, Op::Flush, Op::Trim, Op::Zero];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Read => "read",
-            Op::Write => "write",
-            Op::Flush => "flush",
-            Op::Trim => "trim",
-            Op::Zero => "zero",
-        }
-    }
-
-    /// The op named `s` (as [`Op::name`] spells it).
-    pub fn parse(s: &str) -> Option<Op> {
-        Op::ALL.into_iter().find(|o| o.name() == s)
-    }
-
-    /// Position in [`Op::ALL`].
-    pub fn index(self) -> usize {
-        self as usize
     }
 }
 

@@ -38,7 +38,13 @@ fn start() -> (Target, StatsHttp) {
         apply(c, p, false);
     });
     let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    let h = StatsHttp::start(addr, false, t.handle().stats().clone()).unwrap();
+    let h = StatsHttp::start(
+        addr,
+        false,
+        t.handle().stats().clone(),
+        t.handle().members().clone(),
+    )
+    .unwrap();
     (t, h)
 }
 
@@ -131,6 +137,12 @@ fn unknown_paths_and_methods_are_refused() {
 fn a_remote_address_needs_explicit_permission() {
     let (t, _h) = start();
     let addr: SocketAddr = "0.0.0.0:0".parse().unwrap();
-    let e = StatsHttp::start(addr, false, t.handle().stats().clone()).unwrap_err();
+    let e = StatsHttp::start(
+        addr,
+        false,
+        t.handle().stats().clone(),
+        t.handle().members().clone(),
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("loopback"), "{e}");
 }

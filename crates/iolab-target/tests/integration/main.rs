@@ -10,6 +10,8 @@
 //! - malformed: hostile or broken clients never disturb another client.
 //! - layers: delay timing, split exports, error injection, stats layer.
 //! - http: the stats endpoint (JSON, Prometheus text, reset).
+//! - imports: the target's import rules, read from the source (the stack
+//!   reaches nothing above it; no cycle between top-level modules).
 //! - pacing: IO pacing bound, progress, per-export limits.
 //! - lifecycle: shutdown, connection limit, server-side counters, file durability.
 //! - interop: real peers from Debian packages (skipped when missing, unless CI=true).
@@ -17,14 +19,17 @@
 //!
 //! Layout of the crate's tests: this one integration binary (a module per
 //! area); unit tests in the `mod tests` of the file they test, or, where
-//! they would take the file past 400 lines, in `<file>_tests.rs` beside it
-//! (`#[path]`; `config/config_tests.rs` for `config/mod.rs`).
+//! they would take the file past 400 lines, in `<file>/tests.rs`, where
+//! Rust finds `mod tests;` of `<file>.rs` without a `#[path]`
+//! (`config/tests.rs` for `config/mod.rs`). fuzz_corpus's `#[path]` is
+//! the one needed: the harnesses are the fuzz crate's source.
 
 mod client;
 mod errors;
 mod fuzz_corpus;
 mod handshake;
 mod http;
+mod imports;
 mod interop;
 mod io;
 mod layers;

@@ -30,9 +30,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use super::hdd_mech::{HddParams, Mech, Ns};
 
-#[path = "hdd_buffer.rs"]
 mod buffer;
-#[path = "hdd_sptf.rs"]
 mod sptf;
 use super::{Decided, SimModel, SimOp, SimReq};
 

@@ -17,10 +17,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::raid::{not_supported, totals, Members, Phase, RaidCounters, Traffic};
-use super::raid_live;
-use super::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, Counter, IoCtx, ZeroReq};
+use super::{live, not_supported, totals, Members, Phase, RaidCounters, Traffic};
 use crate::proto::Errno;
+use crate::stack::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, Counter, IoCtx, ZeroReq};
 
 /// A striped (and optionally mirrored) array.
 #[derive(Debug)]
@@ -145,11 +144,11 @@ impl Striped {
 }
 
 impl Striped {
-    /// Fail member `i` or restore it, while serving (raid_live.rs).
+    /// Fail member `i` or restore it, while serving (live.rs).
     fn live(&self, i: usize, failed: bool) -> Result<String, String> {
         let _alone = self.members.exclusive();
         let level = self.level;
-        if !raid_live::check(&self.members, level, i, failed)? {
+        if !live::check(&self.members, level, i, failed)? {
             let state = if failed { "failed" } else { "working" };
             return Ok(format!("{level}: member {i} is {state} already"));
         }
@@ -164,9 +163,7 @@ impl Striped {
         };
         if !failed {
             let m = &self.members;
-            return raid_live::restore(m, level, i, |buf, off| {
-                raid_live::read_member(m, src, buf, off)
-            });
+            return live::restore(m, level, i, |buf, off| live::read_member(m, src, buf, off));
         }
         self.members.fail_live(i);
         Ok(format!(
@@ -250,7 +247,7 @@ impl BlockDev for Striped {
                         .write(m, &mut phase, data, run.column_offset, fua)?;
                     written += 1;
                 } else {
-                    // A restore copies it over (raid_live.rs).
+                    // A restore copies it over (live.rs).
                     self.members
                         .note_missed(m, run.column_offset, data.len() as u64);
                 }

@@ -16,7 +16,7 @@
 use std::sync::Arc;
 
 use super::raid0::Striped;
-use super::BlockDev;
+use crate::stack::BlockDev;
 
 /// raid1 over `devs`.
 pub fn raid1(devs: Vec<Arc<dyn BlockDev>>) -> Result<Striped, String> {
@@ -27,7 +27,7 @@ pub fn raid1(devs: Vec<Arc<dyn BlockDev>>) -> Result<Striped, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stack::raid0::tests::{count, mem};
+    use crate::stack::raid::raid0::tests::{count, mem};
     use crate::stack::IoCtx;
 
     #[test]

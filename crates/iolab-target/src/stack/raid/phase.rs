@@ -6,8 +6,8 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::ticket::{Completion, Due, Tickets};
-use super::IoCtx;
+use crate::stack::ticket::{Completion, Due, Tickets};
+use crate::stack::IoCtx;
 
 /// Member I/Os that run side by side: each starts at `start` and the
 /// phase completes with the slowest. A member whose completion is decided

@@ -1,5 +1,11 @@
-//! What every RAID layer shares: the member set, its counters and failure
-//! marks, the strip check, and how the holds of member I/Os compose.
+//! The RAID levels, and what every one of them shares: the member set,
+//! its counters and failure marks, the strip check, and how the holds of
+//! member I/Os compose.
+//!
+//! Files: raid0.rs (striping; raid1.rs and raid10.rs are built from it),
+//! raid5.rs (parity; its stripe cache in raid5/stripes.rs), phase.rs (how
+//! member I/Os compose in time), live.rs (a member failed or restored
+//! while serving).
 //!
 //! Parameters common to every level (see raid0/raid1/raid10/raid5.rs for
 //! what each adds):
@@ -12,12 +18,12 @@
 //!   member, a power of two times the members' sector;
 //! - `failed` (default none): a member index (or list `1:3`) marked failed
 //!   from the start — it is never read or written (degraded mode). A
-//!   member can also be failed or restored while serving (raid_live.rs:
+//!   member can also be failed or restored while serving (live.rs:
 //!   the `gate` and the per-member log of missed writes below are its).
 //!
 //! Member I/Os of one request run in *phases*: every I/O of a phase starts
 //! at the same instant (when the previous phase completed) and the phase
-//! completes with its slowest member ([`Phase`], raid_phase.rs): a RAID request's hold is
+//! completes with its slowest member ([`Phase`], phase.rs): a RAID request's hold is
 //! the max of its members' holds, never the sum, except where one step
 //! needs the data of another (RAID 5's read-modify-write).
 //!
@@ -28,9 +34,16 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-pub use super::raid_phase::{pass, ticket_of, After, Joined, Phase};
+pub mod live;
+mod phase;
+pub mod raid0;
+pub mod raid1;
+pub mod raid10;
+pub mod raid5;
+
 use super::{BlockDev, BlockError, BlockResult, Caps, Counter, IoCtx};
 use crate::proto::Errno;
+pub use phase::{pass, ticket_of, After, Joined, Phase};
 
 /// Named counter values of a layer, for the target's stats.
 pub trait RaidCounters {
@@ -60,7 +73,7 @@ pub struct Members {
     pub member_bytes: u64,
     pub min_block_bytes: u32,
     /// Requests hold it shared while they run; marking a member failed or
-    /// working again (raid_live.rs) holds it alone, so no request sees
+    /// working again (live.rs) holds it alone, so no request sees
     /// the member set change half-way.
     gate: RwLock<()>,
     /// Per member, the (offset, length) ranges written while it was
@@ -162,7 +175,7 @@ impl Members {
         self.list[i].failed.store(true, Ordering::Relaxed);
     }
 
-    /// Mark member `i` working again (after a rebuild: raid_live.rs).
+    /// Mark member `i` working again (after a rebuild: live.rs).
     pub fn get_failed_reset(&self, i: usize) {
         self.list[i].failed.store(false, Ordering::Relaxed);
     }

@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use super::raid0::Striped;
-use super::BlockDev;
+use crate::stack::BlockDev;
 
 /// raid10 over `devs`, mirrored in pairs.
 pub fn raid10(devs: Vec<Arc<dyn BlockDev>>, strip: u64) -> Result<Striped, String> {
@@ -24,7 +24,7 @@ pub fn raid10(devs: Vec<Arc<dyn BlockDev>>, strip: u64) -> Result<Striped, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stack::raid0::tests::{count, mem};
+    use crate::stack::raid::raid0::tests::{count, mem};
     use crate::stack::IoCtx;
 
     #[test]

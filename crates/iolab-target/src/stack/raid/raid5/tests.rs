@@ -2,7 +2,7 @@
 //! parity consistency, degraded reads and writes.
 
 use super::*;
-use crate::stack::raid0::tests::mem;
+use crate::stack::raid::raid0::tests::mem;
 
 fn count(r: &Raid5, name: &str) -> u64 {
     r.counter_values()

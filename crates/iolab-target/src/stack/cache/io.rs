@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::*;
 use crate::stack::raid::{pass, ticket_of, After};
-use crate::stack::{BlockError, ZeroReq};
+use crate::stack::{BlockError, Layer, ZeroReq};
 
 /// What the controller forwards to the host at a time on a read miss (a
 /// strip: the data arrives from the members a strip at a time).
@@ -219,9 +219,24 @@ impl CacheLayer {
     }
 }
 
-impl BlockDev for CacheLayer {
-    fn caps(&self) -> Caps {
-        self.next.caps()
+/// A layer: caps and the stack's walk forward to the device beneath, as
+/// for every layer; the data operations are the cache's own.
+impl Layer for CacheLayer {
+    fn next(&self) -> &Arc<dyn BlockDev> {
+        &self.next
+    }
+
+    fn label(&self) -> String {
+        let w = match self.p.write {
+            WritePolicy::Back => "back",
+            WritePolicy::Through => "through",
+        };
+        let r = match self.p.read {
+            ReadPolicy::None => "none",
+            ReadPolicy::Ahead => "ahead",
+            ReadPolicy::Adaptive => "adaptive",
+        };
+        format!("cache({},write={w},read={r})", fmt_bytes(self.p.size_bytes))
     }
 
     fn counters(&self) -> Vec<Counter> {
@@ -232,27 +247,6 @@ impl BlockDev for CacheLayer {
                 _ => Counter::total(n, v),
             })
             .collect()
-    }
-
-    fn children(&self) -> Vec<Arc<dyn BlockDev>> {
-        vec![self.next.clone()]
-    }
-
-    fn describe(&self) -> String {
-        let w = match self.p.write {
-            WritePolicy::Back => "back",
-            WritePolicy::Through => "through",
-        };
-        let r = match self.p.read {
-            ReadPolicy::None => "none",
-            ReadPolicy::Ahead => "ahead",
-            ReadPolicy::Adaptive => "adaptive",
-        };
-        format!(
-            "cache({},write={w},read={r}) <- {}",
-            fmt_bytes(self.p.size_bytes),
-            self.next.describe()
-        )
     }
 
     fn read_at(&self, ctx: &mut IoCtx, buf: &mut [u8], offset: u64) -> BlockResult {

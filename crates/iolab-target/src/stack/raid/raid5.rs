@@ -23,7 +23,8 @@
 //! proceed side by side. A row is locked while its parity is recomputed
 //! (one lock at a time, so requests never deadlock).
 //!
-//! A stripe cache (raid5_cache.rs) keeps the parity and the data of the
+//! Each path is its own function in raid5/write.rs. A stripe cache
+//! (raid5/stripes.rs) keeps the parity and the data of the
 //! last 16 rows written, as md's does: a range found there is not read
 //! (`stripe_cache_hits`) and counts as no read in the rmw/rcw choice.
 //!
@@ -36,11 +37,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::raid::{not_supported, totals, xor_into, Members, Phase, RaidCounters, Traffic};
-use super::raid5_cache::{StripeCache, PARITY};
-use super::raid_live;
-use super::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, Counter, IoCtx, ZeroReq};
+use super::{live, not_supported, totals, xor_into, Members, Phase, RaidCounters, Traffic};
 use crate::proto::Errno;
+use crate::stack::{fmt_bytes, BlockDev, BlockError, BlockResult, Caps, Counter, IoCtx, ZeroReq};
 
 const ROW_LOCKS: usize = 256;
 
@@ -151,177 +150,6 @@ impl Raid5 {
         self.degraded_reads.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
-
-    fn write_row(
-        &self,
-        ctx: &IoCtx,
-        row: u64,
-        pieces: &[Piece],
-        buf: &[u8],
-        fua: bool,
-    ) -> Result<Phase, BlockError> {
-        let base = row * self.strip;
-        let u0 = pieces.iter().map(|p| p.within).min().unwrap_or(0);
-        let u1 = pieces
-            .iter()
-            .map(|p| p.within + p.n as u64)
-            .max()
-            .unwrap_or(0);
-        let ulen = (u1 - u0) as usize;
-        let pm = self.parity_member(row);
-        let failed: Vec<usize> = (0..self.n())
-            .filter(|&m| self.members.is_failed(m))
-            .collect();
-        if failed.len() > 1 {
-            return Err(self.two_failed());
-        }
-        let failed = failed.first().copied();
-        if let Some(f) = failed {
-            // The failed member's strip of this row changes (its data or
-            // parity): a restore rebuilds it (raid_live.rs).
-            self.members.note_missed(f, base, self.strip);
-        }
-        let mut reads = Phase::after(ctx);
-        let _row = self.lock(row);
-        let new = |p: &Piece| &buf[p.at..p.at + p.n];
-        if failed.is_some() {
-            self.stripes.clear();
-        }
-        if failed == Some(pm) {
-            // No parity to keep: write the data.
-            self.degraded_writes.fetch_add(1, Ordering::Relaxed);
-            let mut w = reads.then();
-            for p in pieces {
-                let m = self.data_member(row, p.d);
-                self.members
-                    .write(m, &mut w, new(p), base + p.within, fua)?;
-            }
-            return Ok(w);
-        }
-        let data_n = self.n() - 1;
-        let covers = |d: usize| {
-            pieces
-                .iter()
-                .any(|p| p.d == d && p.within == u0 && p.n == ulen)
-        };
-        // What the stripe cache holds (healthy arrays only).
-        let known = |col: usize, a: u64, b: u64| {
-            failed
-                .is_none()
-                .then(|| self.stripes.get(row, col, a, b))
-                .flatten()
-        };
-        let cached = known(PARITY, u0, u1);
-        let old_data: Vec<Option<Vec<u8>>> = pieces
-            .iter()
-            .map(|p| known(p.d, p.within, p.within + p.n as u64))
-            .collect();
-        let rest: Vec<Option<Vec<u8>>> = (0..data_n)
-            .map(|d| if covers(d) { None } else { known(d, u0, u1) })
-            .collect();
-        let rmw_reads =
-            old_data.iter().filter(|o| o.is_none()).count() + usize::from(cached.is_none());
-        let rcw_reads = (0..data_n)
-            .filter(|&d| !covers(d) && rest[d].is_none())
-            .count();
-        let failed_d = failed.map(|f| (f + self.n() - pm - 1) % self.n());
-        let touched = |d: usize| pieces.iter().any(|p| p.d == d);
-        let use_rmw = match failed_d {
-            // The lost strip is not written: rmw needs only what survives.
-            Some(fd) if !touched(fd) => true,
-            Some(_) => false,
-            None => rmw_reads < rcw_reads,
-        };
-        let parity = if use_rmw {
-            self.rmw.fetch_add(1, Ordering::Relaxed);
-            let parity = match cached {
-                Some(p) => {
-                    self.stripe_cache_hits.fetch_add(1, Ordering::Relaxed);
-                    p
-                }
-                None => {
-                    let mut p = vec![0u8; ulen];
-                    self.members.read(pm, &mut reads, &mut p, base + u0)?;
-                    p
-                }
-            };
-            let mut parity = parity;
-            for (p, known_old) in pieces.iter().zip(old_data) {
-                let old = match known_old {
-                    Some(o) => {
-                        self.stripe_cache_hits.fetch_add(1, Ordering::Relaxed);
-                        o
-                    }
-                    None => {
-                        let mut o = vec![0u8; p.n];
-                        let m = self.data_member(row, p.d);
-                        self.members.read(m, &mut reads, &mut o, base + p.within)?;
-                        o
-                    }
-                };
-                let at = (p.within - u0) as usize;
-                xor_into(&mut parity[at..at + p.n], &old);
-                xor_into(&mut parity[at..at + p.n], new(p));
-            }
-            parity
-        } else {
-            self.rcw.fetch_add(1, Ordering::Relaxed);
-            if rcw_reads == 0 {
-                self.full_stripe_writes.fetch_add(1, Ordering::Relaxed);
-            }
-            // Every data strip of the row over U, old where not written.
-            let mut cols = vec![vec![0u8; ulen]; data_n];
-            let mut lost = None;
-            for (d, col) in cols.iter_mut().enumerate() {
-                let m = self.data_member(row, d);
-                if self.members.is_failed(m) {
-                    lost = Some(d);
-                } else if let Some(known) = &rest[d] {
-                    self.stripe_cache_hits.fetch_add(1, Ordering::Relaxed);
-                    col.copy_from_slice(known);
-                } else if !covers(d) || failed.is_some() {
-                    self.members.read(m, &mut reads, col, base + u0)?;
-                }
-            }
-            if let Some(ld) = lost {
-                // Degraded: the lost strip's old data = parity ^ the others.
-                self.degraded_writes.fetch_add(1, Ordering::Relaxed);
-                let mut old = vec![0u8; ulen];
-                self.members.read(pm, &mut reads, &mut old, base + u0)?;
-                for (d, col) in cols.iter().enumerate() {
-                    if d != ld {
-                        xor_into(&mut old, col);
-                    }
-                }
-                cols[ld] = old;
-            }
-            for p in pieces {
-                let at = (p.within - u0) as usize;
-                cols[p.d][at..at + p.n].copy_from_slice(new(p));
-            }
-            let mut parity = vec![0u8; ulen];
-            for col in &cols {
-                xor_into(&mut parity, col);
-            }
-            parity
-        };
-        let mut w = reads.then();
-        for p in pieces {
-            let m = self.data_member(row, p.d);
-            if !self.members.is_failed(m) {
-                self.members
-                    .write(m, &mut w, new(p), base + p.within, fua)?;
-            }
-        }
-        self.members.write(pm, &mut w, &parity, base + u0, fua)?;
-        if failed.is_none() {
-            self.stripes.put(row, PARITY, u0, &parity);
-            for p in pieces {
-                self.stripes.put(row, p.d, p.within, new(p));
-            }
-        }
-        Ok(w)
-    }
 }
 
 impl RaidCounters for Raid5 {
@@ -407,7 +235,7 @@ impl BlockDev for Raid5 {
     }
 
     fn set_member_failed(&self, i: usize, failed: bool) -> Option<Result<String, String>> {
-        Some(raid_live::raid5(self, i, failed))
+        Some(live::raid5(self, i, failed))
     }
 
     fn counters(&self) -> Vec<Counter> {
@@ -431,6 +259,9 @@ impl BlockDev for Raid5 {
     }
 }
 
+mod stripes;
+mod write;
+use stripes::StripeCache;
+
 #[cfg(test)]
-#[path = "raid5_tests.rs"]
 mod tests;

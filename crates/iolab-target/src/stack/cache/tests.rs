@@ -5,8 +5,8 @@
 use super::*;
 use crate::stack::delay::{DelayLayer, DelayParams};
 use crate::stack::memory::MemoryDev;
-use crate::stack::raid0::tests::mem;
-use crate::stack::raid5::Raid5;
+use crate::stack::raid::raid0::tests::mem;
+use crate::stack::raid::raid5::Raid5;
 
 fn count(c: &CacheLayer, name: &str) -> u64 {
     c.counter_values()
@@ -176,4 +176,26 @@ fn a_full_cache_holds_writes_until_destages_complete() {
     // for a destage of 50 ms.
     assert!(holds[3] < Duration::from_millis(5), "{holds:?}");
     assert!(holds[4] >= Duration::from_millis(50), "{holds:?}");
+}
+
+/// As a `Layer` the cache forwards caps and the walk to the device
+/// beneath, and publishes its counters with `dirty_bytes` as a gauge.
+#[test]
+fn a_layer_over_its_device() {
+    let (r, c) = over_raid5(CacheParams::default());
+    let c: Arc<dyn BlockDev> = Arc::new(c);
+    assert_eq!(c.caps(), r.caps());
+    assert_eq!(c.name(), "cache");
+    assert_eq!(c.full_stripe_bytes(), None);
+    let kids = c.children();
+    assert_eq!(kids.len(), 1);
+    assert!(std::ptr::addr_eq(Arc::as_ptr(&kids[0]), Arc::as_ptr(&r)));
+    c.write_at(&mut IoCtx::new(), &[1u8; 4096], 0, false)
+        .unwrap();
+    let counters = c.counters();
+    let dirty = counters.iter().find(|k| k.name == "dirty_bytes").unwrap();
+    assert!(dirty.gauge && dirty.value == 4096, "{dirty:?}");
+    assert!(counters
+        .iter()
+        .all(|k| k.gauge == (k.name == "dirty_bytes")));
 }

@@ -1,0 +1,319 @@
+//! The lab runner, beside the server: seed 003's labs on a virtual
+//! clock. It builds a stack from a compact spec ([`crate::config`]) and
+//! drives it; the stack knows nothing of it (docs/architecture.md, the
+//! target's import rules). A closed-loop client (fio's
+//! `iodepth` requests always outstanding) drives a built stack — the
+//! simulated 6-drive RAID 5 under the controller cache — in virtual time,
+//! with no sockets and no waiting, so the figures are the model's own and
+//! free of the machine's scheduling noise. The same stack served by the
+//! target and measured by a real client adds only the client's and the
+//! socket's time (docs/raid-lab.md).
+//!
+//! Events: a request is issued with [`IoCtx::starting_at`] its arrival;
+//! its completion is its hold, or its tickets' decision, found by polling
+//! them at the instants they ask for (which moves the simulated disks'
+//! own clocks forward, in order). The next request of the slot arrives at
+//! the completion plus `rtt` (the client's and the socket's share).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::config::parse_compact;
+use crate::error::TargetError;
+use crate::server_config::ServerConfig;
+use crate::stack::sample::Sampler;
+use crate::stack::ticket::{Due, Tickets};
+use crate::stack::{BlockDev, IoCtx};
+
+/// A job: fio's rw (read/write, sequential or random), bs and iodepth.
+#[derive(Debug, Clone, Copy)]
+pub struct VJob {
+    pub write: bool,
+    pub random: bool,
+    pub bs: u64,
+    pub iodepth: usize,
+    /// Bytes of the device the job covers from offset 0 (sequential jobs wrap).
+    pub region: u64,
+    /// Virtual time to run.
+    pub runtime: Duration,
+    /// Client and socket time added to every request.
+    pub rtt: Duration,
+}
+
+/// What a virtual run measured.
+#[derive(Debug, Clone, Copy)]
+pub struct VResult {
+    pub ios: u64,
+    pub bytes: u64,
+    pub elapsed: Duration,
+}
+
+impl VResult {
+    pub fn iops(&self) -> f64 {
+        self.ios as f64 / self.elapsed.as_secs_f64()
+    }
+
+    pub fn mib_per_s(&self) -> f64 {
+        self.bytes as f64 / self.elapsed.as_secs_f64() / (1u64 << 20) as f64
+    }
+}
+
+struct Slot {
+    floor: Option<Instant>,
+    tickets: Tickets,
+    done: Option<Instant>,
+}
+
+/// Run `job` against `dev` on a virtual clock.
+pub fn run_virtual(dev: &Arc<dyn BlockDev>, job: VJob, seed: u64) -> VResult {
+    let rng = Sampler::new(seed);
+    let blocks = (job.region / job.bs).max(1);
+    let mut next_block = 0u64;
+    let mut buf = vec![0x5au8; job.bs as usize];
+    // Start an hour ahead of the wall clock: every virtual instant stays in
+    // the future (however slow this machine computes), so the devices'
+    // decisions wait for our polls and no wall time leaks into the figures.
+    let t0 = Instant::now() + Duration::from_secs(3600);
+    let end = t0 + job.runtime;
+    let mut issue = |at: Instant, buf: &mut Vec<u8>| -> Slot {
+        let block = if job.random {
+            rng.next_u64() % blocks
+        } else {
+            let b = next_block % blocks;
+            next_block += 1;
+            b
+        };
+        let mut c = IoCtx::starting_at(Some(at));
+        let r = if job.write {
+            dev.write_at(&mut c, buf, block * job.bs, false)
+        } else {
+            dev.read_at(&mut c, buf, block * job.bs)
+        };
+        r.expect("virtual lab request failed");
+        Slot {
+            floor: c.hold_until(),
+            tickets: c.take_tickets(),
+            done: None,
+        }
+    };
+    let mut slots: Vec<Slot> = (0..job.iodepth).map(|_| issue(t0, &mut buf)).collect();
+    let (mut now, mut res) = (
+        t0,
+        VResult {
+            ios: 0,
+            bytes: 0,
+            elapsed: Duration::ZERO,
+        },
+    );
+    while now < end {
+        let mut next: Option<(Instant, Option<usize>)> = None;
+        for (i, s) in slots.iter_mut().enumerate() {
+            if s.done.is_none() {
+                match s.tickets.poll(s.floor, now) {
+                    Due::At(t) => s.done = Some(t.max(s.floor.unwrap_or(t))),
+                    Due::Recheck(r) => {
+                        if next.is_none_or(|(n, _)| r < n) {
+                            next = Some((r, None));
+                        }
+                    }
+                }
+            }
+            if let Some(t) = s.done {
+                if next.is_none_or(|(n, _)| t < n) {
+                    next = Some((t, Some(i)));
+                }
+            }
+        }
+        let (t, slot) = next.expect("a request is always outstanding");
+        now = now.max(t);
+        if let Some(i) = slot {
+            res.ios += 1;
+            res.bytes += job.bs;
+            slots[i] = issue(now + job.rtt, &mut buf);
+        }
+    }
+    res.elapsed = now - t0;
+    res
+}
+
+/// Build the export of the compact `spec` (`NAME=BACKEND,…+LAYER,…`) and
+/// run `job` on it on a virtual clock: the model's own figures (`iolab lab
+/// raid` prints them beside the measured ones).
+pub fn model(spec: &str, job: VJob, seed: u64) -> Result<VResult, TargetError> {
+    let server = ServerConfig::new(
+        "127.0.0.1:0"
+            .parse()
+            .map_err(|m: String| TargetError::config("listen", m))?,
+    );
+    let t = parse_compact(&[spec], server)?;
+    let dev = t
+        .exports
+        .get(0)
+        .map(|e| e.dev().clone())
+        .ok_or_else(|| TargetError::config("export", "the spec made no export"))?;
+    if job.bs == 0 || job.iodepth == 0 || job.bs > dev.caps().size_bytes {
+        return Err(TargetError::config(
+            "job",
+            "bs and iodepth must be > 0 and bs within the export",
+        ));
+    }
+    Ok(run_virtual(&dev, job, seed))
+}
+
+#[cfg(test)]
+mod tests {
+    //! Seed 003's reference results against the model on a virtual clock:
+    //! the figures the issue says follow from the physics within 25 %, the
+    //! others printed beside them.
+
+    use super::*;
+    use crate::config::parse_compact;
+    use crate::server_config::ServerConfig;
+
+    /// The loopback round trip of iolab's client over a Unix socket (an idle
+    /// machine; docs/performance.md).
+    const RTT: Duration = Duration::from_micros(30);
+
+    fn array(read: &str, write: &str, wcache: &str) -> Arc<dyn BlockDev> {
+        let spec = format!(
+            "r=raid5,members=6,strip=64k,member=sim-hdd(wcache={wcache},seed={{i}})+cache,write={write},read={read}"
+        );
+        let s = parse_compact(&[&spec], ServerConfig::new("127.0.0.1:0".parse().unwrap())).unwrap();
+        s.exports.get(0).unwrap().dev().clone()
+    }
+
+    fn job(write: bool, random: bool, bs: u64, iodepth: usize) -> VJob {
+        VJob {
+            write,
+            random,
+            bs,
+            iodepth,
+            region: if write { 1 << 30 } else { 5 * (64 << 30) },
+            runtime: Duration::from_millis(1000),
+            rtt: RTT,
+        }
+    }
+
+    const K: u64 = 1024;
+
+    /// The array's read policy, write policy and disk cache.
+    type Array = (&'static str, &'static str, &'static str);
+    /// Lab, label, workbook MiB/s, whether it must be within 25 %, array, job.
+    type LabRow = (&'static str, &'static str, f64, bool, Array, VJob);
+
+    fn rows() -> Vec<LabRow> {
+        let l1 = ("none", "back", "off");
+        vec![
+            (
+                "1B",
+                "64 KB Sequential Read",
+                414.22,
+                true,
+                l1,
+                job(false, false, 64 * K, 16),
+            ),
+            (
+                "1B",
+                "64 KB Random Read",
+                34.17,
+                false,
+                l1,
+                job(false, true, 64 * K, 16),
+            ),
+            ("1C", "1", 127.17, true, l1, job(false, false, 64 * K, 1)),
+            ("1C", "2", 231.49, false, l1, job(false, false, 64 * K, 2)),
+            ("1C", "4", 310.30, false, l1, job(false, false, 64 * K, 4)),
+            ("1D", "8 KB", 42.89, true, l1, job(false, false, 8 * K, 1)),
+            (
+                "1D",
+                "64 KB",
+                127.72,
+                true,
+                l1,
+                job(false, false, 64 * K, 1),
+            ),
+            (
+                "1D",
+                "1 MB",
+                379.89,
+                true,
+                l1,
+                job(false, false, 1024 * K, 1),
+            ),
+            (
+                "2A",
+                "Adaptive Read Ahead",
+                306.89,
+                true,
+                ("adaptive", "back", "off"),
+                job(false, false, 64 * K, 1),
+            ),
+            (
+                "2A",
+                "No Read Ahead",
+                127.23,
+                true,
+                l1,
+                job(false, false, 64 * K, 1),
+            ),
+            (
+                "2B",
+                "Write Through, Disk Cache Disabled",
+                7.09,
+                true,
+                ("none", "through", "off"),
+                job(true, false, 64 * K, 1),
+            ),
+            (
+                "2B",
+                "Write Through, Disk Cache Enabled",
+                30.17,
+                false,
+                ("none", "through", "on"),
+                job(true, false, 64 * K, 1),
+            ),
+            (
+                "2B",
+                "Write Back, Disk Cache Disabled",
+                245.56,
+                true,
+                ("none", "back", "off"),
+                job(true, false, 64 * K, 1),
+            ),
+            (
+                "2B",
+                "Write Back, Disk Cache Enabled",
+                239.50,
+                false,
+                ("none", "back", "on"),
+                job(true, false, 64 * K, 1),
+            ),
+        ]
+    }
+
+    #[test]
+    fn seed_003_reference_results_from_the_model() {
+        let mut bad = Vec::new();
+        let mut got = std::collections::HashMap::new();
+        for (lab, label, reference, strict, (r, w, dc), j) in rows() {
+            let v = run_virtual(&array(r, w, dc), j, 3).mib_per_s();
+            let ratio = v / reference;
+            println!(
+                "{lab} {label:40} model {v:8.2} MiB/s  workbook {reference:8.2}  ratio {ratio:.2}"
+            );
+            if strict && !(0.75..=1.25).contains(&ratio) {
+                bad.push(format!("{lab} {label}: {v:.1} vs {reference}"));
+            }
+            got.insert(format!("{lab} {label}"), v);
+        }
+        assert!(bad.is_empty(), "outside 25 % of the workbook: {bad:?}");
+        // The workbook's qualitative outcomes.
+        let g = |k: &str| got[k];
+        assert!(g("1B 64 KB Sequential Read") >= 8.0 * g("1B 64 KB Random Read"));
+        assert!(g("1C 1") < g("1C 2") && g("1C 2") < g("1C 4"));
+        assert!(g("1D 8 KB") < g("1D 64 KB") && g("1D 64 KB") < g("1D 1 MB"));
+        assert!(g("2A Adaptive Read Ahead") >= 2.0 * g("2A No Read Ahead"));
+        let wt = g("2B Write Through, Disk Cache Disabled");
+        assert!(wt <= g("2B Write Back, Disk Cache Disabled") / 10.0);
+    }
+}

@@ -110,9 +110,11 @@ def refuse_extras(specs: Sequence[JobSpec], cannot_apply: Mapping[str, str], whe
     options)."""
     for spec in specs:
         extras = split_extras(spec)[1]
-        refused = sorted(n for n in extras.values if n in cannot_apply)
-        if refused:
-            reasons = "; ".join(dict.fromkeys(f"{n}: {cannot_apply[n]}" for n in refused))
+        by_reason: dict[str, list[str]] = {}
+        for name in sorted(n for n in extras.values if n in cannot_apply):
+            by_reason.setdefault(cannot_apply[name], []).append(name)
+        if by_reason:
+            reasons = "; ".join(f"{', '.join(names)}: {why}" for why, names in by_reason.items())
             raise JobError(f"job {spec.name}: not applied on {where}: {reasons}")
 
 

@@ -29,7 +29,8 @@ rounds) take the same stages, so an option one of them honours works in all:
 
 Fleet ranks run the engine through their own start-together driver
 (:mod:`iolab.fleet.runner`), which applies none of the options around the
-engine: they refuse them by name through :func:`refuse_extras`.
+engine: rank 0 refuses them by name, with why, through :func:`refuse_extras`
+(a fleet sweep passes the same table to the sweep's runs).
 """
 
 from __future__ import annotations
@@ -37,13 +38,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, NoReturn, Optional
 
 from iolab import _native
 from iolab.errors import IolabError, JobError
 from iolab.jobs import JobSpec
 from iolab.jobs.effects import plan_extras
-from iolab.jobs.extras import EXTRA_OPTIONS, NOTE_ONLY, JobExtras, engine_job, split_extras
+from iolab.jobs.extras import EXTRA_OPTIONS, NOTE_ONLY, JobExtras, split_extras
 from iolab.run.diskstats import diskstats_observers
 from iolab.run.exec_hooks import run_exec_hooks
 from iolab.run.iosched import check_ioschedulers
@@ -118,16 +119,15 @@ def refuse_extras(specs: Sequence[JobSpec], cannot_apply: Mapping[str, str], whe
             raise JobError(f"job {spec.name}: not applied on {where}: {reasons}")
 
 
-def engine_jobs(specs: Sequence[JobSpec], cannot_apply: Mapping[str, str], where: str) -> list[JobSpec]:
-    """``specs`` for a driver that applies no option around the engine (a
-    fleet rank): those named in ``cannot_apply`` refused with why, note-only
-    ones dropped."""
-    refuse_extras(specs, cannot_apply, where)
-    return [engine_job(s, where) for s in specs]
-
-
 #: Every extra option that acts around the engine (the others are notes).
 ACTING_EXTRAS: frozenset[str] = frozenset(d.name for d in EXTRA_OPTIONS if d.name not in NOTE_ONLY)
+
+
+def _refuse_logs(extras: Sequence[JobExtras], where: str) -> NoReturn:
+    logs = sorted({n for e in extras for n in e.values if n.startswith("write_") and n.endswith("_log")})
+    raise JobError(
+        f"{', '.join(logs)}: {where} writes no log files; run the jobs with `iolab run` or iolab.run(jobs, log_dir=...)"
+    )
 
 
 class RunPipeline:
@@ -148,13 +148,9 @@ class RunPipeline:
         refuse_extras(specs, s.cannot_apply, s.where)
         user_ns = None if s.interval is None else parse_interval_ns(s.interval)
         plan = plan_extras(specs, user_ns, check_files=s.check_files)
-        if s.write_logs is None and plan.wants_logs():
-            logs = sorted({n for e in plan.extras for n in e.values if n.startswith("write_") and n.endswith("_log")})
-            raise JobError(
-                f"{', '.join(logs)}: {s.where} writes no log files; run the jobs with `iolab run` or "
-                "iolab.run(jobs, log_dir=...)"
-            )
         self._wants_logs = plan.wants_logs()
+        if self._wants_logs and s.write_logs is None:
+            _refuse_logs(plan.extras, s.where)
         for note in plan.notes:
             self.say(f"note: {note}")
         #: The jobs the engine gets (the options around it taken out), in order.
@@ -264,7 +260,6 @@ __all__ = [
     "RunSettings",
     "RunWrap",
     "Runner",
-    "engine_jobs",
     "parse_interval_ns",
     "refuse_extras",
 ]

@@ -339,3 +339,17 @@ def test_options_a_fleet_cannot_apply_are_refused_by_name_with_why(tmp_path: Pat
     assert ran.returncode == 2, ran.stderr
     assert ran.stderr.count("write_lat_log: a fleet run writes no fio log files") == 1, ran.stderr
     assert "not applied on a fleet sweep" in ran.stderr, ran.stderr
+
+
+def test_each_rank_takes_the_run_pipelines_prepare_stage(tmp_path: Path) -> None:
+    """Issue 22: a fleet rank prepares its jobs as `iolab run` does (the run
+    pipeline's prepare stage, on its own host): ``size=16mG`` is read as
+    fio reads it (16 MiB) — a fleet run refused it ("unknown size unit").
+    Truth: each rank reads its 16 MiB once, the total is twice that."""
+    job = ["--name=r", "--ioengine=null", "--rw=read", "--bs=4k", "--size=16mG", "--output-format=json"]
+    ran = _fleet(tmp_path, 2, *job)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    doc = json.loads(ran.stdout)
+    hosts = [h["document"]["summary"]["jobs"][0]["merged"]["read"]["bytes"] for h in doc["hosts"]]
+    assert hosts == [16 * 2**20, 16 * 2**20]
+    assert doc["total"]["summary"]["jobs"][0]["merged"]["read"]["bytes"] == 32 * 2**20

@@ -43,7 +43,7 @@ from iolab.fleet.parts import (
 from iolab.fleet.spool import Spool
 from iolab.jobs import JobSpec
 from iolab.run.local import POLL_S, RunLike, native_jobs
-from iolab.run.pipeline import ACTING_EXTRAS, refuse_extras
+from iolab.run.pipeline import ACTING_EXTRAS, RunSettings, engine_jobs, refuse_extras
 
 #: What rank 0 broadcasts instead of a plan when a fleet sweep has no more points.
 SWEEP_END = "iolab-fleet-sweep-end"
@@ -182,7 +182,7 @@ def _prepare_everywhere(
     error: Optional[BaseException] = None
     try:
         run = run_factory(
-            native_jobs(specs),
+            native_jobs(engine_jobs(specs, RunSettings(cannot_apply=CANNOT_APPLY, where="a fleet run"))),
             interval_ns=cfg.interval_ns,
             allow_overwrite=cfg.allow_overwrite,
             host=labels[world.rank],

@@ -30,7 +30,9 @@ rounds) take the same stages, so an option one of them honours works in all:
 Fleet ranks run the engine through their own start-together driver
 (:mod:`iolab.fleet.runner`), which applies none of the options around the
 engine: rank 0 refuses them by name, with why, through :func:`refuse_extras`
-(a fleet sweep passes the same table to the sweep's runs).
+(a fleet sweep passes the same table to the sweep's runs), and each rank
+takes the prepare stage on its own host's files (:func:`engine_jobs`: fio's
+size syntax read as fio reads it, percentages of its own files, ...).
 """
 
 from __future__ import annotations
@@ -121,6 +123,17 @@ def refuse_extras(specs: Sequence[JobSpec], cannot_apply: Mapping[str, str], whe
 
 #: Every extra option that acts around the engine (the others are notes).
 ACTING_EXTRAS: frozenset[str] = frozenset(d.name for d in EXTRA_OPTIONS if d.name not in NOTE_ONLY)
+
+
+def engine_jobs(specs: Sequence[JobSpec], settings: RunSettings) -> list[JobSpec]:
+    """The prepare stage alone, for a driver that runs the engine itself (a
+    fleet rank, on its own host's files): the jobs the engine gets, as
+    :class:`RunPipeline` makes them. A refusal is a plain :class:`JobError`
+    (its one message), which such a driver can relay to other processes."""
+    try:
+        return RunPipeline(specs, settings).jobs
+    except JobError as e:
+        raise JobError(str(e)) from None
 
 
 def _refuse_logs(extras: Sequence[JobExtras], where: str) -> NoReturn:
@@ -260,6 +273,7 @@ __all__ = [
     "RunSettings",
     "RunWrap",
     "Runner",
+    "engine_jobs",
     "parse_interval_ns",
     "refuse_extras",
 ]

@@ -22,14 +22,15 @@ before it: ``iolab.partial_output(e)`` is that ``RunOutput``.
 
 from __future__ import annotations
 
+import sys
+import types
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from iolab import _native
 from iolab.errors import EngineError, IolabError, JobError, RefusedError
 from iolab.jobs import JobSpec
-from iolab.jobs.extras import JobExtras
 from iolab.results.fio_logs import write_fio_logs
 from iolab.results.rundir import load
 from iolab.run import api as _api
@@ -38,7 +39,7 @@ from iolab.run.local import RunOutput, partial_output
 from iolab.run.progress import ProgressSink
 
 
-def run(
+def _run(
     jobs: JobSpec | Sequence[JobSpec],
     *,
     log_dir: str | Path = ".",
@@ -47,24 +48,33 @@ def run(
     progress: Optional[ProgressSink] = None,
     target_stats: Optional[str] = None,
 ) -> RunOutput:
-    """Run jobs on this host: :func:`iolab.run.api.run`, then the fio log
+    """``iolab.run(jobs, ...)``: :func:`iolab.run.api.run` with the fio log
     files the jobs ask for (``write_bw_log``, ...) written to ``log_dir``
     and listed in ``output.observed["fio_logs"]["files"]``, as ``iolab run``
     writes them."""
-    extras: list[JobExtras] = []
-    out = _api.run(
+    return _api.run(
         jobs,
         allow_overwrite=allow_overwrite,
         interval=interval,
         progress=progress,
         target_stats=target_stats,
-        extras_out=extras,
+        log_dir=log_dir,
+        write_logs=write_fio_logs,
     )
-    files = write_fio_logs(out.result, extras, Path(log_dir))
-    if files:
-        out.observed["fio_logs"] = {"files": [str(f) for f in files]}
-    return out
 
+
+class _CallablePackage(types.ModuleType):
+    """``iolab.run`` stays the package :mod:`iolab.run` (so ``import
+    iolab.run as r`` gives the package, not a function) and, called, runs
+    jobs: ``iolab.run(job)`` is :func:`_run`."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> RunOutput:
+        return _run(*args, **kwargs)
+
+
+# The package, made callable (not shadowed by a function of the same name).
+sys.modules["iolab.run"].__class__ = _CallablePackage
+run = sys.modules["iolab.run"]
 
 __version__ = _native.version()
 

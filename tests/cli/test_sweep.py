@@ -130,3 +130,29 @@ def test_ctrl_c_stops_the_sweep_and_it_resumes(iolab_cmd, workdir):
     again = subprocess.run(args, cwd=workdir, capture_output=True, text=True, timeout=60)
     assert again.returncode == 0, again.stderr
     assert "(1 run now, 1 already done)" in again.stdout, again.stdout + again.stderr
+
+
+def test_sweep_accepts_fio_logs_and_steady_state(cli, workdir):
+    """Issue 22: `iolab sweep` takes the options `iolab run` takes around the
+    engine (they were refused by name). The iops log's 250 ms windows add
+    up to the point's I/Os; steady state ends the 60 s point early."""
+    plan = workdir / "plan.toml"
+    plan.write_text(
+        PLAN.format(second="8k")
+        .replace('runtime = "50ms"', 'runtime = "60s"\nss = "iops:10000%"\nss_dur = "500ms"\nss_interval = "250ms"')
+        .replace("[axes]", 'write_iops_log = "io"\nwrite_lat_log = "lt"\nlog_avg_msec = 250\n[axes]')
+    )
+    r = cli("sweep", str(plan), "--results", "res")
+    assert r.exit_code == 0, r.output
+    for point in ("p001-r1", "p002-r1"):
+        d = workdir / "res" / "cli" / "points" / point
+        assert json.loads((d / "steadystate.json").read_text())["cli"]["steadystate"]["attained"] == 1
+        read = json.loads((d / "result.json").read_text())["summary"]["jobs"][0]["merged"]["read"]
+        assert read["bytes"] / read["bw_bytes_per_s"] < 30, read  # seconds: steady state ended it
+        rows = [[int(v) for v in ln.split(", ")] for ln in (d / "io_iops.1.log").read_text().splitlines()]
+        start, ios = 0, 0.0
+        for row in rows:  # IOPS over each window → I/Os (lines truncated to whole IOPS and ms)
+            ios += row[1] * (row[0] - start) / 1000
+            start = row[0]
+        assert abs(ios - read["ios"]) <= len(rows) + read["iops"] * 0.001 * len(rows), (ios, read["ios"])
+        assert (d / "lt_lat.1.log").is_file()

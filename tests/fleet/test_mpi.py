@@ -316,3 +316,40 @@ def test_a_hung_rank_is_named_lost_and_the_run_ends(tmp_path: Path) -> None:
     assert "/1 (rank 1) lost" in err
     doc = json.loads(out)
     assert doc["incomplete"] is True and doc["hosts"][1]["state"] == "lost"
+
+
+def test_options_a_fleet_cannot_apply_are_refused_by_name_with_why(tmp_path: Path) -> None:
+    """Issue 22: a fleet run (and a fleet sweep) refuses fio's logs and
+    steady state by name, saying why, once, before any rank runs (the
+    refusal said only that `iolab run` applies them)."""
+    extras = ["--write_bw_log=b", "--write_lat_log=l", "--ss=iops:5%", "--ss_dur=1s"]
+    ran = _fleet(tmp_path, 2, *NULL_JOB, "--runtime=1", *extras)
+    assert ran.returncode == 2, ran.stderr
+    line = "job r: not applied on a fleet run: steadystate, steadystate_duration: each host would end the job"
+    assert ran.stderr.count(line) == 1, ran.stderr
+    assert "write_bw_log, write_lat_log: a fleet run writes no fio log files" in ran.stderr, ran.stderr
+    assert not list(tmp_path.glob("b_bw*")), "nothing ran"
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        '[plan]\nname = "fl"\n[base]\nioengine = "null"\nsize = "1m"\nruntime = "1s"\nwrite_lat_log = "l"\n'
+    )
+    cmd = iolab("fleet", "-n", "2", "sweep", str(plan), "--results", str(tmp_path / "res"))
+    env = {**os.environ, "IOLAB_FLEET_SPOOL": str(tmp_path / "spool")}
+    ran = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_LIMIT_S, cwd=tmp_path, env=env, check=False)
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stderr.count("write_lat_log: a fleet run writes no fio log files") == 1, ran.stderr
+    assert "not applied on a fleet sweep" in ran.stderr, ran.stderr
+
+
+def test_each_rank_takes_the_run_pipelines_prepare_stage(tmp_path: Path) -> None:
+    """Issue 22: a fleet rank prepares its jobs as `iolab run` does (the run
+    pipeline's prepare stage, on its own host): ``size=16mG`` is read as
+    fio reads it (16 MiB) — a fleet run refused it ("unknown size unit").
+    Truth: each rank reads its 16 MiB once, the total is twice that."""
+    job = ["--name=r", "--ioengine=null", "--rw=read", "--bs=4k", "--size=16mG", "--output-format=json"]
+    ran = _fleet(tmp_path, 2, *job)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    doc = json.loads(ran.stdout)
+    hosts = [h["document"]["summary"]["jobs"][0]["merged"]["read"]["bytes"] for h in doc["hosts"]]
+    assert hosts == [16 * 2**20, 16 * 2**20]
+    assert doc["total"]["summary"]["jobs"][0]["merged"]["read"]["bytes"] == 32 * 2**20

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from iolab.plans.model import SteadyState
+from iolab.plans.model import PtsSteadyState
 from iolab.plans.progress import fmt_eta
 from iolab.plans.steady import steady_state_check
 
-SS = SteadyState(rounds=5, max_rounds=25, excursion_pct=20.0, slope_pct=10.0)
+SS = PtsSteadyState(rounds=5, max_rounds=25, excursion_pct=20.0, slope_pct=10.0)
 
 
 def test_flat_series_is_steady() -> None:

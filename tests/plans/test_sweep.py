@@ -194,3 +194,52 @@ def test_an_error_keeps_finished_points_and_marks_the_sweep_failed(tmp_path: Pat
         run_sweep(plan, root, _opts(failing))
     assert _done(root) == ["p001-r1"]
     assert Catalog(root).find("s")["status"] == "failed"
+
+
+LOGGED_STEADY_PLAN = """
+[plan]
+name = "ls"
+[base]
+filename = "{target}"
+size = "1m"
+rw = "randread"
+bs = "4k"
+ioengine = "null"
+time_based = true
+runtime = "60s"
+steadystate = "iops:10000%"
+ss_dur = "1s"
+ss_interval = "250ms"
+write_bw_log = "bw"
+write_lat_log = "lat"
+log_avg_msec = 250
+[axes]
+iodepth = [1, 2]
+"""
+
+
+def test_points_take_fio_logs_and_steady_state_as_iolab_run_does(tmp_path: Path) -> None:
+    """Issue 22: a point runs through the run pipeline, so ``steadystate``
+    ends it (was refused: "applied by `iolab run` and iolab.run() only") and
+    the fio logs land in its directory. Truths: each point ends at steady
+    state long before its 60 s runtime, and its bw log's windows add up to
+    the bytes it read."""
+    plan = tmp_path / "plan.toml"
+    plan.write_text(LOGGED_STEADY_PLAN.format(target=tmp_path / "t.dat"))
+    run_sweep(plan, tmp_path / "res", _opts())
+    for name in ("p001-r1", "p002-r1"):
+        point = tmp_path / "res" / "ls" / "points" / name
+        ss = json.loads((point / "steadystate.json").read_text())["ls"]["steadystate"]
+        assert ss["attained"] == 1 and ss["ss"] == "iops:10000%"
+        read = json.loads((point / "result.json").read_text())["summary"]["jobs"][0]["merged"]["read"]
+        runtime_s = read["bytes"] / read["bw_bytes_per_s"]
+        assert runtime_s < 30, runtime_s  # ended by steady state, not by its 60 s runtime
+        rows = [[int(v) for v in line.split(", ")] for line in (point / "bw_bw.1.log").read_text().splitlines()]
+        assert rows and all(r[0] % 250 == 0 for r in rows[:-1])  # windows of log_avg_msec
+        start, kib = 0, 0.0
+        for r in rows:  # KiB/s over each window → KiB
+            kib += r[1] * (r[0] - start) / 1000
+            start = r[0]
+        # Each line is truncated to whole KiB/s, and times to whole ms.
+        assert abs(kib * 1024 - read["bytes"]) <= 1024 * len(rows) + read["bytes"] * 0.001 * len(rows)
+        assert (point / "lat_lat.1.log").is_file()

@@ -9,6 +9,7 @@ import iolab
 import pytest
 from iolab.jobs import parse_fio_args, parse_job_file
 from iolab.run.api import parse_interval_ns
+from iolab.run.api import run as api_run
 
 
 def test_job_keywords_become_fio_options():
@@ -100,3 +101,23 @@ def test_parse_interval(text, ns):
 def test_parse_interval_rejects(text):
     with pytest.raises(ValueError, match="interval"):
         parse_interval_ns(text)
+
+
+def test_iolab_run_is_the_package_and_callable(tmp_path):
+    """Issue 22: ``import iolab.run as r`` gave the function ``iolab.run``
+    (which shadowed the package); it is the package now, and calling it runs."""
+    import types
+
+    import iolab.run as r
+    from iolab.run import api, pipeline
+
+    assert isinstance(r, types.ModuleType) and r is iolab.run
+    assert r.api is api and r.pipeline is pipeline
+    out = r(iolab.Job("x", ioengine="null", size="1m", rw="read"), log_dir=tmp_path)
+    assert out.summary["jobs"][0]["merged"]["read"]["bytes"] == 2**20
+
+
+def test_run_api_without_a_log_writer_refuses_logs_by_name():
+    job = iolab.Job("x", ioengine="null", size="1m", write_bw_log="b", write_lat_log="l")
+    with pytest.raises(iolab.JobError, match=r"^write_bw_log, write_lat_log: iolab.run.api.run without write_logs"):
+        api_run(job)

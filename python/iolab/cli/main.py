@@ -26,21 +26,15 @@ from iolab.cli.options import AllowOverwrite
 from iolab.errors import IolabError, JobError
 from iolab.fleet.env import detect as fleet_launch
 from iolab.jobs import command_line, select_sections
-from iolab.jobs.effects import plan_extras
 from iolab.report.quick import write_quick_report
 from iolab.results.catalog import save_run
 from iolab.results.fio_logs import write_fio_logs
-from iolab.run.api import parse_interval_ns
-from iolab.run.diskstats import diskstats_observers
-from iolab.run.exec_hooks import run_exec_hooks
-from iolab.run.iosched import check_ioschedulers
-from iolab.run.local import RunOutput, partial_output, prepare_all, run_jobs
+from iolab.run.local import RunOutput, partial_output
+from iolab.run.pipeline import RunPipeline, RunSettings, parse_interval_ns
 from iolab.run.progress import ETA_MODES, TerminalProgress, eta_terminal
 from iolab.run.quick import QuickOutput, default_results_path, run_quick
-from iolab.run.readonly import refuse_writes
 from iolab.run.sources import jobs_from_command_line
-from iolab.run.steady import SteadyState
-from iolab.run.wire import WIRE_FILE, target_observer, wire_section
+from iolab.run.wire import WIRE_FILE, wire_section
 
 app = typer.Typer(
     cls=IolabGroup,
@@ -239,51 +233,42 @@ def run(
         typer.echo(command_line(jobs))
         return
     formats = render.output_formats("terse" if minimal else output_format)
-    plan = plan_extras(jobs, None if interval is None else parse_interval_ns(interval), check_files=not dry_run)
-    for note in plan.notes:
-        typer.echo(f"note: {note}", err=True)
-    jobs = plan.jobs
-    prepared = prepare_all(jobs)  # once for the run: observers, engine warnings and config.json share it
-    if readonly:
-        refuse_writes(prepared)
+    say = _stderr_line
+    settings = RunSettings(
+        allow_overwrite=allow_overwrite,
+        interval=interval,
+        target_stats=target_stats,
+        target_stats_option="--target-stats",
+        diskstats=results is not None,  # → diskstats.json
+        readonly=readonly,
+        check_files=not dry_run,
+        write_logs=write_fio_logs,
+    )
+    pipeline = RunPipeline(jobs, settings, say)
     if dry_run:
-        typer.echo(render.prepared_jobs(list(prepared), plan.extras))
+        typer.echo(render.prepared_jobs(list(pipeline.prepared), pipeline.extras))
         return
-    check_ioschedulers(prepared, plan.extras, lambda line: typer.echo(line, err=True))
-    run_exec_hooks(plan.extras, "prerun", lambda line: typer.echo(line, err=True))
-    observers = [target_observer(target_stats, prepared, "--target-stats")] if target_stats else []
-    device_observers = diskstats_observers(prepared) if results is not None else []  # → diskstats.json
 
-    interval_ns = plan.interval_ns or parse_interval_ns(interval or "1s")
-    steady = SteadyState.plan(plan.extras, list(prepared), interval_ns)
-
-    def keep(out: RunOutput, error: Optional[BaseException] = None) -> None:
-        fio_extra = steady.fio_entries(out.summary) if steady else None
-        render.run_output(out, formats, output, fio_extra)
-        if steady:
-            typer.echo(steady.line(out.summary), err=True)
+    def report(out: RunOutput, error: Optional[BaseException]) -> None:
+        render.run_output(out, formats, output, out.observed.get("steadystate"))
+        steady = pipeline.steady_line(out)
+        if steady is not None:
+            say(steady)
         if results is not None:
             wire = wire_section(out)
             extra = {WIRE_FILE: wire} if wire is not None else None
-            run_dir = save_run(results, jobs, out, extra=extra, error=None if error is None else str(error))
-            typer.echo(f"results: {run_dir}", err=True)
+            run_dir = save_run(results, pipeline.jobs, out, extra=extra, error=None if error is None else str(error))
+            say(f"results: {run_dir}")
+        for path in out.observed.get("fio_logs", {}).get("files", []):
+            say(f"fio log: {path}")
 
-    with _partial_results_first(keep):
-        out = run_jobs(
-            jobs,
-            allow_overwrite=allow_overwrite,
-            interval_ns=interval_ns,
-            run_factory=steady.factory if steady else _native.Run,
-            progress=TerminalProgress(eta_terminal(eta)),
-            observers=[*observers, *device_observers],
-            prepared=prepared,
-        )
-    keep(out)
-    for path in write_fio_logs(out.result, plan.extras):
-        typer.echo(f"fio log: {path}", err=True)
-    run_exec_hooks(plan.extras, "postrun", lambda line: typer.echo(line, err=True))
+    out = pipeline.execute(TerminalProgress(eta_terminal(eta)), report=report)
     if out.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
+
+
+def _stderr_line(line: str) -> None:
+    typer.echo(line, err=True)
 
 
 QUICK_HELP = """Characterise storage in about a minute.

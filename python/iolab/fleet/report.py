@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab.errors import ResultFormatError
-from iolab.fleet.rundir import read_fleet, read_hosts
+from iolab.fleet.rundir import read_fleet, read_rank_results
 from iolab.report.fleet_lines import by_group_dir, skew_line, spread_line
 
 BAR_CHARS = 40
@@ -54,7 +54,7 @@ def format_fleet_sweep(points: list[Path]) -> str:
     lines = ["", f"Fleet sweep: {len(points)} points, each run on every host"]
     for p in points:
         doc = read_fleet(p)
-        hosts = read_hosts(p)
+        hosts = read_rank_results(p)
         labels = {int(h["rank"]): h["host"] for h in doc["hosts"]}
         per = ", ".join(f"{labels.get(r, f'rank {r}')} {_host_iops(d) / 1e3:.2f}" for r, d in hosts.items())
         lines.append(f"  {p.name}: kIOPS per host: {per or '- (no per-host results kept)'}")

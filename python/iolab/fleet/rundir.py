@@ -57,8 +57,10 @@ def save_fleet_run(root: Path, res: FleetResults) -> Path:
     return directory
 
 
-def read_hosts(directory: Path) -> dict[int, Any]:
-    """Each rank's own results document kept in a run or point directory (rank → document)."""
+def read_rank_results(directory: Path) -> dict[int, Any]:
+    """Each rank's own results document kept in a run or point directory
+    (``hosts/rank-R.json``; rank → document). Not the hosts table a fleet
+    run is given (:func:`iolab.fleet.hosts.read_hosts`)."""
     import json
 
     out = {}
@@ -75,4 +77,12 @@ def read_fleet(directory: Path) -> Any:
     return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else None
 
 
-__all__ = ["FLEET_FILE", "HOSTS_DIR", "fleet_files", "fleet_observed", "read_fleet", "read_hosts", "save_fleet_run"]
+__all__ = [
+    "FLEET_FILE",
+    "HOSTS_DIR",
+    "fleet_files",
+    "fleet_observed",
+    "read_fleet",
+    "read_rank_results",
+    "save_fleet_run",
+]

@@ -43,9 +43,23 @@ from iolab.fleet.parts import (
 from iolab.fleet.spool import Spool
 from iolab.jobs import JobSpec
 from iolab.run.local import POLL_S, RunLike, native_jobs
+from iolab.run.pipeline import ACTING_EXTRAS, RunSettings, engine_jobs, refuse_extras
 
 #: What rank 0 broadcasts instead of a plan when a fleet sweep has no more points.
 SWEEP_END = "iolab-fleet-sweep-end"
+
+
+_AROUND = (
+    "a fleet rank drives the engine alone, without the steps a single run takes around it; run the job with `iolab run`"
+)
+_LOGS = "a fleet run writes no fio log files; with --results each host's own results, series included, are kept in hosts/rank-R.json"
+_STEADY = "each host would end the job at its own moment, so the fleet's merged total would cover unequal windows"
+
+#: The options around the engine (iolab.jobs.extras) a fleet run does not
+#: apply, and why: refused by name on rank 0 before any rank prepares.
+CANNOT_APPLY: dict[str, str] = {
+    name: _STEADY if name.startswith("steadystate") else _LOGS if "log" in name else _AROUND for name in ACTING_EXTRAS
+}
 
 
 class SweepEnded(Exception):
@@ -146,6 +160,7 @@ def _broadcast_plan(world: World, plan: Callable[[], Plan]) -> Plan:
     if world.rank == 0:
         try:
             sent = plan()
+            refuse_extras(sent.jobs, CANNOT_APPLY, "a fleet run")
         except Exception as e:  # every rank must learn of it, or the others wait forever
             world.bcast(("error", e))
             raise
@@ -167,7 +182,7 @@ def _prepare_everywhere(
     error: Optional[BaseException] = None
     try:
         run = run_factory(
-            native_jobs(specs),
+            native_jobs(engine_jobs(specs, RunSettings(cannot_apply=CANNOT_APPLY, where="a fleet run"))),
             interval_ns=cfg.interval_ns,
             allow_overwrite=cfg.allow_overwrite,
             host=labels[world.rank],
@@ -222,6 +237,7 @@ def _follow(world: World, run: RunLike, cfg: FleetConfig, snap: Snapshotter, spo
 
 
 __all__ = [
+    "CANNOT_APPLY",
     "DEFAULT_DEADLINE_S",
     "EXIT_HOST_LOST",
     "SWEEP_END",

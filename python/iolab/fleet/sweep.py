@@ -30,7 +30,7 @@ from iolab.fleet.env import FleetError
 from iolab.fleet.hosts import HostsTable
 from iolab.fleet.output import build
 from iolab.fleet.rundir import fleet_observed
-from iolab.fleet.runner import SWEEP_END, FleetConfig, FleetOutcome, Plan, SweepEnded, fleet_run
+from iolab.fleet.runner import CANNOT_APPLY, SWEEP_END, FleetConfig, FleetOutcome, Plan, SweepEnded, fleet_run
 from iolab.jobs import JobSpec
 from iolab.plans.sweep import SweepOptions, SweepOutcome, run_sweep
 from iolab.run.local import RunOutput
@@ -80,7 +80,8 @@ def fleet_sweep(
         return merged_output(outcome)
 
     try:
-        return run_sweep(plan_path, results_root, replace(opts, runner=runner))
+        fleet_opts = replace(opts, runner=runner, cannot_apply=CANNOT_APPLY, where="a fleet sweep")
+        return run_sweep(plan_path, results_root, fleet_opts)
     finally:
         world.bcast(SWEEP_END)
 

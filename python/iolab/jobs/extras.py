@@ -360,7 +360,8 @@ def split_extras(spec: JobSpec) -> tuple[JobSpec, JobExtras]:
 
 #: Extras whose whole effect is a note (iolab already behaves as asked): any
 #: caller may drop them. The others act around the engine (logs, steady
-#: state, wait_for, allow_file_create) and need a runner that applies them.
+#: state, wait_for, allow_file_create) and need the run pipeline
+#: (iolab.run.pipeline) to apply them.
 NOTE_ONLY = frozenset(
     {
         "gtod_reduce",
@@ -399,8 +400,8 @@ def engine_job(spec: JobSpec, where: str) -> JobSpec:
         raise ParseError(
             f"job {spec.name}",
             None,
-            f"{', '.join(acting)}: applied by `iolab run` and iolab.run() only, not by {where}; "
-            "run the job with one of those",
+            f"{', '.join(acting)}: applied by the run pipeline (`iolab run`, iolab.run(), sweep points), "
+            f"not by {where}; run the job with one of those",
         )
     return native
 

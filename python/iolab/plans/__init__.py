@@ -11,7 +11,7 @@ docs/plans.md documents the format.
 
 from __future__ import annotations
 
-from iolab.plans.model import Axis, Plan, PlanError, SteadyState, load_plan, parse_plan
+from iolab.plans.model import Axis, Plan, PlanError, PtsSteadyState, load_plan, parse_plan
 from iolab.plans.points import Point, expand, point_job, resolve, validate
 
 __all__ = [
@@ -19,7 +19,7 @@ __all__ = [
     "Plan",
     "PlanError",
     "Point",
-    "SteadyState",
+    "PtsSteadyState",
     "expand",
     "load_plan",
     "parse_plan",

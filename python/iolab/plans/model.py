@@ -62,10 +62,12 @@ class Axis:
 
 
 @dataclass(frozen=True)
-class SteadyState:
-    """SNIA PTS steady state: the last ``rounds`` rounds of ``metric`` lie
-    within ``excursion_pct`` of their mean and their least-squares line
-    moves less than ``slope_pct`` of the mean over those rounds."""
+class PtsSteadyState:
+    """SNIA PTS steady state of a plan's points (``[steady_state]``): the
+    last ``rounds`` rounds of ``metric`` lie within ``excursion_pct`` of
+    their mean and their least-squares line moves less than ``slope_pct``
+    of the mean over those rounds. (Not fio's ``steadystate`` job option,
+    which ends a job inside one run: :class:`iolab.run.steady.FioSteadyState`.)"""
 
     metric: str = "iops"
     rounds: int = 5
@@ -87,7 +89,7 @@ class Plan:
     warmup_ramp_time: Optional[str] = None
     warmup_runtime: Optional[str] = None
     precondition: tuple[tuple[str, Value], ...] = ()
-    steady_state: Optional[SteadyState] = None
+    steady_state: Optional[PtsSteadyState] = None
     quick: tuple[tuple[str, Value], ...] = field(default=())
 
     def to_json(self) -> dict[str, Any]:
@@ -241,7 +243,7 @@ def _precondition(data: dict[str, Any], err: Any) -> tuple[tuple[str, Value], ..
     return _options(table, "precondition", err)
 
 
-def _steady_state(data: dict[str, Any], err: Any) -> Optional[SteadyState]:
+def _steady_state(data: dict[str, Any], err: Any) -> Optional[PtsSteadyState]:
     table = _table(data, "steady_state", err)
     if not table:
         return None
@@ -259,4 +261,4 @@ def _steady_state(data: dict[str, Any], err: Any) -> Optional[SteadyState]:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
             raise err(f"steady_state.{key}", f"expected a percentage > 0, got {v!r}")
         pcts[key] = float(v)
-    return SteadyState(metric, rounds, max_rounds, pcts["excursion_pct"], pcts["slope_pct"])
+    return PtsSteadyState(metric, rounds, max_rounds, pcts["excursion_pct"], pcts["slope_pct"])

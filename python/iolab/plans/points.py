@@ -15,7 +15,8 @@ from typing import Any, Optional
 from iolab.errors import JobError
 from iolab.jobs import JobSpec
 from iolab.plans.model import Plan, PlanError, Value
-from iolab.run.api import Job, prepare
+from iolab.run.api import Job
+from iolab.run.pipeline import RunPipeline, RunSettings
 
 #: ``[quick]`` keys that scale the plan itself rather than the job.
 _QUICK_PLAN_KEYS = ("repeats", "max_rounds")
@@ -119,24 +120,29 @@ def precondition_job(plan: Plan) -> Optional[JobSpec]:
     return Job("precondition", **options)
 
 
-def validate(plan: Plan, points: list[Point]) -> list[dict[str, Any]]:
-    """Prepare every job before the sweep starts; the prepared jobs, in order.
+def validate(plan: Plan, points: list[Point], settings: Optional[RunSettings] = None) -> list[dict[str, Any]]:
+    """Prepare every job before the sweep starts, as the run pipeline will
+    (:class:`~iolab.run.pipeline.RunPipeline`: the options around the
+    engine too, with ``settings``' limits); the prepared jobs, in order.
+    Files are not looked for (``allow_file_create=0``): the precondition
+    may create them; each run checks them when it starts.
 
     Raises ``JobError`` naming the point: ``point 7 (bs=512k, iodepth=64): ...``.
     """
-    prepared = []
+    settings = replace(settings or RunSettings(), check_files=False)
+    prepared: list[dict[str, Any]] = []
     for point in points:
         try:
-            prepared.append(prepare(point_job(plan, point)))
+            prepared.extend(RunPipeline([point_job(plan, point)], settings).prepared)
             extra = warmup_job(plan, point)
             if extra is not None:
-                prepare(extra)
+                RunPipeline([extra], replace(settings, log_dir=None))
         except JobError as e:
             raise JobError(f"point {point.index} ({point.label}): {e}") from None
     fill = precondition_job(plan)
     if fill is not None:
         try:
-            prepare(fill)
+            RunPipeline([fill], settings)
         except JobError as e:
             raise JobError(f"precondition: {e}") from None
     return prepared

@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from iolab.analysis.stats import linear_fit
-from iolab.plans.model import SteadyState
+from iolab.plans.model import PtsSteadyState
 
 DROP_CACHES = Path("/proc/sys/vm/drop_caches")
 
 
-def steady_state_check(values: Sequence[float], ss: SteadyState) -> dict[str, Any]:
+def steady_state_check(values: Sequence[float], ss: PtsSteadyState) -> dict[str, Any]:
     """Whether the window of the last ``ss.rounds`` values is steady, with the figures."""
     if len(values) < ss.rounds:
         return {"reached": False, "why": f"{len(values)} of {ss.rounds} rounds"}

@@ -8,7 +8,13 @@ The sweep directory is ``RESULTS/<plan name>/``::
     host.json         host facts with the target's filesystem and device
     precondition/     the fill run, when the plan has one (a run directory)
     points/p007-r2/   one run directory per point and repeat (iolab.results.rundir), with the
-                      device's /proc/diskstats deltas over it (diskstats.json)
+                      device's /proc/diskstats deltas over it (diskstats.json), fio's
+                      steady-state report (steadystate.json) and the fio log files
+                      (write_bw_log, ...) when the job asks for them
+
+Every run (point, warm-up, precondition, steady-state round) goes through the
+run pipeline (:mod:`iolab.run.pipeline`), so a point's job takes every option
+``iolab run`` takes; a warm-up's fio logs are not kept (the run is discarded).
 
 A point x repeat counts as finished when its ``run.json`` exists (written
 last), so a sweep stopped anywhere resumes at the first unfinished one.
@@ -21,7 +27,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -34,16 +40,16 @@ from iolab.plans.points import Point, expand, point_job, precondition_job, resol
 from iolab.plans.progress import SweepProgress
 from iolab.plans.steady import DROP_CACHES, drop_caches, steady_metric, steady_state_check
 from iolab.results.catalog import Catalog
+from iolab.results.fio_logs import write_fio_logs
 from iolab.results.rundir import is_complete, observed_files, run_config, write_json, write_run_dir
-from iolab.run.diskstats import diskstats_observers
 from iolab.run.hostfacts import host_facts
 from iolab.run.local import RunLike, RunOutput, prepare_all, run_jobs
+from iolab.run.pipeline import Runner, RunPipeline, RunSettings
 
 SWEEP_FILE = "sweep.json"
 
-#: ``runner(specs, allow_overwrite=..., progress=..., run_factory=..., observers=...,
-#: prepared=...)``: :func:`run_jobs` or a test double.
-Runner = Callable[..., RunOutput]
+#: The file of a point's directory that keeps fio's ``steadystate`` report.
+STEADYSTATE_FILE = "steadystate.json"
 
 
 class PlanChangedError(IolabError):
@@ -75,6 +81,23 @@ class SweepOptions:
     drop_caches_path: Path = DROP_CACHES
     progress: Optional[SweepProgress] = None
     clock: Callable[[], float] = time.monotonic
+    #: Job options the runner cannot apply → why (a fleet's); refused by
+    #: name before the sweep starts.
+    cannot_apply: Mapping[str, str] = field(default_factory=dict)
+    #: The sweep, in those refusals.
+    where: str = "a sweep"
+
+    def run_settings(self, log_dir: Optional[Path] = None) -> RunSettings:
+        """How each run of the sweep is taken: the device's diskstats measured,
+        the fio logs kept in ``log_dir`` (None: not kept)."""
+        return RunSettings(
+            allow_overwrite=self.allow_overwrite,
+            diskstats=True,  # kept as diskstats.json in the point's directory
+            write_logs=write_fio_logs,
+            log_dir=log_dir,
+            cannot_apply=self.cannot_apply,
+            where=self.where,
+        )
 
 
 class _TimedRun:
@@ -112,7 +135,7 @@ def run_plan(plan: Plan, plan_text: str, results_root: Path, opts: Optional[Swee
     opts = opts or SweepOptions()
     plan = resolve(plan, quick=opts.quick, target=opts.target)
     points = expand(plan)
-    validate(plan, points)
+    validate(plan, points, opts.run_settings())
     directory = results_root / plan.name
     catalog = Catalog(results_root)
     done_before = _open_dir(directory, plan, plan_text, opts, catalog)
@@ -177,6 +200,7 @@ class _Sweep:
         self.target = dict(plan.base).get("filename")
         # Taken again by every process, so points resumed elsewhere describe the host that ran them.
         self.host = host_facts(Path(str(self.target))) if self.target else host_facts()
+        self._said: set[str] = set()
 
     def run_all(self) -> None:
         todo = [
@@ -209,30 +233,29 @@ class _Sweep:
     def _dir(self, point: Point, repeat: int) -> Path:
         return self.dir / "points" / f"{point.key}-r{repeat}"
 
-    def _run(self, specs: Sequence[JobSpec]) -> tuple[RunOutput, bool]:
-        """One run; Ctrl-C inside it becomes KeyboardInterrupt here (after its results)."""
+    def _run(self, specs: Sequence[JobSpec], log_dir: Optional[Path] = None) -> tuple[RunOutput, bool]:
+        """One run through the pipeline (fio logs kept in ``log_dir``); Ctrl-C
+        inside it becomes KeyboardInterrupt here (after its results)."""
         timed: list[_TimedRun] = []
 
-        def factory(*args: Any, **kwargs: Any) -> RunLike:
-            run: RunLike = _native.Run(*args, **kwargs)
+        def wrap(run: RunLike) -> RunLike:
             if self.plan.timeout_per_point_ns is None:
                 return run
             timed.append(_TimedRun(run, self.plan.timeout_per_point_ns / 1e9, self.opts.clock))
             return timed[-1]
 
-        prepared = prepare_all(specs)  # once: the observers, the engine's warnings and config.json share it
-        out = self.opts.runner(
-            list(specs),
-            allow_overwrite=self.opts.allow_overwrite,
-            progress=self.progress,
-            run_factory=factory,
-            observers=diskstats_observers(prepared),  # kept as diskstats.json in the point's directory
-            prepared=prepared,
-        )
+        pipeline = RunPipeline(specs, self.opts.run_settings(log_dir), self._say)
+        out = pipeline.execute(self.progress, runner=self.opts.runner, wrap=wrap)
         timed_out = any(t.timed_out for t in timed)
         if out.interrupted and not timed_out:
             raise KeyboardInterrupt
         return out, timed_out
+
+    def _say(self, line: str) -> None:
+        """A note around a run, once per sweep: every point would repeat it."""
+        if line not in self._said:
+            self._said.add(line)
+            self.progress.note(line)
 
     def _precondition(self) -> None:
         job = precondition_job(self.plan)
@@ -241,7 +264,7 @@ class _Sweep:
             return
         fill = ", ".join(f"{k}={v}" for k, v in self.plan.precondition)
         self.progress.note(f"precondition: {fill} over {self.target}")
-        out, timed_out = self._run([job])
+        out, timed_out = self._run([job], target)
         self._write(target, out, [job], {"kind": "precondition", "timed_out": timed_out})
 
     def _run_point(self, point: Point, repeat: int) -> None:
@@ -255,21 +278,24 @@ class _Sweep:
             self._run([warm])  # discarded: only brings the device and caches to the working state
             meta["warmup_run"] = self.plan.warmup_runtime
         job = point_job(self.plan, point)
-        out, timed_out = self._run([job])
+        target = self._dir(point, repeat)
+        out, timed_out = self._run([job], target)
         if self.plan.steady_state is not None:
-            out, timed_out, meta["steady_state"] = self._until_steady(job, out, timed_out)
+            out, timed_out, meta["steady_state"] = self._until_steady(job, out, timed_out, target)
         meta["timed_out"] = timed_out
         if timed_out:
             self.progress.note(f"point {point.index} ({point.label}): stopped at the per-point timeout")
-        self._write(self._dir(point, repeat), out, [job], meta)
+        self._write(target, out, [job], meta)
 
-    def _until_steady(self, job: JobSpec, out: RunOutput, timed_out: bool) -> tuple[RunOutput, bool, dict[str, Any]]:
+    def _until_steady(
+        self, job: JobSpec, out: RunOutput, timed_out: bool, target: Path
+    ) -> tuple[RunOutput, bool, dict[str, Any]]:
         ss = self.plan.steady_state
         assert ss is not None
         values = [steady_metric(out.summary, ss.metric)]
         check = steady_state_check(values, ss)
         while not check["reached"] and len(values) < ss.max_rounds:
-            out, timed_out = self._run([job])
+            out, timed_out = self._run([job], target)  # each round's logs replace the last's
             values.append(steady_metric(out.summary, ss.metric))
             check = steady_state_check(values, ss)
         # The recorded figures are the last round's, as SNIA PTS reports the steady-state window.
@@ -280,9 +306,11 @@ class _Sweep:
         config = run_config(jobs, out.prepared or prepare_all(jobs))
         run_meta = {"id": run_id, "sweep": self.plan.name, "interrupted": out.interrupted, **meta}
         run_meta["finished_unix_ns"] = time.time_ns()
+        extra = observed_files(out.observed)
+        if "steadystate" in out.observed:
+            extra[STEADYSTATE_FILE] = out.observed["steadystate"]
         doc = write_run_dir(
-            target, out.result_json, out.summary_json, run_meta=run_meta, config=config, host=self.host,
-            extra=observed_files(out.observed),
-        )  # fmt: skip
+            target, out.result_json, out.summary_json, run_meta=run_meta, config=config, host=self.host, extra=extra
+        )
         if meta["kind"] == "point":
             self.catalog.add_point(run_meta, target, doc)

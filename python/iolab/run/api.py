@@ -14,18 +14,13 @@ files produce, so the three sources prepare to the same job.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Optional, Union
 
-from iolab import _native
 from iolab.jobs import JobSpec
-from iolab.jobs.effects import plan_extras
-from iolab.jobs.extras import JobExtras
-from iolab.run.exec_hooks import run_exec_hooks
-from iolab.run.iosched import check_ioschedulers
-from iolab.run.local import RunOutput, prepare, prepare_all, run_jobs
+from iolab.run.local import RunOutput, prepare
+from iolab.run.pipeline import LogWriter, RunPipeline, RunSettings, parse_interval_ns
 from iolab.run.progress import ProgressSink
-from iolab.run.steady import SteadyState
-from iolab.run.wire import target_observer
 
 OptionValue = Union[str, int, float, bool]
 
@@ -45,18 +40,6 @@ def _option(name: str, value: OptionValue) -> tuple[str, Optional[str]]:
     raise TypeError(f"option {name}: expected str, int, float or bool, got {type(value).__name__}")
 
 
-def parse_interval_ns(text: str) -> int:
-    """``"1s"``, ``"500ms"``, ``"2"`` (seconds) → nanoseconds (> 0), by the
-    core's duration syntax (``_native.parse_duration_ns``)."""
-    try:
-        ns = _native.parse_duration_ns(text)
-    except ValueError as e:
-        raise ValueError(f"interval {e}") from None
-    if ns <= 0:
-        raise ValueError(f"interval '{text}': must be greater than zero")
-    return ns
-
-
 def run(
     jobs: Union[JobSpec, Sequence[JobSpec]],
     *,
@@ -64,9 +47,11 @@ def run(
     interval: Optional[str] = None,
     progress: Optional[ProgressSink] = None,
     target_stats: Optional[str] = None,
-    extras_out: Optional[list[JobExtras]] = None,
+    log_dir: Union[str, Path] = ".",
+    write_logs: Optional[LogWriter] = None,
 ) -> RunOutput:
-    """Run jobs on this host (stonewall groups one after another).
+    """Run jobs on this host (stonewall groups one after another) through
+    the run pipeline (:mod:`iolab.run.pipeline`).
 
     ``progress`` receives notes, layout notes and live progress (e.g.
     ``iolab.run.progress.TerminalProgress()``); by default nothing is shown.
@@ -79,36 +64,21 @@ def run(
     The options handled around the engine (:mod:`iolab.jobs.extras`) act
     as under ``iolab run``: ``steadystate`` ends a job when reached (fio's
     report in ``output.observed["steadystate"]``), notes go to ``progress``.
-    fio's log files are written by ``iolab.run`` (the package's, a layer
-    above: iolab.results), from the jobs' extras this function appends to
-    ``extras_out``.
+    fio's log files (``write_bw_log``, ...) are written by ``write_logs``
+    into ``log_dir`` and listed in ``output.observed["fio_logs"]["files"]``;
+    ``iolab.run(...)`` gives iolab.results' writer (a layer above ``run``).
+    Without a writer a job asking for a log is refused by name.
     """
     specs = [jobs] if isinstance(jobs, JobSpec) else list(jobs)
-    plan = plan_extras(specs, None if interval is None else parse_interval_ns(interval))
-    if progress is not None:
-        for note in plan.notes:
-            progress.note(f"note: {note}")
-    prepared = prepare_all(plan.jobs)
-    interval_ns = plan.interval_ns or parse_interval_ns(interval or "1s")
-    steady = SteadyState.plan(plan.extras, list(prepared), interval_ns)
-    observers = [target_observer(target_stats, prepared)] if target_stats else []
-    check_ioschedulers(prepared, plan.extras, progress.note if progress is not None else lambda _: None)
-    run_exec_hooks(plan.extras, "prerun", progress.note if progress is not None else lambda _: None)
-    out = run_jobs(
-        plan.jobs,
+    settings = RunSettings(
         allow_overwrite=allow_overwrite,
-        interval_ns=interval_ns,
-        progress=progress,
-        observers=observers,
-        prepared=prepared,
-        run_factory=steady.factory if steady else _native.Run,
+        interval=interval,
+        target_stats=target_stats,
+        write_logs=write_logs,
+        log_dir=Path(log_dir),
+        where="iolab.run.api.run without write_logs",
     )
-    run_exec_hooks(plan.extras, "postrun", progress.note if progress is not None else lambda _: None)
-    if steady:
-        out.observed["steadystate"] = steady.fio_entries(out.summary)
-    if extras_out is not None:
-        extras_out.extend(plan.extras)
-    return out
+    return RunPipeline(specs, settings, progress.note if progress is not None else None).execute(progress)
 
 
 __all__ = ["Job", "OptionValue", "parse_interval_ns", "prepare", "run"]

@@ -106,9 +106,9 @@ class RunOutput:
 
 def _engine(job: JobLike) -> JobLike:
     # Options handled around the engine (iolab.jobs.extras) never reach it:
-    # note-only ones are dropped, the others were applied by the caller
-    # (iolab run, iolab.run()) or are refused here by name.
-    return engine_job(job, "this caller (plans, sweeps, ...)") if isinstance(job, JobSpec) else job
+    # note-only ones are dropped, the others were applied by the run
+    # pipeline (iolab.run.pipeline) or are refused here by name.
+    return engine_job(job, "the engine alone (prepare, run_jobs)") if isinstance(job, JobSpec) else job
 
 
 def native_jobs(specs: Iterable[JobLike]) -> list[NativeJob]:

@@ -241,9 +241,11 @@ def _groups(prepared: list[Json]) -> list[tuple[str, int]]:
     return out
 
 
-class SteadyState:
-    """The steady-state watch of one run: the run factory for the driver and
-    the report afterwards, for every job with a ``steadystate`` option."""
+class FioSteadyState:
+    """fio's ``steadystate`` option over one run: the run factory for the
+    driver (jobs end when steady) and the report afterwards, for every job
+    with the option. (Not the SNIA PTS rounds of a sweep plan:
+    :class:`iolab.plans.model.PtsSteadyState`.)"""
 
     def __init__(self, criteria: Criterion | list[Criterion]) -> None:
         self.criteria = criteria if isinstance(criteria, list) else [criteria]
@@ -255,7 +257,7 @@ class SteadyState:
         return self.criteria[0]
 
     @classmethod
-    def plan(cls, extras: list[JobExtras], prepared: list[Json], interval_ns: int) -> Optional[SteadyState]:
+    def plan(cls, extras: list[JobExtras], prepared: list[Json], interval_ns: int) -> Optional[FioSteadyState]:
         criteria = [
             replace(c, job_index=i) for i, e in enumerate(extras) if (c := criterion(e, interval_ns)) is not None
         ]

@@ -93,3 +93,16 @@ def test_the_per_host_block_is_in_json_and_html_as_in_text(tmp_path: Path) -> No
     html = fleet_sweep_html(tmp_path)
     assert html.startswith("<h2>Fleet: 3 hosts</h2>") and f"<td class='num'>{table.rows[0][1]}</td>" in html
     assert fleet_json(tmp_path / "points") is None and fleet_sweep_html(tmp_path / "nothing") == ""
+
+
+def test_one_host_says_hosts_1_in_every_format(tmp_path: Path) -> None:
+    """The header's host count outside a fleet (issue 21: no report said how many hosts ran)."""
+    from iolab.analysis import analyze, load_dataset
+    from iolab.cli.report import ReportFormat, render_analysis
+    from iolab.report.html import render_html
+
+    an = analyze(load_dataset(Path(__file__).parents[1] / "analysis" / "data" / "fio" / "groups_plus.json"))
+    assert "\nhosts: 1\n" in render_analysis(an, ReportFormat.text)
+    assert "\n- hosts: 1\n" in render_analysis(an, ReportFormat.md)
+    assert json.loads(render_analysis(an, ReportFormat.json))["hosts"] == 1
+    assert "<li>hosts: 1</li>" in render_html(an)

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from iolab.fleet.launch import find_mpiexec, launch_environ
+from waits import wait_until
 
 from .faults import RUN_LIMIT_S
 from .test_mpi import _require_mpi
@@ -122,3 +123,32 @@ def test_a_sweep_launched_by_hand_with_mpiexec(tmp_path: Path) -> None:
     assert ran.stdout.count("sweep seed002-qd: 4 points") == 1, ran.stdout
     rep = _run(iolab("report", str(tmp_path / "res" / "seed002-qd")), tmp_path).stdout
     assert "hosts: 2 (a fleet" in rep and rep.count("kIOPS per host:") == 4, rep
+
+
+def test_the_seed001_example_each_vm_holds_its_own_rate(tmp_path: Path) -> None:
+    _require_mpi()
+    head = (REPO / "examples" / "fleet" / "seed001-hosts.toml").read_text(encoding="utf-8")
+    target_line = next(x for x in head.splitlines() if "iolab target --unix /tmp/s001.sock" in x)
+    fleet_line = next(x for x in head.splitlines() if "iolab fleet -n 8 --hosts" in x)
+    assert "seq 0 7" in target_line and "--export vm$i=null,size=1g" in target_line, target_line
+    sock = tmp_path / "s001.sock"  # the example's /tmp/s001.sock, private to the test
+    (tmp_path / "hosts.toml").write_text(head.replace("/tmp/s001.sock", str(sock)), encoding="utf-8")
+    exports = [a for i in range(8) for a in ("--export", f"vm{i}=null,size=1g")]
+    target = subprocess.Popen(iolab("target", "--unix", str(sock), *exports), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        wait_until(sock.exists, RUN_LIMIT_S, "the target's socket")
+        cmd = fleet_line.split("iolab ", 1)[1].split()
+        assert cmd[:4] == ["fleet", "-n", "8", "--hosts"], cmd
+        cmd[4] = "hosts.toml"
+        cmd[-1] = str(REPO / cmd[-1])  # examples/fleet/seed001.fio
+        ran = _run(iolab(*cmd, "--runtime=2", "--output-format=json", f"--fleet-spool={tmp_path / 's'}"), tmp_path)
+    finally:
+        target.terminate()
+        target.communicate(timeout=RUN_LIMIT_S)
+    doc = json.loads(ran.stdout)
+    assert doc["incomplete"] is False and len(doc["hosts"]) == 8
+    for rank, h in enumerate(doc["hosts"]):
+        iops = h["document"]["summary"]["jobs"][0]["merged"]["read"]["iops"]
+        cap = 100 + 20 * rank  # the table's rate_iops per rank
+        assert abs(iops - cap) <= 0.15 * cap, (h["host"], iops, cap)

@@ -86,3 +86,24 @@ def test_bandwidth_identity_holds_and_is_violated() -> None:
     assert f.severity == "error" and f.figures["deviation_pct"] == pytest.approx(100.0)
     assert "4 KiB x 1.00k IOPS = 3.91 MiB/s" in f.text
     assert analyze(bad).findings[0].kind == "bandwidth_identity"  # errors rank first
+
+
+def test_littles_law_on_a_fleet_counts_every_host() -> None:
+    # Issue 21: 2 hosts x QD 32 keep 64 I/Os in flight; the bound is hosts x iodepth x numjobs, not 32.
+    fleet = [sample(640_000.0, iodepth=32, lat_mean_ns=100_000, hosts=2) for _ in range(2)]
+    an = analyze(dataset([point(1, {"iodepth": 32}, fleet), point(2, {"iodepth": 16}, fleet[:1])]))
+    f = next(f for f in an.findings if f.kind == "littles_law")
+    assert f.severity == "info", f.text
+    assert f.figures["checked"][0]["configured"] == 64 and f.figures["checked"][0]["ratio"] == pytest.approx(1.0)
+    assert "of 2 hosts x iodepth x numjobs" in f.text, f.text
+    # a host short of its share is still seen: 48 in flight of 2 x 32
+    short = [sample(480_000.0, iodepth=32, lat_mean_ns=100_000, hosts=2)]
+    g = next(f for f in analyze(dataset([point(1, {"iodepth": 32}, short)])).findings if f.kind == "littles_law")
+    assert "48.0 on average" in g.text and "of 64 = 2 hosts x iodepth x numjobs, 75.0%" in g.text, g.text
+
+
+def test_littles_law_on_one_point_says_the_one_point() -> None:
+    an = analyze(dataset([point(1, {"iodepth": 4}, [sample(40_000.0, iodepth=4)])]))
+    f = next(f for f in an.findings if f.kind == "littles_law")
+    assert f.text.startswith("Little's law holds at the one point: "), f.text
+    assert "100% of iodepth x numjobs" in f.text and " to " not in f.text.split(":")[1], f.text

@@ -209,6 +209,7 @@ def test_results_directory_keeps_each_host_and_report_shows_the_spread(tmp_path:
     assert rep.returncode == 0, rep.stderr[-3000:]
     assert "Fleet: 2 hosts" in rep.stdout and "start skew" in rep.stdout, rep.stdout
     assert "spread across hosts" in rep.stdout, rep.stdout
+    rep_text = rep.stdout
     page = tmp_path / "fleet.html"
     rep = subprocess.run(
         iolab("report", str(run_dir), "--format", "html", "-o", str(page)),
@@ -220,6 +221,14 @@ def test_results_directory_keeps_each_host_and_report_shows_the_spread(tmp_path:
     assert rep.returncode == 0, rep.stderr[-3000:]
     html = page.read_text()  # drawn marks are counted in tests/report/test_chart_marks.py
     assert "<h2>Fleet: 2 hosts</h2>" in html and "IOPS per host (fleet)" in html and "start skew" in html
+    assert "hosts: 2 (a fleet" in html and "hosts: 2 (a fleet" in rep_text
+    # JSON: the hosts in the header and the fleet object (issue 21)
+    rep = subprocess.run(iolab("report", str(run_dir), "-f", "json"), capture_output=True, text=True,
+                         timeout=RUN_LIMIT_S, check=False)  # fmt: skip
+    assert rep.returncode == 0, rep.stderr[-3000:]
+    doc = json.loads(rep.stdout)
+    assert doc["hosts"] == 2 and doc["fleet"]["kind"] == "run" and doc["fleet"]["hosts"] == 2
+    assert doc["fleet"]["table"] == fleet["table"] and doc["fleet"]["clock"] == fleet["clock"]
 
 
 def test_ctrl_c_stops_every_rank_and_still_reports(tmp_path: Path) -> None:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from iolab.fleet.report import fleet_section
+import pytest
+from iolab.fleet.report import fleet_json, fleet_section, fleet_sweep_html, sweep_table
 from iolab.fleet.runner import FleetConfig, FleetOutcome, HostPart
 from iolab.fleet.sweep import merged_output
 from iolab.results.rundir import observed_files, write_run_dir
@@ -58,3 +59,50 @@ def test_point_directory_keeps_each_host_and_the_report_reads_them(tmp_path: Pat
 def test_a_directory_without_fleet_files_has_no_section(tmp_path: Path) -> None:
     (tmp_path / "points" / "p001-r1").mkdir(parents=True)
     assert fleet_section(tmp_path) == ""
+
+
+def _sweep(root: Path, points: tuple[tuple[str, int], ...]) -> dict[str, list[float]]:
+    """A synthetic fleet sweep under ``root``; each point's hosts' own IOPS (group totals)."""
+    iops: dict[str, list[float]] = {}
+    for name, n in points:
+        out = merged_output(_point(n))
+        point = root / "points" / name
+        write_run_dir(point, out.result_json, out.summary_json, run_meta={"id": name}, config={}, host={},
+                      extra=observed_files(out.observed))  # fmt: skip
+        own = [json.loads((point / "hosts" / f"rank-{r}.json").read_text()) for r in range(n)]
+        iops[name] = [d["summary"]["groups"][0]["total"]["iops"] for d in own]
+    return iops
+
+
+def test_the_per_host_block_is_in_json_and_html_as_in_text(tmp_path: Path) -> None:
+    # Issue 21: the fleet sweep's per-host block was in text and Markdown only.
+    iops = _sweep(tmp_path, (("p001-r1", 3), ("p002-r1", 2)))
+    doc = fleet_json(tmp_path)
+    assert doc is not None and doc["kind"] == "sweep"
+    assert [p["point"] for p in doc["points"]] == ["p001-r1", "p002-r1"]
+    for p in doc["points"]:
+        assert [h["host"] for h in p["hosts"]] == [f"h{r}" for r in range(len(iops[p["point"]]))]
+        assert [h["iops"] for h in p["hosts"]] == iops[p["point"]]
+        assert p["start_skew_ns"] == 1_500_000 and p["incomplete"] is False
+        assert p["spread"]["max_over_min"] == pytest.approx(max(iops[p["point"]]) / min(iops[p["point"]]))
+    table = sweep_table(tmp_path)
+    assert table is not None
+    assert table.header == ["point", "h0 kIOPS", "h1 kIOPS", "h2 kIOPS", "max/min", "CV (%)", "start skew (ms)"]
+    assert table.rows[0][1:4] == [f"{v / 1e3:.2f}" for v in iops["p001-r1"]]
+    assert table.rows[1][3] == "-" and table.rows[1][-1] == "1.500"  # h2 did not run p002
+    html = fleet_sweep_html(tmp_path)
+    assert html.startswith("<h2>Fleet: 3 hosts</h2>") and f"<td class='num'>{table.rows[0][1]}</td>" in html
+    assert fleet_json(tmp_path / "points") is None and fleet_sweep_html(tmp_path / "nothing") == ""
+
+
+def test_one_host_says_hosts_1_in_every_format(tmp_path: Path) -> None:
+    """The header's host count outside a fleet (issue 21: no report said how many hosts ran)."""
+    from iolab.analysis import analyze, load_dataset
+    from iolab.cli.report import ReportFormat, render_analysis
+    from iolab.report.html import render_html
+
+    an = analyze(load_dataset(Path(__file__).parents[1] / "analysis" / "data" / "fio" / "groups_plus.json"))
+    assert "\nhosts: 1\n" in render_analysis(an, ReportFormat.text)
+    assert "\n- hosts: 1\n" in render_analysis(an, ReportFormat.md)
+    assert json.loads(render_analysis(an, ReportFormat.json))["hosts"] == 1
+    assert "<li>hosts: 1</li>" in render_html(an)

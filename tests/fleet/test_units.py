@@ -9,7 +9,7 @@ import pytest
 from iolab.errors import JobError
 from iolab.fleet import clock
 from iolab.fleet.env import FleetError, Launch, check_world, detect
-from iolab.fleet.hosts import parse_hosts
+from iolab.fleet.hosts import parse_hosts, read_hosts
 from iolab.fleet.launch import mpiexec_command
 from iolab.fleet.runner import host_labels
 from iolab.jobs import JobSpec
@@ -88,6 +88,26 @@ def test_hosts_table_names_must_be_in_the_run() -> None:
         t.check_against(["a", "b"])
     with pytest.raises(JobError, match="host 'nodeX' runs no rank"):
         parse_hosts('[[host]]\nname = "nodeX"\nfilename = "y"').check_against(["a"])
+
+
+def test_seed001_hosts_table_with_fewer_ranks_says_what_mismatched_and_the_fix() -> None:
+    # Issue 21: the seed001 table names ranks 0..7; a 4-rank run got "rank 7 is not in this run" alone.
+    table = read_hosts(Path(__file__).parents[2] / "examples" / "fleet" / "seed001-hosts.toml")
+    for n in (8, 9):  # 8 ranks or more: every named rank runs (a ninth takes [default] alone)
+        table.check_against(["vm"] * n)
+    with pytest.raises(JobError) as e:
+        table.check_against(["vm"] * 4)
+    msg = str(e.value)
+    assert "\n" not in msg
+    assert msg.endswith(
+        "seed001-hosts.toml: ranks 4..7 are not in this run (it has 4 ranks, 0..3; the table names ranks 0..7): "
+        "start 8 ranks (iolab fleet -n 8), or remove the [[host]] entries of ranks 4..7"
+    ), msg
+    odd = parse_hosts('[[host]]\nrank = 2\nfilename = "x"\n[[host]]\nrank = 6\nfilename = "y"', "t.toml")
+    with pytest.raises(
+        JobError, match=r"ranks 2, 6 are not in this run .* remove the \[\[host\]\] entries of ranks 2, 6"
+    ):
+        odd.check_against(["a"])
 
 
 def test_labels_name_ranks_that_share_a_host() -> None:

@@ -7,7 +7,7 @@
   slip in an import).
 - **Little's law**: I/Os in flight on average = IOPS x mean latency
   (summed over directions), compared with what the configuration allows
-  (iodepth x numjobs). Below ``LITTLE_LOW_RATIO`` of it, something kept
+  (iodepth x numjobs, times the hosts of a fleet run: each ran the job). Below ``LITTLE_LOW_RATIO`` of it, something kept
   the queue from filling: the tool (submission, its CPU, a sync engine) or
   the device (a smaller queue). Above ``LITTLE_HIGH_RATIO``, the latency
   counts time the I/O was not in flight. Rate-limited samples are skipped:
@@ -75,6 +75,7 @@ def in_flight(s: Sample) -> Optional[float]:
 def littles_law(ds: Dataset) -> list[Finding]:
     """One finding for the study: where the in-flight count disagrees with the configuration, or that it holds."""
     checked: list[dict[str, float]] = []
+    bounds: set[str] = set()
     low: list[tuple[Point, dict[str, float]]] = []
     high: list[tuple[Point, dict[str, float]]] = []
     for p in ds.points:
@@ -89,6 +90,7 @@ def littles_law(ds: Dataset) -> list[Finding]:
         configured = figs[0][1]
         ratio = mean_in_flight / configured
         entry = {"point": float(p.index), "in_flight": mean_in_flight, "configured": float(configured), "ratio": ratio}
+        bounds.add(_bound(p))
         checked.append(entry)
         if ratio < LITTLE_LOW_RATIO:
             low.append((p, entry))
@@ -100,9 +102,9 @@ def littles_law(ds: Dataset) -> list[Finding]:
     if low:
         p, e = min(low, key=lambda pe: pe[1]["ratio"])
         text = (
-            f"Little's law: at {len(low)} of {len(checked)} points fewer I/Os were in flight than configured "
+            f"Little's law: {_at(len(low), len(checked))} fewer I/Os were in flight than configured "
             f"(worst {w.label(p)}: {w.num(e['in_flight'])} on average = IOPS x mean latency, of "
-            f"{e['configured']:.0f} = iodepth x numjobs, {w.pct(e['ratio'] * 100)}): something kept the queue from "
+            f"{e['configured']:.0f} = {_bound(p)}, {w.pct(e['ratio'] * 100)}): something kept the queue from "
             "filling: the tool (submission, its CPU, a sync engine) or the device (a smaller queue)"
         )
         out.append(
@@ -111,9 +113,9 @@ def littles_law(ds: Dataset) -> list[Finding]:
     if high:
         p, e = max(high, key=lambda pe: pe[1]["ratio"])
         text = (
-            f"Little's law: at {len(high)} of {len(checked)} points more I/Os were in flight than configured "
-            f"(worst {w.label(p)}: {w.num(e['in_flight'])} of {e['configured']:.0f}): the latency counts time outside "
-            "the queue, or the figures come from different windows"
+            f"Little's law: {_at(len(high), len(checked))} more I/Os were in flight than configured "
+            f"(worst {w.label(p)}: {w.num(e['in_flight'])} of {e['configured']:.0f} = {_bound(p)}): "
+            "the latency counts time outside the queue, or the figures come from different windows"
         )
         out.append(
             Finding(
@@ -124,10 +126,27 @@ def littles_law(ds: Dataset) -> list[Finding]:
         lo = min(e["ratio"] for e in checked) * 100
         hi = max(e["ratio"] for e in checked) * 100
         text = (
-            f"Little's law holds at all {len(checked)} points: I/Os in flight (IOPS x mean latency) are "
-            f"{w.pct(lo)} to {w.pct(hi)} of iodepth x numjobs: the queue stayed as full as configured"
+            f"Little's law holds {_at(len(checked), len(checked))}: I/Os in flight (IOPS x mean latency) are "
+            f"{_range(lo, hi)} of {' or '.join(sorted(bounds))}: the queue stayed as full as configured"
         )
         out.append(
             Finding("littles_law", "info", text, {"checked": checked}, None, [int(e["point"]) for e in checked], 20.0)
         )
     return out
+
+
+def _at(k: int, n: int) -> str:
+    """Where, of ``n`` points checked: "at the one point", "at all 3 points", "at 2 of 3 points"."""
+    if n == 1:
+        return "at the one point"
+    return f"at all {n} points" if k == n else f"at {k} of {n} points"
+
+
+def _range(lo: float, hi: float) -> str:
+    return w.pct(lo) if w.pct(lo) == w.pct(hi) else f"{w.pct(lo)} to {w.pct(hi)}"
+
+
+def _bound(p: Point) -> str:
+    """How a point's in-flight bound is made: iodepth x numjobs, times the hosts of a fleet."""
+    hosts = max((s.config.hosts for s in p.samples), default=1)
+    return "iodepth x numjobs" if hosts == 1 else f"{hosts} hosts x iodepth x numjobs"

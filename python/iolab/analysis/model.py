@@ -94,13 +94,14 @@ class SampleConfig:
     outstanding_total: Optional[int] = None
     #: False when the block size varies (ranges, bssplit): bs_*_bytes is then the largest
     bs_fixed: bool = True
+    #: hosts (fleet ranks) that each ran the whole job: a fleet run's merged result; 1 otherwise
+    hosts: int = 1
 
     @property
     def outstanding(self) -> int:
-        """I/Os the configuration allows in flight: iodepth x numjobs."""
-        if self.outstanding_total is not None:
-            return self.outstanding_total
-        return self.iodepth * self.numjobs
+        """I/Os the configuration allows in flight: hosts x iodepth x numjobs."""
+        per_host = self.outstanding_total if self.outstanding_total is not None else self.iodepth * self.numjobs
+        return self.hosts * per_host
 
     @property
     def random(self) -> bool:
@@ -204,6 +205,11 @@ class Dataset:
     plan: Json = field(default_factory=dict)
     tool: str = "iolab"  # who measured: "iolab <version>" or "fio-3.33"
 
+    @property
+    def hosts(self) -> list[int]:
+        """How many hosts ran the points (a fleet's ranks; 1 for one host), each count once, smallest first."""
+        return sorted({s.config.hosts for p in self.points for s in p.samples}) or [1]
+
 
 @dataclass
 class Stat:
@@ -274,6 +280,7 @@ class Analysis:
         return {
             "schema": ANALYSIS_SCHEMA,
             "source": {"kind": ds.source, "name": ds.name, "path": ds.path, "tool": ds.tool},
+            "hosts": max(ds.hosts),
             "axes": ds.axes,
             "points": [{"index": p.index, "params": p.params, "repeats": len(p.samples)} for p in ds.points],
             "rows": [asdict(r) for r in self.rows],

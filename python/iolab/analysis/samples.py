@@ -88,8 +88,9 @@ def _rate_total(values: list[Optional[float]], workers: int) -> Optional[float]:
     return sum(caps) * workers if caps else None
 
 
-def sample_config(sjobs: list[Json], rjobs: list[Json]) -> SampleConfig:
-    """The first job's configuration; in-flight I/Os and rate caps summed over the group's jobs."""
+def sample_config(sjobs: list[Json], rjobs: list[Json], hosts: int = 1) -> SampleConfig:
+    """The first job's configuration; in-flight I/Os and rate caps summed over
+    the group's jobs; ``hosts``: the fleet ranks that each ran them."""
     c, job = sjobs[0]["config"], rjobs[0]["job"]
     outstanding = sum(int(s["config"]["iodepth"]) * int(s["config"]["numjobs"]) for s in sjobs)
     rate_iops = [_rate_total(list(r["job"]["rate_iops"]), int(s["config"]["numjobs"])) for s, r in zip(sjobs, rjobs)]
@@ -114,6 +115,7 @@ def sample_config(sjobs: list[Json], rjobs: list[Json]) -> SampleConfig:
         rate_bytes_per_s=sum(v for v in rate_bw if v) or None,
         outstanding_total=outstanding if len(sjobs) > 1 else None,
         bs_fixed=all(c[k]["min_bytes"] == c[k]["max_bytes"] for k in ("bs_read", "bs_write")),
+        hosts=hosts,
     )
 
 
@@ -181,7 +183,7 @@ def group_sample(doc: Json, group: Json, label: str, notes: list[str], device: O
     read, write = (_dir_result(group, rjobs, d) for d in range(len(DIRS)))
     return Sample(
         label=label,
-        config=sample_config(sjobs, rjobs),
+        config=sample_config(sjobs, rjobs, hosts=len(doc["result"].get("hosts") or [None])),
         read=read,
         write=write,
         runtime_ns=max(read.runtime_ns, write.runtime_ns),

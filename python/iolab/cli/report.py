@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -94,24 +94,30 @@ def report(
         from iolab.report.html import render_html
 
         path = output or default_html_path(source)
+        from iolab.fleet.report import fleet_sweep_html
         from iolab.fleet.rundir import read_fleet
 
         fleet = read_fleet(source) if source.is_dir() else None  # a fleet run: per-host bars, spread, skew
-        path.write_text(render_html(an, fleet), encoding="utf-8")
+        path.write_text(render_html(an, fleet, fleet_sweep_html(source)), encoding="utf-8")
         typer.echo(str(path))
         return
-    text = render_analysis(an, fmt)
-    if fmt is not ReportFormat.json:  # a fleet run: per-host bars, spread, skew
-        from iolab.fleet.report import fleet_section
+    from iolab.fleet.report import fleet_json, fleet_section
 
+    # a fleet run or sweep: per host (bars), the spread and the start skew
+    text = render_analysis(an, fmt, fleet_json(source)) if fmt is ReportFormat.json else render_analysis(an, fmt)
+    if fmt is not ReportFormat.json:
         text += fleet_section(source)
     _emit(text, output)
 
 
-def render_analysis(an: Analysis, fmt: ReportFormat) -> str:
-    """One analysis as text, Markdown or JSON."""
+def render_analysis(an: Analysis, fmt: ReportFormat, fleet: Optional[dict[str, Any]] = None) -> str:
+    """One analysis as text, Markdown or JSON; ``fleet``: the JSON's ``fleet``
+    object (:func:`iolab.fleet.report.fleet_json`)."""
     if fmt is ReportFormat.json:
-        return json.dumps(an.to_json(), indent=2) + "\n"
+        doc = an.to_json()
+        if fleet is not None:
+            doc["fleet"] = fleet
+        return json.dumps(doc, indent=2) + "\n"
     if fmt is ReportFormat.md:
         from iolab.report.markdown import format_analysis_markdown
 

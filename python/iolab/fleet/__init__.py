@@ -14,8 +14,12 @@
   buckets summed, never percentiles averaged), the per-host table.
 - :mod:`iolab.fleet.live`: one interval of the cluster (a row per host and
   a total) and its renderers: terminal table, Prometheus text, live page.
+- :mod:`iolab.fleet.prepare`: every rank prepares its engine in waves, so
+  ranks that share a file lay it out once.
 - :mod:`iolab.fleet.runner`: the run on every rank: broadcast, start
   together, interval gathering, the watchdog, the final gather.
+- :mod:`iolab.fleet.report`: the fleet part of ``iolab report`` in every
+  format (per host, spread, start skew).
 - :mod:`iolab.fleet.launch`: ``iolab fleet -n N``'s mpiexec command line.
 
 mpi4py is imported only by :mod:`iolab.fleet.comm`, and only under MPI,

@@ -61,9 +61,15 @@ class HostsTable:
 
     def check_against(self, hosts: Sequence[str]) -> None:
         """Every rank and host name the table names must be in the run."""
-        for r, _ in self.by_rank:
-            if not 0 <= r < len(hosts):
-                raise JobError(f"{self.source}: rank {r} is not in this run (ranks 0..{len(hosts) - 1})")
+        outside = sorted({r for r, _ in self.by_rank if not 0 <= r < len(hosts)})
+        if outside:
+            named = sorted({r for r, _ in self.by_rank})
+            raise JobError(
+                f"{self.source}: {_ranks(outside)} {'is' if len(outside) == 1 else 'are'} not in this run "
+                f"(it has {len(hosts)} ranks, 0..{len(hosts) - 1}; the table names {_ranks(named)}): start "
+                f"{max(named) + 1} ranks (iolab fleet -n {max(named) + 1}), or remove the [[host]] entries of "
+                f"{_ranks(outside)}"
+            )
         for name, _ in self.by_name:
             if name not in hosts:
                 raise JobError(f"{self.source}: host {name!r} runs no rank (hosts: {', '.join(sorted(set(hosts)))})")
@@ -72,6 +78,15 @@ class HostsTable:
         """``jobs`` as ``rank`` on ``host`` runs them."""
         extra = self.options_for(rank, host)
         return [j.with_options(*extra) for j in jobs] if extra else list(jobs)
+
+
+def _ranks(ranks: list[int]) -> str:
+    """Ranks as "rank 3", "ranks 4..7" (consecutive) or "ranks 1, 5, 9"."""
+    if len(ranks) == 1:
+        return f"rank {ranks[0]}"
+    if ranks == list(range(ranks[0], ranks[-1] + 1)):
+        return f"ranks {ranks[0]}..{ranks[-1]}"
+    return "ranks " + ", ".join(str(r) for r in ranks)
 
 
 def _options(table: Any, where: str) -> tuple[Option, ...]:

@@ -1,6 +1,11 @@
-"""The fleet part of ``iolab report RUN`` (text and Markdown): per-host
+"""The fleet part of ``iolab report RUN|SWEEP`` in every format: per-host
 bars, the spread across hosts, and the start skew and clock offsets; for
 a fleet sweep, per point, each host's IOPS from its own kept results.
+
+- text and Markdown: :func:`fleet_section` (appended to the report);
+- HTML: :func:`fleet_sweep_html` (a sweep's table; a run's section and bars
+  are drawn by :mod:`iolab.report.html` from ``fleet.json``);
+- JSON: :func:`fleet_json` (the report's ``fleet`` object).
 
 Reads ``fleet.json`` of a run directory (:mod:`iolab.fleet.rundir`); a
 run without it (one host) gets nothing. The bars are the table's own rows
@@ -9,11 +14,13 @@ run without it (one host) gets nothing. The bars are the table's own rows
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from iolab.errors import ResultFormatError
 from iolab.fleet.rundir import read_fleet, read_rank_results
+from iolab.report.analysis_text import Table
 from iolab.report.fleet_lines import by_group_dir, skew_line, spread_line
 
 BAR_CHARS = 40
@@ -24,6 +31,13 @@ def _bar(x: float, top: float) -> str:
     return "#" * n
 
 
+def _sweep_points(directory: Path) -> list[Path]:
+    """A fleet sweep's point directories (those with ``fleet.json``); [] for anything else."""
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in (directory / "points").glob("*") if read_fleet(p) is not None)
+
+
 def fleet_section(directory: Path) -> str:
     """The section for a fleet run directory or fleet sweep, or "" for any other source."""
     if not directory.is_dir():
@@ -31,8 +45,88 @@ def fleet_section(directory: Path) -> str:
     doc = read_fleet(directory)
     if doc is not None:
         return format_fleet(doc)
-    points = sorted(p for p in (directory / "points").glob("*") if read_fleet(p) is not None)
+    points = _sweep_points(directory)
     return format_fleet_sweep(points) if points else ""
+
+
+def _spread(iops: list[float]) -> Optional[dict[str, float]]:
+    """The spread across hosts (as :func:`spread_line` words it), or None for fewer than two."""
+    if len(iops) < 2 or min(iops) <= 0:
+        return None
+    cv = statistics.pstdev(iops) / statistics.mean(iops) * 100
+    return {"min_iops": min(iops), "max_iops": max(iops), "max_over_min": max(iops) / min(iops), "cv_pct": cv}
+
+
+def _sweep_point(p: Path) -> dict[str, Any]:
+    """One point of a fleet sweep: each host's IOPS (its own group total), the spread, the skew."""
+    doc = read_fleet(p)
+    labels = {int(h["rank"]): h["host"] for h in doc["hosts"]}
+    hosts = [{"rank": r, "host": labels.get(r, f"rank {r}"), "iops": _host_iops(d)} for r, d in read_rank_results(p).items()]
+    return {
+        "point": p.name,
+        "hosts": hosts,
+        "spread": _spread([h["iops"] for h in hosts]),
+        "start_skew_ns": doc["clock"]["start_skew_ns"],
+        "incomplete": bool(doc.get("incomplete")),
+        "faults": list(doc.get("faults", [])),
+    }
+
+
+def fleet_json(directory: Path) -> Optional[dict[str, Any]]:
+    """The report's ``fleet`` object, or None for a source that is not a fleet.
+
+    A run: ``{"kind": "run", "hosts": N, "table": [a row per host and
+    direction, then the totals], "clock": ..., "incomplete", "faults"}`` (the
+    rows as in ``fleet.json``: ``iops``, ``bw_bytes_per_s``, ``lat_p50_ns``,
+    ``lat_p99_ns``...). A sweep: ``{"kind": "sweep", "points": [{"point",
+    "hosts": [{"rank", "host", "iops"}], "spread": {"min_iops", "max_iops",
+    "max_over_min", "cv_pct"} or null, "start_skew_ns", "incomplete",
+    "faults"}]}``."""
+    if not directory.is_dir():
+        return None
+    doc = read_fleet(directory)
+    if doc is not None:
+        return {
+            "kind": "run",
+            "hosts": len(doc["hosts"]),
+            "table": doc["table"],
+            "clock": doc["clock"],
+            "incomplete": bool(doc.get("incomplete")),
+            "faults": list(doc.get("faults", [])),
+        }
+    points = _sweep_points(directory)
+    return {"kind": "sweep", "points": [_sweep_point(p) for p in points]} if points else None
+
+
+def sweep_table(directory: Path) -> Optional[Table]:
+    """A fleet sweep's per-host table: a row per point, a kIOPS column per
+    host, the spread and the start skew; None for a source that is not one."""
+    points = [_sweep_point(p) for p in _sweep_points(directory)]
+    if not points:
+        return None
+    hosts = sorted({(h["rank"], h["host"]) for pt in points for h in pt["hosts"]})
+    header = ["point", *(f"{label} kIOPS" for _, label in hosts), "max/min", "CV (%)", "start skew (ms)"]
+    rows = []
+    for pt in points:
+        own = {(h["rank"], h["host"]): h["iops"] for h in pt["hosts"]}
+        sp = pt["spread"]
+        cells = [f"{own[k] / 1e3:.2f}" if k in own else "-" for k in hosts]
+        spread = [f"{sp['max_over_min']:.3f}", f"{sp['cv_pct']:.1f}"] if sp else ["-", "-"]
+        rows.append([pt["point"], *cells, *spread, f"{pt['start_skew_ns'] / 1e6:.3f}"])
+    notes = ["each host's kIOPS is its own group total (both directions), from hosts/rank-R.json of the point"]
+    notes += [f"{pt['point']} INCOMPLETE: " + "; ".join(pt["faults"]) for pt in points if pt["incomplete"]]
+    return Table(f"Fleet sweep: {len(points)} points, each run on every host", header, rows, 1, notes)
+
+
+def fleet_sweep_html(directory: Path) -> str:
+    """A fleet sweep's per-host section for the HTML report, or "" for any other source."""
+    from iolab.report.html import html_table
+
+    table = sweep_table(directory)
+    if table is None:
+        return ""
+    hosts = len(table.header) - 4  # point, a column per host, max/min, CV, skew
+    return f"<h2>Fleet: {hosts} hosts</h2>\n{html_table(table)}"
 
 
 def _host_iops(document: dict[str, Any]) -> float:
@@ -53,16 +147,14 @@ def format_fleet_sweep(points: list[Path]) -> str:
     (``hosts/rank-R.json``), the spread across hosts and the start skew."""
     lines = ["", f"Fleet sweep: {len(points)} points, each run on every host"]
     for p in points:
-        doc = read_fleet(p)
-        hosts = read_rank_results(p)
-        labels = {int(h["rank"]): h["host"] for h in doc["hosts"]}
-        per = ", ".join(f"{labels.get(r, f'rank {r}')} {_host_iops(d) / 1e3:.2f}" for r, d in hosts.items())
+        doc, pt = read_fleet(p), _sweep_point(p)
+        per = ", ".join(f"{h['host']} {h['iops'] / 1e3:.2f}" for h in pt["hosts"])
         lines.append(f"  {p.name}: kIOPS per host: {per or '- (no per-host results kept)'}")
-        rows = [{"iops": _host_iops(d)} for d in hosts.values()]
+        rows = [{"iops": h["iops"]} for h in pt["hosts"]]
         tail = "; " + spread_line(rows) if spread_line(rows) else ""
         lines.append(f"    {skew_line(doc)}{tail}")
-        if doc.get("incomplete"):
-            lines.append("    INCOMPLETE: " + "; ".join(doc.get("faults", [])))
+        if pt["incomplete"]:
+            lines.append("    INCOMPLETE: " + "; ".join(pt["faults"]))
     return "\n".join(lines) + "\n"
 
 
@@ -81,4 +173,14 @@ def format_fleet(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["by_group_dir", "fleet_section", "format_fleet", "format_fleet_sweep", "skew_line", "spread_line"]
+__all__ = [
+    "by_group_dir",
+    "fleet_json",
+    "fleet_section",
+    "fleet_sweep_html",
+    "format_fleet",
+    "format_fleet_sweep",
+    "skew_line",
+    "spread_line",
+    "sweep_table",
+]

@@ -6,8 +6,9 @@ on rank 0 alone) and the hosts table, and broadcasts them.
 
 Before the start (collectives; every rank alive): broadcast the jobs,
 gather host names, each rank prepares its engine with its hosts-table
-options and reports the outcome (one failure ends every rank with the
-failing host named), clock ping-pong, broadcast of the start instant.
+options, in waves so that ranks sharing a file lay it out once
+(:mod:`iolab.fleet.prepare`), and reports the outcome (one failure ends
+every rank with the failing host named), clock ping-pong, broadcast of the start instant.
 
 From the start on (non-blocking point-to-point only, see
 :mod:`iolab.fleet.comm`): ranks send an interval snapshot (which is also
@@ -27,7 +28,6 @@ from typing import Any, Callable, Optional
 from iolab import _native
 from iolab.fleet import clock
 from iolab.fleet.comm import TAG_BEAT, TAG_DONE, TAG_FINAL, TAG_INTERVAL, TAG_STOP, World
-from iolab.fleet.env import FleetError
 from iolab.fleet.hosts import HostsTable
 from iolab.fleet.parts import (
     DEFAULT_DEADLINE_S,
@@ -40,6 +40,7 @@ from iolab.fleet.parts import (
     final_of,
     prestart_guard,
 )
+from iolab.fleet.prepare import prepare_in_waves
 from iolab.fleet.spool import Spool
 from iolab.jobs import JobSpec
 from iolab.run.local import POLL_S, RunLike, native_jobs
@@ -135,7 +136,7 @@ def _before_start(world: World, plan: Callable[[], Plan], cfg: FleetConfig, run_
     if the_plan.hosts is not None:
         the_plan.hosts.check_against(hostnames)  # the same on every rank: all raise alike
     specs = the_plan.hosts.apply(the_plan.jobs, world.rank, world.host) if the_plan.hosts else list(the_plan.jobs)
-    run = _prepare_everywhere(world, specs, cfg, labels, run_factory)
+    run = _prepare_everywhere(world, specs, cfg, hostnames, labels, run_factory)
     samples = clock.measure(world)
     start_at = world.bcast(clock.start_instant(samples, START_LEAD_NS) if world.rank == 0 else None)
     offsets = world.bcast({s.rank: s.offset_ns for s in samples} if world.rank == 0 else None)
@@ -174,29 +175,26 @@ def _broadcast_plan(world: World, plan: Callable[[], Plan]) -> Plan:
 
 
 def _prepare_everywhere(
-    world: World, specs: Sequence[JobSpec], cfg: FleetConfig, labels: Sequence[str], run_factory: Callable[..., RunLike]
+    world: World,
+    specs: Sequence[JobSpec],
+    cfg: FleetConfig,
+    hostnames: Sequence[str],
+    labels: Sequence[str],
+    run_factory: Callable[..., RunLike],
 ) -> RunLike:
-    """Every rank prepares; if any cannot, every rank stops with the first
-    failing host's error (all ranks raise the same error)."""
-    run: Optional[RunLike] = None
-    error: Optional[BaseException] = None
-    try:
-        run = run_factory(
+    """Every rank prepares, in waves so that ranks sharing a file lay it out
+    once (:mod:`iolab.fleet.prepare`); if any cannot, every rank stops with
+    the first failing host's error (all ranks raise the same error)."""
+
+    def make() -> RunLike:
+        return run_factory(
             native_jobs(engine_jobs(specs, RunSettings(cannot_apply=CANNOT_APPLY, where="a fleet run"))),
             interval_ns=cfg.interval_ns,
             allow_overwrite=cfg.allow_overwrite,
             host=labels[world.rank],
         )
-    except Exception as e:  # reported to every rank below
-        error = e
-    outcomes = world.allgather(None if error is None else (type(error), str(error)))
-    for r, o in enumerate(outcomes):
-        if o is not None:
-            kind, text = o
-            err = kind(f"{labels[r]} (rank {r}): {text}") if issubclass(kind, Exception) else FleetError(text)
-            raise err
-    assert run is not None
-    return run
+
+    return prepare_in_waves(world, hostnames, labels, make)
 
 
 def _follow(world: World, run: RunLike, cfg: FleetConfig, snap: Snapshotter, spool: Spool) -> None:

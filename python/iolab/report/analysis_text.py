@@ -246,6 +246,12 @@ def _fig(v: object) -> str:
     return str(v)
 
 
+def hosts_line(counts: list[int]) -> str:
+    """How many hosts ran the points: "1", or a fleet's "2 (a fleet: ...)"."""
+    n = "/".join(str(c) for c in counts)
+    return n if counts == [1] else f"{n} (a fleet: each host ran the whole job; figures are the hosts' sum)"
+
+
 def summary_lines(an: Analysis) -> list[str]:
     """What was analysed: source, tool, host, points and repeats."""
     ds = an.dataset
@@ -257,6 +263,7 @@ def summary_lines(an: Analysis) -> list[str]:
         f"source: {ds.source} {ds.path}",
         f"measured by: {ds.tool}",
         f"host: {host_line(ds.host)}",
+        f"hosts: {hosts_line(ds.hosts)}",
         f"points: {len(ds.points)}, axes: {', '.join(ds.axes) or 'none'}, repeats per point: {rep}",
     ]
 

@@ -143,10 +143,12 @@ def _fleet(fleet: Json) -> str:
     return f"<h2>Fleet: {len(fleet['hosts'])} hosts</h2><ul class='fleet'>{lis}</ul>"
 
 
-def render_html(an: Analysis, fleet: Optional[Json] = None) -> str:
+def render_html(an: Analysis, fleet: Optional[Json] = None, fleet_sweep: str = "") -> str:
     """The whole report as one HTML document; ``fleet`` (a run directory's
-    ``fleet.json``) adds the fleet section: per-host bars, spread and skew."""
-    fleet_part = "" if fleet is None else _fleet(fleet)
+    ``fleet.json``) adds the fleet section: per-host bars, spread and skew;
+    ``fleet_sweep`` is a fleet sweep's per-host section, ready HTML
+    (:func:`iolab.fleet.report.fleet_sweep_html`)."""
+    fleet_part = ("" if fleet is None else _fleet(fleet)) + fleet_sweep
     charts = ([] if fleet is None else fleet_charts(fleet)) + all_charts(an)
     divs, specs = _charts(charts)
     return f"""<!DOCTYPE html>

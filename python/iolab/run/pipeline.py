@@ -1,8 +1,9 @@
 """One run, start to end: the pipeline every caller runs jobs through.
 
-``iolab run``, the library API (``iolab.run(...)``, :func:`iolab.run.api.run`)
-and each run of a sweep (its points, warm-ups, precondition and steady-state
-rounds) take the same stages, so an option one of them honours works in all:
+``iolab run``, the library API (``iolab.run(...)``, :func:`iolab.run.api.run`,
+which ``iolab lab raid`` drives), each job of ``iolab quick`` and each run of
+a sweep (its points, warm-ups, precondition and steady-state rounds) take the
+same stages, so an option one of them honours works in all:
 
 1. **prepare** (:class:`RunPipeline`): the options handled around the engine
    (:func:`iolab.jobs.effects.plan_extras`: notes, ``wait_for``,

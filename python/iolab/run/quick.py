@@ -53,9 +53,10 @@ from typing import Any, Optional
 from iolab import _native
 from iolab.errors import EngineError
 from iolab.jobs import JobSpec
-from iolab.run.diskstats import DiskstatsObserver, device_requests, other_traffic, own_io, request_limit_bytes
+from iolab.run.diskstats import device_requests, other_traffic, own_io, request_limit_bytes
 from iolab.run.hostfacts import host_facts
-from iolab.run.local import INTERRUPTED_NOTE, RunOutput, attach_partial, partial_output, prepare_all, run_jobs
+from iolab.run.local import INTERRUPTED_NOTE, RunOutput, attach_partial, partial_output
+from iolab.run.pipeline import RunPipeline, RunSettings
 from iolab.run.progress import ProgressSink
 
 #: (name, rw, bs, iodepth, extra options) — the order they run in.
@@ -223,10 +224,11 @@ def _run_each(
     device: list[dict[str, Any]] = []
     sink = _NewNotesOnly(progress) if progress is not None else None
     for job in jobs:
-        prepared = prepare_all([job])
-        watch = DiskstatsObserver([target.filename])
+        # The one run pipeline (run/pipeline.py), with the device under the
+        # job's file watched over the run (RunSettings.diskstats).
+        settings = RunSettings(allow_overwrite=allow_overwrite, diskstats=True, where="iolab quick")
         try:
-            out = run_jobs([job], allow_overwrite=allow_overwrite, progress=sink, observers=[watch], prepared=prepared)
+            out = RunPipeline([job], settings, sink.note if sink is not None else None).execute(sink)
         except KeyboardInterrupt:
             # Between two jobs (the engine's own Ctrl-C ends a run cleanly):
             # keep what ran; with nothing run there is nothing to keep.

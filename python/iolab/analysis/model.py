@@ -64,10 +64,6 @@ class DirResult:
     clat: Optional[LatStats] = None
     lat: Optional[LatStats] = None
 
-    @property
-    def mean_bs_bytes(self) -> Optional[float]:
-        return self.bytes / self.ios if self.ios else None
-
 
 @dataclass
 class SampleConfig:

@@ -46,10 +46,6 @@ class HostRow:
     #: Declared lost by the watchdog.
     lost: bool = False
 
-    @property
-    def bw_gbit_per_s(self) -> Optional[float]:
-        return None if self.bw_bytes_per_s is None else self.bw_bytes_per_s * 8 / 1e9
-
 
 @dataclass(frozen=True)
 class ClusterInterval:

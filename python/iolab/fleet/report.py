@@ -61,7 +61,9 @@ def _sweep_point(p: Path) -> dict[str, Any]:
     """One point of a fleet sweep: each host's IOPS (its own group total), the spread, the skew."""
     doc = read_fleet(p)
     labels = {int(h["rank"]): h["host"] for h in doc["hosts"]}
-    hosts = [{"rank": r, "host": labels.get(r, f"rank {r}"), "iops": _host_iops(d)} for r, d in read_rank_results(p).items()]
+    hosts = [
+        {"rank": r, "host": labels.get(r, f"rank {r}"), "iops": _host_iops(d)} for r, d in read_rank_results(p).items()
+    ]
     return {
         "point": p.name,
         "hosts": hosts,

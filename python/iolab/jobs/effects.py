@@ -44,9 +44,6 @@ class ExtrasPlan:
             for n in ("write_bw_log", "write_iops_log", "write_lat_log", "write_hist_log")
         )
 
-    def wants_steadystate(self) -> bool:
-        return any(e.text("steadystate") for e in self.extras)
-
 
 def _option(spec: JobSpec, name: str) -> Optional[str]:
     value = None

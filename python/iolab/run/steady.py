@@ -181,13 +181,6 @@ class SteadyStateRun:
         return p
 
 
-def interval_lat_mean_ns(progress: Json) -> Optional[float]:
-    """Mean total latency (ns) of the I/Os completed in the progress's last
-    interval, read and write together (their histograms merged); None when
-    none completed."""
-    return _lat_mean_ns(progress.get("lat_ns", []))
-
-
 def _lat_mean_ns(lat_hists: list[Any]) -> Optional[float]:
     hists = [h for h in lat_hists if h]
     if not hists:

@@ -12,10 +12,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.waits import wait_until
 
 from .faults import RUN_LIMIT_S, rank_pid, run_with_fault, spooled_lines
 
@@ -167,17 +168,21 @@ def test_live_metrics_during_a_run_have_a_row_per_host(tmp_path: Path) -> None:
     cmd += ["--output-format=json", f"--fleet-spool={tmp_path / 'spool'}"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     seen = ""
+
+    def both_hosts_and_total() -> bool:
+        # An interval in which a host's snapshot was late (a loaded machine)
+        # has no row for it: wait for one with both hosts and the total.
+        nonlocal seen
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                seen = r.read().decode()
+        except OSError:
+            seen = ""
+        rows = [line for line in seen.splitlines() if line.startswith("iolab_fleet_iops{")]
+        return len(rows) == 3 and 'iolab_fleet_iops{host="total"}' in seen
+
     try:
-        deadline = time.monotonic() + RUN_LIMIT_S
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-                    seen = r.read().decode()
-            except OSError:
-                seen = ""
-            if 'iolab_fleet_iops{host="total"}' in seen:
-                break
-            time.sleep(0.1)
+        wait_until(both_hosts_and_total, RUN_LIMIT_S, "an interval with both hosts and the total on /metrics", proc)
         out, err = proc.communicate(timeout=RUN_LIMIT_S)
     finally:
         if proc.poll() is None:

@@ -7,8 +7,12 @@ analyses what fio measured exactly as it analyses iolab's runs.
 - One :class:`Point` per stonewall group (``groupid``) with one
   :class:`Sample` (fio runs each group once). A group's ``jobs`` entries —
   numjobs clones without ``group_reporting``, or several jobs in one group —
-  are merged: counts, bytes, IOPS and bandwidth summed; min/max/mean/stdev
-  combined exactly; json+ ``bins`` become one HdrHistogram
+  are merged: counts and bytes summed, IOPS and bandwidth by the core's one
+  definition (docs/architecture.md): the group's I/Os and bytes of a
+  direction over the longest runtime of its entries that did that direction
+  (fio's own group line, ``Run status group``, divides the same way; a sum
+  of the entries' rates overstates a group whose jobs ran for different
+  times); min/max/mean/stdev combined exactly; json+ ``bins`` become one HdrHistogram
   (``hist_from_counts``) whose percentiles are the point's. Plain json has
   only each entry's percentiles, which cannot be combined: a point of one
   entry keeps fio's printed percentiles, a point of several keeps none and
@@ -203,14 +207,19 @@ def _sample(gid: int, entries: list[Json], opts: list[dict[str, str]]) -> Sample
 def _dir_result(entries: list[Json], d: str, notes: list[str]) -> DirResult:
     ds = [e[d] for e in entries]
     lats: dict[str, Optional[LatStats]] = {k: _lat(ds, k, d, notes) for k in LAT_KINDS}
+    ios = sum(int(x.get("total_ios", 0)) for x in ds)
+    nbytes = sum(int(x.get("io_bytes", 0)) for x in ds)
+    # The core's definition (summary/group.rs group_dir): over the longest
+    # runtime of the entries that did this direction.
+    runtime_s = max((int(x.get("runtime", 0)) for x in ds if int(x.get("total_ios", 0)) > 0), default=0) / 1e3
     return DirResult(
-        ios=sum(int(x.get("total_ios", 0)) for x in ds),
-        bytes=sum(int(x.get("io_bytes", 0)) for x in ds),
+        ios=ios,
+        bytes=nbytes,
         # fio counts I/O errors per job, not per direction (see _sample's notes).
         errors=0,
         runtime_ns=max(int(x.get("runtime", 0)) for x in ds) * 1_000_000,
-        iops=sum(float(x.get("iops", 0.0)) for x in ds),
-        bw_bytes_per_s=sum(float(x.get("bw_bytes", 0)) for x in ds),
+        iops=ios / runtime_s if runtime_s else 0.0,
+        bw_bytes_per_s=nbytes / runtime_s if runtime_s else 0.0,
         slat=lats["slat"],
         clat=lats["clat"],
         lat=lats["lat"],

@@ -42,7 +42,10 @@ class Series:
 
 
 def numeric_axes(ds: Dataset) -> list[str]:
-    """Axes with a number at every point and at least two distinct numbers."""
+    """Axes with a number at every point and at least two distinct numbers:
+    the one rule for knees, trends and the report's charts (an axis whose
+    points all sit at one number, ``bs=4k`` beside ``bs=4096``, is no axis
+    to draw or read a trend along)."""
     out = []
     for a in ds.axes:
         vals = [p.values.get(a) for p in ds.points]

@@ -113,7 +113,7 @@ def test_numjobs_clones_merge_their_bins_exactly() -> None:
     doc = fio_doc("groups_plus.json")
     ds = load_fio_json(DATA / "groups_plus.json")
     for point in ds.points:
-        gid = point.index
+        gid = point.index - 1  # points count from 1, fio's groupid from 0
         entries = [j for j in doc["jobs"] if j["groupid"] == gid]
         clat = point.samples[0].read.clat
         assert clat is not None and clat.hist is not None
@@ -142,8 +142,9 @@ def test_counts_bytes_rates_cpu_equal_fio_sums() -> None:
     doc = fio_doc("groups.json")
     ds = load_fio_json(DATA / "groups.json")
     assert len(ds.points) == 3
+    assert [p.index for p in ds.points] == [1, 2, 3]  # from 1, as an iolab run's or plan's points
     for point in ds.points:
-        entries = [j for j in doc["jobs"] if j["groupid"] == point.index]
+        entries = [j for j in doc["jobs"] if j["groupid"] == point.index - 1]
         s = point.samples[0]
         for d in ("read", "write"):
             r = s.dir(d)

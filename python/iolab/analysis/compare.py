@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Optional
 
+from iolab.analysis import wording as w
 from iolab.analysis.model import Analysis, Json, Row, SampleConfig, Scalar, Stat
 from iolab.errors import IolabError
 
@@ -189,9 +190,7 @@ def point_label(an: Analysis, point: int) -> str:
     """What names a point: its parameters, else (a run without axes) its job's name."""
     for p in an.dataset.points:
         if p.index == point:
-            if p.params:
-                return " ".join(f"{k}={v}" for k, v in p.params.items())
-            return p.samples[0].label if p.samples else f"point {point}"
+            return w.label(p)
     return f"point {point}"
 
 

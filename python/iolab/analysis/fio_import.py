@@ -17,6 +17,8 @@ analyses what fio measured exactly as it analyses iolab's runs.
   only each entry's percentiles, which cannot be combined: a point of one
   entry keeps fio's printed percentiles, a point of several keeps none and
   says why in ``Sample.notes`` (percentiles are never averaged).
+- Points count from 1, as a plan's do (``Sample.label`` keeps fio's
+  ``groupid``, which counts from 0).
 - Axes: the job options (``global options`` + ``job options``) whose values
   differ between points; sizes parsed by fio's rules (:func:`fio_size`).
 - ``disk_util`` covers fio's whole run, so it becomes the sample's
@@ -113,7 +115,7 @@ def load_fio_json(path: Union[str, Path]) -> Dataset:
     samples = [_sample(gid, groups[gid], opts[gid]) for gid in sorted(groups)]
     _attach_device(doc, samples)
     axes, params, values = _axes([opts[gid] for gid in sorted(groups)], samples)
-    points = [Point(i, params[i], values[i], [s]) for i, s in enumerate(samples)]
+    points = [Point(i + 1, params[i], values[i], [s]) for i, s in enumerate(samples)]
     ramp = any(s.config.ramp_time_ns > 0 for s in samples)
     # fio's JSON names a host only in client/server mode (fio --client).
     hostnames = sorted({str(e["hostname"]) for es in groups.values() for e in es if e.get("hostname")})

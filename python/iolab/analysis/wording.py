@@ -32,6 +32,11 @@ def value(v: Scalar) -> str:
 
 
 def label(point: Point) -> str:
-    """``"point 3 (iodepth=32)"``."""
-    params = ", ".join(f"{k}={value(v)}" for k, v in point.params.items())
-    return f"point {point.index} ({params})" if params else f"point {point.index}"
+    """A point named as the tables and charts name its row: its parameters
+    (``"iodepth=32 bs=4k"``; one without effect, "-", left out), else, in a
+    run without axes, its job's name (``"rand-write-4k-qd1"``). Never its
+    index: no table shows one (and fio's groups count from 0, plans from 1)."""
+    params = " ".join(f"{k}={value(v)}" for k, v in point.params.items() if v != "-")
+    if params:
+        return params
+    return point.samples[0].label if point.samples else f"point {point.index}"

@@ -14,8 +14,11 @@
   findings, warnings, knees and bottleneck, then the tables, plain aligned
   text (Markdown and HTML render the same :class:`Table` s).
 
-Each column has ONE unit, chosen from the column's median (latencies: ns,
-µs, ms or s); a value is never written with a k/M suffix.
+Each column has ONE unit, and every latency column of every table the
+same one, :data:`TABLE_LAT_UNIT` (µs, four significant digits: 0.450 is
+450 ns, whole ns are kept): chosen from the values, p90 in ns beside p95 in
+µs, or a p99 column in ms in one run and µs in the next, would not compare
+by eye. A value is never written with a k/M suffix.
 """
 
 from __future__ import annotations
@@ -28,13 +31,15 @@ from typing import Optional
 from iolab.analysis import wording as w
 from iolab.analysis.compare import Comparison, MetricDiff, point_label
 from iolab.analysis.model import LAT_KINDS, Analysis, Finding, Json, Row, Stat, metric_name
-from iolab.units import fmt_bytes, fmt_num, lat_unit_for
+from iolab.units import fmt_bytes, fmt_num
 
 PLUS_MINUS_NOTE = (
     "value ± half-width of the 95% confidence interval over repeats; ! = unstable (CV above the threshold)"
 )
 MAIN_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
 _PCT_RE = re.compile(r"^(slat|clat|lat)_p([0-9.]+)_ns$")
+#: The unit of every latency column of every table (name, ns per unit): fixed, so tables compare by eye.
+TABLE_LAT_UNIT = ("µs", 1e3)
 
 
 @dataclass
@@ -101,9 +106,7 @@ def _column(rows: list[Row], metric: str, title: str) -> Optional[Column]:
     if not any(metric in r.metrics for r in rows):
         return None
     if metric.endswith("_ns"):
-        # Per column: a table's min and max can be decades apart (slat: tens
-        # of ns typical, ms at the max), and one unit for both prints 8 digits.
-        unit, scale = lat_unit_for(r.metrics[metric].value for r in rows if metric in r.metrics)
+        unit, scale = TABLE_LAT_UNIT
         return Column(metric, f"{title} ({unit})", scale)
     if metric == "bw_bytes_per_s":
         return Column(metric, f"{title} (MB/s)", 1e6)
@@ -308,7 +311,7 @@ def _headline_metrics(c: Comparison, everything: bool = False) -> list[str]:
 
 def _metric_title(metric: str, diffs: list[MetricDiff]) -> tuple[str, float]:
     if metric.endswith("_ns"):
-        unit, scale = lat_unit_for(d.a.value for d in diffs)
+        unit, scale = TABLE_LAT_UNIT
         name = metric[: -len("_ns")].replace("_p", " p").replace("_mean", " mean")
         return f"{name} ({unit})", scale
     if metric == "bw_bytes_per_s":

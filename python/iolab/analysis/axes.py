@@ -28,9 +28,10 @@ class Series:
     @property
     def where(self) -> str:
         """``" (bs=4k)"``, or "" when nothing else varies."""
-        if not self.fixed:
+        shown = {k: v for k, v in self.fixed.items() if v != "-"}  # "-": without effect here
+        if not shown:
             return ""
-        return " (" + ", ".join(f"{k}={w.value(v)}" for k, v in self.fixed.items()) + ")"
+        return " (" + ", ".join(f"{k}={w.value(v)}" for k, v in shown.items()) + ")"
 
     def throughput(self) -> tuple[str, list[float]]:
         """(metric, values): bandwidth along a block-size axis, else IOPS."""

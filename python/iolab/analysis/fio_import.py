@@ -20,7 +20,9 @@ analyses what fio measured exactly as it analyses iolab's runs.
 - Points count from 1, as a plan's do (``Sample.label`` keeps fio's
   ``groupid``, which counts from 0).
 - Axes: the job options (``global options`` + ``job options``) whose values
-  differ between points; sizes parsed by fio's rules (:func:`fio_size`).
+  differ between points; sizes parsed by fio's rules (:func:`fio_size`). An
+  option without effect for a point's rw (fio's default ``rwmixread=50`` of
+  a ``randread`` job) is "-" there, never a number on an axis.
 - ``disk_util`` covers fio's whole run, so it becomes the sample's
   :class:`DeviceFigures` only when the output has a single group.
 
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from iolab import _native
+from iolab.analysis.job_options import no_effect, shared
 from iolab.analysis.model import (
     DIRS,
     LAT_KINDS,
@@ -114,7 +117,8 @@ def load_fio_json(path: Union[str, Path]) -> Dataset:
     }
     samples = [_sample(gid, groups[gid], opts[gid]) for gid in sorted(groups)]
     _attach_device(doc, samples)
-    axes, params, values = _axes([opts[gid] for gid in sorted(groups)], samples)
+    per_point = [_point_options(opts[gid]) for gid in sorted(groups)]
+    axes, params, values = _axes(per_point, samples)
     points = [Point(i + 1, params[i], values[i], [s]) for i, s in enumerate(samples)]
     ramp = any(s.config.ramp_time_ns > 0 for s in samples)
     # fio's JSON names a host only in client/server mode (fio --client).
@@ -129,6 +133,7 @@ def load_fio_json(path: Union[str, Path]) -> Dataset:
         host=host,
         plan={"repeats": 1, "warmup": ramp},
         tool=str(doc["fio version"]),
+        job=shared([_ran(po, s) for po, s in zip(per_point, samples)], axes),
     )
 
 
@@ -426,6 +431,12 @@ def _attach_device(doc: Json, samples: list[Sample]) -> None:
 # -- axes -------------------------------------------------------------------
 
 
+def _ran(options: dict[str, str], sample: Sample) -> dict[str, Scalar]:
+    """A point's options with fio's defaults filled in, "-" for those without effect."""
+    full = {**FIO_DEFAULTS, **options}
+    return {k: "-" if no_effect(k, sample.config.rw) else v for k, v in full.items()}
+
+
 def _point_options(opts: list[dict[str, str]]) -> dict[str, str]:
     """The options of a point: each entry's, "(mixed)" where its jobs differ."""
     keys = dict.fromkeys(k for o in opts for k in o if k not in NOT_AXES)
@@ -437,12 +448,17 @@ def _point_options(opts: list[dict[str, str]]) -> dict[str, str]:
 
 
 def _axes(
-    opts: list[list[dict[str, str]]], samples: list[Sample]
+    per_point: list[dict[str, str]], samples: list[Sample]
 ) -> tuple[list[str], list[dict[str, Scalar]], list[dict[str, float]]]:
     """Axis names, each point's params and numeric values."""
-    per_point = [_point_options(o) for o in opts]
+    for po, s in zip(per_point, samples):
+        po.update({k: "-" for k in po if no_effect(k, s.config.rw)})
     keys = dict.fromkeys(k for po in per_point for k in po)
-    table = {k: [po.get(k, FIO_DEFAULTS.get(k, "(default)")) for po in per_point] for k in keys}
+    table = {
+        k: [po.get(k, "-" if no_effect(k, s.config.rw) else FIO_DEFAULTS.get(k, "(default)"))
+            for po, s in zip(per_point, samples)]
+        for k in keys
+    }  # fmt: skip
     axes = [k for k, vals in table.items() if len(set(vals)) > 1]
     if not axes and len(per_point) > 1:
         # Groups with the same options (a job repeated behind stonewalls): name them by their jobs.

@@ -203,6 +203,9 @@ class Dataset:
     #: drop_caches ("dropped"/"failed"/None), steady_state…
     plan: Json = field(default_factory=dict)
     tool: str = "iolab"  # who measured: "iolab <version>" or "fio-3.33"
+    #: what every point ran with, in fio's words (rw, bs/bssplit, rate_iops…;
+    #: analysis/job_options.py ``shared``): the report's ``job:`` line
+    job: dict[str, Scalar] = field(default_factory=dict)
 
 
 @dataclass

@@ -30,6 +30,7 @@ from typing import Optional
 
 from iolab.analysis import wording as w
 from iolab.analysis.compare import Comparison, MetricDiff, point_label
+from iolab.analysis.job_options import describe
 from iolab.analysis.model import LAT_KINDS, Analysis, Finding, Json, Row, Stat, metric_name
 from iolab.units import fmt_bytes, fmt_num
 
@@ -261,6 +262,7 @@ def summary_lines(an: Analysis) -> list[str]:
         f"measured by: {ds.tool}",
         f"host: {host_line(ds.host)}",
         f"points: {len(ds.points)}, axes: {', '.join(ds.axes) or 'none'}, repeats per point: {rep}",
+        *([f"job (every point): {describe(ds.job)}"] if ds.job else []),
     ]
 
 

@@ -28,6 +28,7 @@ submission plus completion (:func:`lat_kind_title` says it once per title).
 
 from __future__ import annotations
 
+import html
 import math
 from collections import defaultdict
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from iolab import _native
 from iolab.analysis import samples
 from iolab.analysis.axes import numeric_axes
 from iolab.analysis.compare import point_label
+from iolab.analysis.job_options import describe
 from iolab.analysis.model import DIRS, Analysis, Json, Point, Row, metric_name
 from iolab.report.analysis_text import headline_lat_kind, lat_kind_title, percentiles_of
 from iolab.units import lat_unit_for
@@ -390,4 +392,12 @@ def fleet_charts(fleet: Json) -> list[Chart]:
 
 
 def all_charts(an: Analysis) -> list[Chart]:
-    return [*latency_charts(an), *load_charts(an), *curve_charts(an), *series_charts(an), *spread_charts(an)]
+    """Every chart of the report; with a subtitle naming what every point ran
+    (``rw=randrw rwmixread=70 bssplit=4k/50:64k/50 rate_iops=500``) when
+    that is not in the points' own labels."""
+    charts = [*latency_charts(an), *load_charts(an), *curve_charts(an), *series_charts(an), *spread_charts(an)]
+    if an.dataset.job:
+        sub = f"<br><sub>{html.escape(describe(an.dataset.job))}</sub>"
+        for c in charts:
+            c.layout["title"]["text"] += sub
+    return charts

@@ -135,10 +135,12 @@ def cpu_steal(ds: Dataset, rows: list[Row]) -> Optional[Finding]:
     if worst < STEAL_WARN_PCT:
         return None
     kind = (ds.host.get("virtualization") or {}).get("kind")
-    vm = f" (a {kind} VM)" if kind and kind != "none" else ""
+    virt = w.virtualization(kind)
+    # A container's steal is its host kernel's: that kernel runs in a VM.
+    vm = "" if not virt else f" (in {virt}, whose host is a VM)" if kind in w.CONTAINERS else f" ({virt})"
     text = (
-        f"CPU steal up to {w.pct(worst)} of all CPUs at {_label(ds, point)}{vm}: the hypervisor gave CPU time to others "
-        "during the run, so CPU-bound figures vary with the neighbours"
+        f"CPU steal up to {w.pct(worst)} of all CPUs at {_label(ds, point)}{vm}: the hypervisor gave CPU time to "
+        "others during the run, so CPU-bound figures vary with the neighbours"
     )
     return _warn("warn_cpu_steal", text, {"steal_pct": worst}, [point], 50.0)
 

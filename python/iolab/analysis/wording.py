@@ -16,7 +16,13 @@ from iolab.units import fmt_ns as ns
 from iolab.units import fmt_sig3 as num
 from iolab.units import fmt_size as size
 
-__all__ = ["bytes_per_s", "iops", "label", "ns", "num", "pct", "signed_pct", "size", "value"]
+__all__ = ["bytes_per_s", "iops", "label", "ns", "num", "pct", "signed_pct", "size", "value", "virtualization"]
+
+#: systemd-detect-virt's container kinds (``--list``): a container shares its host's kernel, it is no VM.
+CONTAINERS = frozenset(
+    ("docker", "podman", "lxc", "lxc-libvirt", "systemd-nspawn", "rkt", "wsl", "proot", "pouch", "openvz",
+     "container-other")
+)  # fmt: skip
 
 
 def pct(x: float) -> str:
@@ -40,3 +46,10 @@ def label(point: Point) -> str:
     if params:
         return params
     return point.samples[0].label if point.samples else f"point {point.index}"
+
+
+def virtualization(kind: object) -> str:
+    """systemd-detect-virt's answer in words: "a docker container", "a kvm VM"; "" for none or unknown."""
+    if not kind or kind == "none":
+        return ""
+    return f"a {kind} container" if kind in CONTAINERS else f"a {kind} VM"

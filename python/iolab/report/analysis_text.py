@@ -185,6 +185,7 @@ def host_line(host: Json) -> str:
         fmt_bytes(host["memory_bytes"]) + " RAM" if host.get("memory_bytes") else None,
         f"kernel {host['kernel']}" if host.get("kernel") else None,
         " ".join(str(storage[k]) for k in ("fstype", "device") if storage.get(k)) or None,
+        f"in {virt}" if (virt := w.virtualization((host.get("virtualization") or {}).get("kind"))) else None,
     ]
     return ", ".join(str(p) for p in parts if p) or "not recorded"
 

@@ -97,7 +97,7 @@ def test_comparison_text_and_markdown() -> None:
     assert "A: /results/qd-sweep (qd-sweep)" in text and "B: /results/one (one)" in text
     md = format_comparison_markdown(c)
     rows = _md_tables(md)[0]
-    assert rows[0] == ["point", "dir", "metric", "A", "B", "B vs A (%)", "p (Welch)", "verdict"]
+    assert rows[0] == ["point", "dir", "metric", "A", "B", "B vs A (%)", "p (Welch)", "p (Holm)", "verdict"]
     assert ["iodepth=8", "read", "IOPS"] == rows[2 + 3][:3]
     assert all(r[-1] == "no repeats: cannot tell" for r in rows[2:])
     # headline figures by default (IOPS, MB/s, p50, p99, CPU); --all adds the mean and every percentile

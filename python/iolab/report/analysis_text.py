@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from iolab.analysis import wording as w
-from iolab.analysis.compare import Comparison, MetricDiff, point_label
+from iolab.analysis.compare import ALPHA, CORRECTION, Comparison, MetricDiff, point_label
 from iolab.analysis.job_options import describe
 from iolab.analysis.model import LAT_KINDS, Analysis, Finding, Json, Row, Stat, metric_name
 from iolab.units import fmt_bytes, fmt_num
@@ -336,10 +336,21 @@ def comparison_table(c: Comparison, everything: bool = False) -> Table:
                 continue
             pct = "-" if d.diff_pct is None else f"{d.diff_pct:+.1f}"
             p = "-" if d.test is None else f"{d.test.p_value:.3f}"
-            out.append([r.key, r.dir, title, fmt_stat(d.a, scale), fmt_stat(d.b, scale), pct, p, d.verdict])
-    header = ["point", "dir", "metric", "A", "B", "B vs A (%)", "p (Welch)", "verdict"]
-    notes = [PLUS_MINUS_NOTE.split(";")[0], "significant: p < 0.05 in Welch's t-test on the per-repeat values"]
+            adj = "-" if d.p_adjusted is None else f"{d.p_adjusted:.3f}"
+            out.append([r.key, r.dir, title, fmt_stat(d.a, scale), fmt_stat(d.b, scale), pct, p, adj, d.verdict])
+    header = ["point", "dir", "metric", "A", "B", "B vs A (%)", "p (Welch)", f"p ({CORRECTION})", "verdict"]
+    notes = [PLUS_MINUS_NOTE.split(";")[0], significance_note(c)]
     return Table("Differences", header, out, 3, notes)
+
+
+def significance_note(c: Comparison) -> str:
+    """What "significant" means here: the test, and the correction over the comparison's tests."""
+    n = c.correction.get("tests", 0)
+    return (
+        f"significant: p < {ALPHA:g} in Welch's t-test on the per-repeat values, adjusted by {CORRECTION}'s "
+        f"method for all {n} tests of this comparison (every metric of every matched row, shown or not), so "
+        f"the chance of any false 'significant' stays at {ALPHA:.0%}"
+    )
 
 
 def comparison_header(c: Comparison) -> list[str]:
@@ -349,6 +360,11 @@ def comparison_header(c: Comparison) -> list[str]:
         lines.append("DIFFERENT JOBS (compared with --force): " + "; ".join(d.text() for d in c.differences))
     lines += [f"A: {c.a_path or c.a_name} ({c.a_name})", f"B: {c.b_path or c.b_name} ({c.b_name})"]
     lines.append(f"matched rows: {len(c.rows)} (same axis values and direction)")
+    if c.correction.get("tests"):
+        lines.append(
+            f"multiple comparisons: {c.correction['tests']} Welch tests, each p adjusted by {CORRECTION}'s method "
+            f"(any false 'significant' at most {ALPHA:.0%} likely)"
+        )
     if c.only_a:
         lines.append(f"only in A: {', '.join(c.only_a)}")
     if c.only_b:

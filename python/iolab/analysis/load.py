@@ -15,6 +15,7 @@ the number as written or a size parsed by the native option parser.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -51,9 +52,11 @@ def load_dataset(path: str | Path) -> Dataset:
 def _load_file(p: Path) -> Dataset:
     """A file: fio's output (its loader explains what is wrong with a fio
     text or terse output), or an iolab result document given by mistake."""
+    text = p.read_text(encoding="utf-8", errors="replace")
     try:
-        top = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        top = json.loads(text)
+    except json.JSONDecodeError as e:
+        _refuse_broken_iolab(p, text, e)
         top = None
     if isinstance(top, dict) and top.get("schema") == RESULT_SCHEMA:
         return load_result_file(p, top)
@@ -67,6 +70,25 @@ def _load_file(p: Path) -> Dataset:
     from iolab.analysis.fio_import import load_fio_json  # lazy: only fio outputs need it
 
     return load_fio_json(p)
+
+
+#: How an iolab document opens (``{"schema": "iolab.result/1", ...``), whitespace aside.
+_IOLAB_OPENING = re.compile(r'^\s*\{\s*"schema"\s*:\s*"(iolab\.[a-z_]+/\d+)"')
+
+
+def _refuse_broken_iolab(p: Path, text: str, e: json.JSONDecodeError) -> None:
+    """An iolab document that does not parse is a damaged iolab file, not fio
+    output: say that, and what to do (fio's hint would mislead)."""
+    m = _IOLAB_OPENING.match(text)
+    if m is None:
+        return
+    schema = m.group(1)
+    redo = "iolab run --output-format json --output FILE" if schema == RESULT_SCHEMA else "the command that wrote it"
+    if e.pos >= len(text.rstrip()):
+        what = f"cut short (it ends at line {e.lineno}, inside the document)"
+    else:
+        what = f"that is not valid JSON ({e.msg} at line {e.lineno})"
+    raise DatasetError(f"{p}: an {schema} file {what}: restore it, or rerun {redo}")
 
 
 def load_result_file(path: Path, doc: Json) -> Dataset:

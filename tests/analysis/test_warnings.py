@@ -157,7 +157,7 @@ def test_buffered_io_uring_slower_than_psync_quotes_both() -> None:
                       point(2, {"job": "qd32"}, [_engine(13_500.0, "io_uring", 32)])])  # fmt: skip
     w = _run(buffered_io_uring, punted)
     assert w is not None and w.points == [1, 2]
-    assert "QD 32 (job=qd32: 13.5k IOPS)" in w.text and "psync at QD 1" in w.text and "525k IOPS" in w.text, w.text
+    assert "QD 32 (qd32: 13.5k IOPS)" in w.text and "psync at QD 1" in w.text and "525k IOPS" in w.text, w.text
     # counterexamples: the queue helped; or O_DIRECT (no punting to speak of); or no psync figure to compare with
     fine = dataset([point(1, {"job": "a"}, [_engine(100_000.0, "psync", 1)]),
                     point(2, {"job": "b"}, [_engine(300_000.0, "io_uring", 32)])])  # fmt: skip

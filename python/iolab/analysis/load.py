@@ -162,12 +162,16 @@ def load_run_dir(directory: Path) -> Dataset:
     return run_dataset(read_record(directory), directory.name, str(directory))
 
 
-def run_dataset(rec: RunRecord, name: str, path: str) -> Dataset:
-    """A run (in memory: ``iolab quick``; or read from disk) → one point per stonewall group."""
+def run_dataset(rec: RunRecord, name: str, path: str, *, by_job: bool = False) -> Dataset:
+    """A run (in memory: ``iolab quick``; or read from disk) → one point per
+    stonewall group. ``by_job``: the job's name is the first axis, so rows
+    and findings are named as a table of jobs names them (``iolab quick``)."""
     samples = record_samples(rec, name)
     options = [_effective(o, s) for o, s in zip(_group_options(rec.config, rec.doc), samples)]
     differ = [k for k in dict.fromkeys(k for o in options for k in o) if len({str(o.get(k)) for o in options}) > 1]
     axes = [k for k in differ if k != "job"] or (["job"] if len(samples) > 1 else [])
+    if by_job and len(samples) > 1 and "job" not in axes:
+        axes.insert(0, "job")
     points = []
     for i, (s, opts) in enumerate(zip(samples, options), 1):
         params: dict[str, Scalar] = _effective({a: opts[a] if a in opts else _resolved(a, s) for a in axes}, s)

@@ -41,7 +41,11 @@ def label(point: Point) -> str:
     """A point named as the tables and charts name its row: its parameters
     (``"iodepth=32 bs=4k"``; one without effect, "-", left out), else, in a
     run without axes, its job's name (``"rand-write-4k-qd1"``). Never its
-    index: no table shows one (and fio's groups count from 0, plans from 1)."""
+    index: no table shows one (and fio's groups count from 0, plans from 1).
+    A point with a ``job`` axis is named by its job alone (``iolab quick``'s
+    table names its rows so)."""
+    if point.params.get("job") not in (None, "", "-"):
+        return value(point.params["job"])
     params = " ".join(f"{k}={value(v)}" for k, v in point.params.items() if v != "-")
     if params:
         return params

@@ -56,6 +56,9 @@ def test_single_job_result_names_what_ran_in_the_job_line_and_chart_titles(cli, 
     what = "rw=randrw rwmixread=70 bssplit=4k/50:64k/50 rate_iops=2000"
     text = cli("report", str(path))
     assert f"job (every point): {what} ioengine=null iodepth=1 numjobs=1" in text.stdout, text.output
+    doc = json.loads(cli("report", str(path), "--format", "json").stdout)
+    assert doc["job"] == {"rw": "randrw", "rwmixread": 70, "bssplit": "4k/50:64k/50", "rate_iops": "2000",
+                          "ioengine": "null", "iodepth": 1, "numjobs": 1, "direct": False}  # fmt: skip
     page = workdir / "one.html"
     assert cli("report", str(path), "-f", "html", "-o", str(page)).exit_code == 0
     opened = check_rendered(page, workdir)

@@ -278,6 +278,7 @@ class Analysis:
             "schema": ANALYSIS_SCHEMA,
             "source": {"kind": ds.source, "name": ds.name, "path": ds.path, "tool": ds.tool},
             "axes": ds.axes,
+            "job": ds.job,
             "points": [{"index": p.index, "params": p.params, "repeats": len(p.samples)} for p in ds.points],
             "rows": [asdict(r) for r in self.rows],
             "findings": [asdict(f) for f in self.findings],

@@ -113,7 +113,7 @@ def test_numjobs_clones_merge_their_bins_exactly() -> None:
     doc = fio_doc("groups_plus.json")
     ds = load_fio_json(DATA / "groups_plus.json")
     for point in ds.points:
-        gid = point.index
+        gid = point.index - 1  # points count from 1, fio's groupid from 0
         entries = [j for j in doc["jobs"] if j["groupid"] == gid]
         clat = point.samples[0].read.clat
         assert clat is not None and clat.hist is not None
@@ -142,22 +142,45 @@ def test_counts_bytes_rates_cpu_equal_fio_sums() -> None:
     doc = fio_doc("groups.json")
     ds = load_fio_json(DATA / "groups.json")
     assert len(ds.points) == 3
+    assert [p.index for p in ds.points] == [1, 2, 3]  # from 1, as an iolab run's or plan's points
     for point in ds.points:
-        entries = [j for j in doc["jobs"] if j["groupid"] == point.index]
+        entries = [j for j in doc["jobs"] if j["groupid"] == point.index - 1]
         s = point.samples[0]
         for d in ("read", "write"):
             r = s.dir(d)
             assert r.ios == sum(e[d]["total_ios"] for e in entries)
             assert r.bytes == sum(e[d]["io_bytes"] for e in entries)
-            assert r.iops == pytest.approx(sum(e[d]["iops"] for e in entries), rel=1e-12)
-            assert r.bw_bytes_per_s == sum(e[d]["bw_bytes"] for e in entries)
+            runtime_ms = max([e[d]["runtime"] for e in entries if e[d]["total_ios"]], default=0)
             assert r.runtime_ns == max(e[d]["runtime"] for e in entries) * 1_000_000
+            # The core's definition: I/Os and bytes over the group's longest runtime.
+            assert r.iops == pytest.approx(r.ios / runtime_ms * 1e3 if runtime_ms else 0.0, rel=1e-12)
+            assert r.bw_bytes_per_s == pytest.approx(r.bytes / runtime_ms * 1e3 if runtime_ms else 0.0, rel=1e-12)
         rt = [e["job_runtime"] for e in entries]
         usr = sum(e["usr_cpu"] * w for e, w in zip(entries, rt)) / sum(rt)
         assert s.cpu.usr_cpu_pct == pytest.approx(usr)
     # Known by construction (groups.fio: io_size=1M per job, numjobs=2).
     assert ds.points[0].samples[0].read.bytes == 2 * 1024 * 1024
     assert ds.points[1].samples[0].read.ios == 2 * 16
+
+
+def test_group_rates_are_ios_over_the_longest_runtime_when_jobs_ran_for_different_times(tmp_path: Path) -> None:
+    # Issue 22 (a second definition): the import summed fio's per-job rates while the core (summary/group.rs
+    # group_dir, and fio's own "Run status group" line) divides the group's I/Os by its longest runtime.
+    # Two jobs of one group, 32 I/Os each, one in 100 ms and one in 50 ms: the sum said 320 + 640 = 960 IOPS;
+    # the group did 64 I/Os in 100 ms, 640 IOPS.
+    doc = fio_doc("groups.json")
+    entries = [j for j in doc["jobs"] if j["groupid"] == 1]
+    assert len(entries) == 2
+    for e, runtime_ms in zip(entries, (100, 50)):
+        r = e["read"]
+        r.update(total_ios=32, io_bytes=32 * 65536, runtime=runtime_ms)
+        r.update(iops=32 / runtime_ms * 1e3, bw_bytes=32 * 65536 / runtime_ms * 1e3)
+    src = tmp_path / "uneven.json"
+    src.write_text(json.dumps(doc))
+    read = load_fio_json(src).points[1].samples[0].read
+    assert sum(e["read"]["iops"] for e in entries) == pytest.approx(960.0)  # the old answer
+    assert read.iops == pytest.approx(640.0) and read.bw_bytes_per_s == pytest.approx(64 * 65536 / 0.1)
+    assert read.runtime_ns == 100_000_000
 
 
 def test_plain_json_drops_percentiles_of_several_jobs_and_says_why() -> None:

@@ -128,6 +128,29 @@ def test_loader_errors_name_the_path(tmp_path: Path) -> None:
         load_dataset(other)
 
 
+def test_a_damaged_iolab_file_is_named_as_one_not_as_fio_output(tmp_path: Path) -> None:
+    # Issue 21 item 9: a truncated iolab results file was answered "run fio with --output-format=json".
+    whole = (Path(__file__).parents[1] / "results" / "data" / "example_result.json").read_text()
+    cut = tmp_path / "cut.json"
+    cut.write_text(whole[: len(whole) // 2])
+    with pytest.raises(DatasetError) as e:
+        load_dataset(cut)
+    msg = str(e.value)
+    assert msg.startswith(f"{cut}: an iolab.result/1 file cut short") and "fio" not in msg, msg
+    assert "restore it, or rerun iolab run --output-format json --output FILE" in msg
+    edited = tmp_path / "edited.json"
+    edited.write_text(whole.replace('"tool_version"', "tool_version", 1))
+    with pytest.raises(
+        DatasetError, match=r"edited.json: an iolab.result/1 file that is not valid JSON \(.* at line 3\)"
+    ):
+        load_dataset(edited)
+    # A JSON document from elsewhere that does not parse is still answered as possible fio output.
+    other = tmp_path / "fio-cut.json"
+    other.write_text('{"fio version": "fio-3.33", "jobs": [')
+    with pytest.raises(ResultFormatError, match="--output-format=json"):
+        load_dataset(other)
+
+
 def test_numbers_of_axis_values() -> None:
     assert parse_number("4k") == 4096.0 and parse_number("1m") == 2.0**20 and parse_number(32) == 32.0
     assert parse_number("randread") is None and parse_number(True) is None

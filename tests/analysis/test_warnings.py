@@ -93,6 +93,19 @@ def test_cpu_steal() -> None:
     assert _run(cpu_steal, _ds()) is None
 
 
+def test_a_container_is_called_a_container_not_a_vm() -> None:
+    # Issue 21 item 9: systemd-detect-virt's "docker" was written "a docker VM" (findings, host facts).
+    from iolab.report.analysis_text import host_line
+
+    ds = _ds(cpu=CpuFigures(steal_pct=5.0))
+    ds.host["virtualization"] = {"virtualized": True, "kind": "docker"}
+    w = _run(cpu_steal, ds)
+    assert w is not None and "in a docker container, whose host is a VM" in w.text and "docker VM" not in w.text
+    assert host_line(ds.host).endswith("in a docker container")
+    assert host_line({"hostname": "h", "virtualization": {"kind": "kvm"}}) == "h, in a kvm VM"
+    assert host_line({"hostname": "h", "virtualization": {"kind": "none"}}) == "h"
+
+
 def test_cpu_frequency_scaling_not_fixed() -> None:
     ds = _ds()
     ds.host["cpu"] = {"scaling_governors": ["performance", "powersave"]}
@@ -144,7 +157,7 @@ def test_buffered_io_uring_slower_than_psync_quotes_both() -> None:
                       point(2, {"job": "qd32"}, [_engine(13_500.0, "io_uring", 32)])])  # fmt: skip
     w = _run(buffered_io_uring, punted)
     assert w is not None and w.points == [1, 2]
-    assert "QD 32 (point 2: 13.5k IOPS)" in w.text and "psync at QD 1" in w.text and "525k IOPS" in w.text, w.text
+    assert "QD 32 (qd32: 13.5k IOPS)" in w.text and "psync at QD 1" in w.text and "525k IOPS" in w.text, w.text
     # counterexamples: the queue helped; or O_DIRECT (no punting to speak of); or no psync figure to compare with
     fine = dataset([point(1, {"job": "a"}, [_engine(100_000.0, "psync", 1)]),
                     point(2, {"job": "b"}, [_engine(300_000.0, "io_uring", 32)])])  # fmt: skip

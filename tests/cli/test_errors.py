@@ -116,3 +116,22 @@ def test_closed_stdout_is_not_an_error(iolab_cmd: list[str], workdir: Path) -> N
     rc = p.wait(timeout=60)
     assert rc in (0, 141), err
     assert "Traceback" not in err and "Broken pipe" not in err, err
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        # Issue 21 item 9: each of these printed click's five-line box (and 'rnu' suggested 'run' twice).
+        (["rnu"], ["no such command 'rnu'", "did you mean 'run'?", "'iolab -h' lists the commands"]),
+        (["report", "no/such/results"], ["iolab report:", "no/such/results", "does not exist", "check the path"]),
+        (["compare", "a-dir", "b-dir"], ["iolab compare:", "'a-dir' does not exist", "check the path"]),
+        (["run", "--output-format=bogus", "--name=x"], ["--output-format", "bogus", "use one or more of"]),
+        (["report"], ["Missing argument 'SOURCE'", "'iolab report -h' shows the usage"]),
+        (["--bogus"], ["--bogus", "'iolab -h' shows the usage"]),
+    ],
+)
+def test_usage_errors_are_one_line_with_what_to_do(cli, workdir, args, needles):
+    r = cli(*args)
+    assert_one_line_error(r, 2, *needles)
+    assert "╭" not in r.stderr and "Usage:" not in r.stderr, r.output
+    assert r.stderr.count("did you mean") <= 1, r.output

@@ -185,3 +185,21 @@ def test_readonly_refuses_jobs_that_write_before_anything_runs(cli, workdir):
     r = cli("run", *write, "--rwmixread=100", "--readonly", "--output-format=terse")
     assert r.exit_code == 0, r.output
     assert (workdir / "ro.dat").read_bytes() == bytes(64 * 1024)
+
+
+def test_dry_run_names_the_files_the_engine_then_creates(cli, workdir):
+    # Issue 21 item 9: without --filename a dry run showed `filenames: []`.
+    job = ["--name=w", "--rw=write", "--bs=4k", "--size=64k", "--numjobs=2", "--nrfiles=2", "--directory=d"]
+    (workdir / "d").mkdir()
+    r = cli("run", *job, "--dry-run")
+    assert r.exit_code == 0, r.output
+    (line,) = [x for x in r.stdout.splitlines() if x.startswith("  file names: ")]
+    workers = line.split("): ", 1)[1].split("; ")  # "worker 0: d/w.0.0, d/w.0.1", "worker 1: ..."
+    named = {Path(p.strip()) for w in workers for p in w.split(": ", 1)[1].split(",")}
+    assert named == {Path("d") / f"w.{j}.{f}" for j in (0, 1) for f in (0, 1)}, line
+    assert "filenames: []" not in r.stdout and not any((workdir / "d").iterdir())
+    ran = cli("run", *job, "--output-format=json")
+    assert ran.exit_code == 0, ran.output
+    assert {p.relative_to(workdir) for p in (workdir / "d").iterdir() if not p.name.startswith(".")} == named
+    shared = cli("run", "--name=s", "--filename=a.dat:b.dat", "--size=64k", "--dry-run")
+    assert "  file names: a.dat, b.dat (every worker)" in shared.stdout, shared.output

@@ -35,7 +35,13 @@ def _plan(workdir: Path, second: str = "8k") -> Path:
 def test_sweep_then_ls_and_show(cli, workdir):
     r = cli("sweep", str(_plan(workdir)), "--results", "res")
     assert r.exit_code == 0, r.output
-    assert "sweep cli: 2 points, 2 runs (2 run now, 0 already done)" in r.stdout, r.output
+    # Issue 21 item 9: one last line says what ran, how many points, where the results are and what next.
+    res = workdir / "res" / "cli"
+    assert r.stdout.splitlines()[-1] == (
+        "sweep cli: 2 points (bs=4k/8k) x 1 repeat(s) = 2 runs on t.dat (2 run now, 0 already done); "
+        f"results in {Path('res') / 'cli'} (next: iolab report {Path('res') / 'cli'})"
+    ), r.output
+    assert res.is_dir()
     assert "[1/2 runs" in r.stderr, r.output
     again = cli("sweep", str(_plan(workdir)), "--results", "res")
     assert again.exit_code == 0, again.output

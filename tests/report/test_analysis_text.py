@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from analysis_fixtures import single_run, sweep
+from analysis_fixtures import single_run, stat, sweep
 from iolab.analysis.compare import compare
 from iolab.report.analysis_text import (
     bottleneck_line,
@@ -97,7 +97,7 @@ def test_comparison_text_and_markdown() -> None:
     assert "A: /results/qd-sweep (qd-sweep)" in text and "B: /results/one (one)" in text
     md = format_comparison_markdown(c)
     rows = _md_tables(md)[0]
-    assert rows[0] == ["point", "dir", "metric", "A", "B", "B vs A (%)", "p (Welch)", "verdict"]
+    assert rows[0] == ["point", "dir", "metric", "A", "B", "B vs A (%)", "p (Welch)", "p (Holm)", "verdict"]
     assert ["iodepth=8", "read", "IOPS"] == rows[2 + 3][:3]
     assert all(r[-1] == "no repeats: cannot tell" for r in rows[2:])
     # headline figures by default (IOPS, MB/s, p50, p99, CPU); --all adds the mean and every percentile
@@ -111,3 +111,37 @@ def test_nested_evidence_is_flattened_and_unknowns_left_out() -> None:
     an = single_run()
     an.bottleneck = {"verdict": "not_determined", "evidence": {"cpu": {"usr_pct": 50.0, "steal_pct": None}, "n": 2}}
     assert bottleneck_line(an) == "not determined (cpu.usr_pct=50, n=2)"
+
+
+def _scaled(an, factor: float):  # type: ignore[no-untyped-def]
+    """The same analysis with every latency ``factor`` times larger (a slower device, the same job)."""
+    import copy
+
+    out = copy.deepcopy(an)
+    for r in out.rows:
+        for m, s in r.metrics.items():
+            if m.endswith("_ns"):
+                r.metrics[m] = stat([s.value * factor], "ns")
+    return out
+
+
+def test_every_latency_column_of_every_table_has_one_fixed_unit() -> None:
+    # Issue 21 item 8: "p90 (ns) 17215 | p95 (µs) 21.77" side by side, and a p99 column in ms in one run and
+    # µs in the next. The same job at 1000x the latency (ns-scale vs ms-scale) gets the same headers.
+    an = single_run()
+    for a, b in ((an, _scaled(an, 1e-3)), (an, _scaled(an, 1e3))):
+        ta, tb = tables(a), tables(b)
+        assert [t.header for t in ta] == [t.header for t in tb]
+        lat_titles = [h for t in ta for h in t.header if re.search(r"\((ns|µs|ms|s)\)$", h)]
+        assert lat_titles and all(h.endswith("(µs)") for h in lat_titles), lat_titles
+
+
+def test_findings_name_rows_as_the_tables_do() -> None:
+    # Issue 21 item 8: a finding said "point 5" where the table named the row rand-write-4k-qd1.
+    from iolab.analysis import wording as w
+
+    an = single_run()
+    labels = {r[0] for t in tables(an) for r in t.rows}
+    assert {w.label(p) for p in an.dataset.points} == labels == {"rand-read-4k-qd1", "rand-write-4k-qd1"}
+    sw = sweep()
+    assert w.label(sw.dataset.points[3]) == "iodepth=8"

@@ -144,3 +144,22 @@ def test_tables_fit_a_1400px_window(tmp_path: Path) -> None:
     page.write_text(html.replace("</body>", probe), encoding="utf-8")
     width = int(body_attrs(open_report(page, tmp_path, width_px=1400).dom)["data-test-scroll-width"])
     assert width <= 1400, width
+
+
+def test_charts_draw_the_numeric_axes_knees_and_trends_read() -> None:
+    # Issue 22 (a second definition): the charts had their own numeric-axis rule (a number at every point),
+    # the analysis another (and two distinct numbers). bs written "4k" at some points and "4096" at others
+    # differs as text but sits at one number: the old chart rule drew "IOPS vs bs" as a vertical line of
+    # points, an axis knees and trends rightly ignore.
+    from analysis_fixtures import sweep
+    from iolab.analysis.axes import numeric_axes
+    from iolab.report.charts import load_charts
+
+    an = sweep(repeats=1)
+    an.dataset.axes = ["iodepth", "bs"]
+    for i, p in enumerate(an.dataset.points):
+        p.params["bs"] = "4k" if i % 2 else "4096"
+        p.values["bs"] = 4096.0
+    assert numeric_axes(an.dataset) == ["iodepth"]
+    titles = [c.title for c in load_charts(an)]
+    assert "IOPS vs iodepth" in titles and not any(t.endswith("vs bs") for t in titles), titles

@@ -23,7 +23,8 @@ def charts_of(page: str) -> list[dict[str, Any]]:
 
 
 def by_title(page: str) -> dict[str, dict[str, Any]]:
-    return {c["layout"]["title"]["text"]: c for c in charts_of(page)}
+    """Charts by title, without the subtitle naming what every point ran (``<br><sub>rw=…</sub>``)."""
+    return {c["layout"]["title"]["text"].split("<br>")[0]: c for c in charts_of(page)}
 
 
 def test_self_contained_with_plotly_once() -> None:

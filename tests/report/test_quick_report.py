@@ -4,6 +4,7 @@ its three most important findings; the report renders in Chromium."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from chromium_check import check_rendered
@@ -22,9 +23,13 @@ def test_quick_writes_the_html_report_and_top_findings(cli, workdir: Path) -> No
         assert name in r.stdout.split("Top findings:")[0], r.output
     findings = r.stdout.split("Top findings:\n")[1].splitlines()
     assert 1 <= len(findings) <= 3 and all(line.startswith(("  * ", "  ! ")) for line in findings), r.output
+    # Issue 21 item 8: a finding about one job names it as the table above does, never as "point 5".
+    assert not any(re.search(r"point \d", line) for line in findings), findings
     assert json.loads((workdir / "q.json").read_text())["summary"]["jobs"]
     html = page.read_text()
     for line in findings:
         assert line[4:40] in html.replace("&#x27;", "'").replace("&quot;", '"'), line
+    where = re.search(r"bottleneck (?:not determined )?at ([^:]+):", html)
+    assert where is not None and where.group(1) in {name for name, *_ in QUICK_JOBS}, html[:2000]
     opened = check_rendered(page, workdir, png_rows=800)
     assert "rand-read-4k-qd32" in opened.dom or "iodepth=32" in opened.dom

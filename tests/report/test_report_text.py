@@ -119,3 +119,16 @@ def test_percentile_labels_never_round_up(p: float, label: str) -> None:
 )
 def test_lat_unit(ns: float, unit: str) -> None:
     assert lat_unit(ns)[0] == unit
+
+
+def test_quick_table_unit_is_the_same_for_fast_and_slow_runs(doc: Json) -> None:
+    # Issue 21 item 8: the p99 column read ms in one run and µs in the next.
+    heads = []
+    for p99_ns in (900, 90_000_000):
+        for job in doc["summary"]["jobs"]:
+            job["merged"]["lat_all"]["percentiles"] = [
+                {"percentile": 50.0, "value_ns": p99_ns // 2},
+                {"percentile": 99.0, "value_ns": p99_ns},
+            ]
+        heads.append(format_quick_table(doc).splitlines()[0])
+    assert heads[0] == heads[1] and heads[0].endswith("lat p50 (µs)  lat p99 (µs)"), heads

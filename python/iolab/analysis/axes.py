@@ -28,9 +28,10 @@ class Series:
     @property
     def where(self) -> str:
         """``" (bs=4k)"``, or "" when nothing else varies."""
-        if not self.fixed:
+        shown = {k: v for k, v in self.fixed.items() if v != "-"}  # "-": without effect here
+        if not shown:
             return ""
-        return " (" + ", ".join(f"{k}={w.value(v)}" for k, v in self.fixed.items()) + ")"
+        return " (" + ", ".join(f"{k}={w.value(v)}" for k, v in shown.items()) + ")"
 
     def throughput(self) -> tuple[str, list[float]]:
         """(metric, values): bandwidth along a block-size axis, else IOPS."""
@@ -42,7 +43,10 @@ class Series:
 
 
 def numeric_axes(ds: Dataset) -> list[str]:
-    """Axes with a number at every point and at least two distinct numbers."""
+    """Axes with a number at every point and at least two distinct numbers:
+    the one rule for knees, trends and the report's charts (an axis whose
+    points all sit at one number, ``bs=4k`` beside ``bs=4096``, is no axis
+    to draw or read a trend along)."""
     out = []
     for a in ds.axes:
         vals = [p.values.get(a) for p in ds.points]

@@ -13,8 +13,17 @@ and whether it is larger than the noise between repeats.
   ``equal_var=False``, ``ttest_ind``'s form for summarised samples): the
   per-repeat values of each point are what the Stats summarise.
 
-Verdicts: ``significant`` (p < 0.05), ``within noise`` (p ≥ 0.05) and
-``no repeats: cannot tell`` when either side has fewer than two repeats.
+A comparison runs one test per matched row and metric — dozens — so at
+p < 0.05 each, a run compared with itself would show "significant" rows by
+chance (the same plan twice gave 4 of 24). :func:`compare` therefore adjusts
+every p for the family of the comparison's tests by Holm's step-down method
+(:func:`holm`; the family-wise error rate stays at 5 %, whatever the
+dependence between metrics), and the verdict reads the adjusted p.
+
+Verdicts: ``significant`` (Holm-adjusted p < 0.05), ``within noise``
+(adjusted p ≥ 0.05) and ``no repeats: cannot tell`` when either side has
+fewer than two repeats. :func:`diff_metric` alone gives the verdict of one
+test (a family of one).
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Optional
 
+from iolab.analysis import wording as w
 from iolab.analysis.model import Analysis, Json, Row, SampleConfig, Scalar, Stat
 from iolab.errors import IolabError
 
@@ -29,6 +39,8 @@ SIGNIFICANT = "significant"
 WITHIN_NOISE = "within noise"
 NO_REPEATS = "no repeats: cannot tell"
 ALPHA = 0.05
+#: The multiple-comparison correction :func:`compare` applies, as reports name it.
+CORRECTION = "Holm"
 
 
 @dataclass
@@ -50,6 +62,8 @@ class MetricDiff:
     diff_pct: Optional[float]
     verdict: str
     test: Optional[Welch] = None
+    #: the test's p adjusted for every test of the comparison (:func:`holm`); None without a test
+    p_adjusted: Optional[float] = None
 
 
 @dataclass
@@ -86,6 +100,8 @@ class Comparison:
     b_path: str = ""
     #: base-job options on which A and B differ (compared anyway: ``force``)
     differences: list[Difference] = field(default_factory=list)
+    #: the multiple-comparison correction: method, tests in the family, alpha
+    correction: Json = field(default_factory=dict)
 
     def to_json(self) -> Json:
         """The ``iolab.compare/1`` document."""
@@ -110,14 +126,37 @@ def welch(a: Stat, b: Stat) -> Optional[Welch]:
 
 
 def diff_metric(metric: str, a: Stat, b: Stat) -> MetricDiff:
-    """One metric of one matched row: difference and verdict."""
+    """One metric of one matched row: difference and verdict (of this test alone)."""
     pct = (b.value - a.value) / a.value * 100.0 if a.value else None
     test = welch(a, b)
     if test is None:
-        verdict = NO_REPEATS
-    else:
-        verdict = SIGNIFICANT if test.p_value < ALPHA else WITHIN_NOISE
-    return MetricDiff(metric, a.unit, a, b, pct, verdict, test)
+        return MetricDiff(metric, a.unit, a, b, pct, NO_REPEATS, None)
+    verdict = SIGNIFICANT if test.p_value < ALPHA else WITHIN_NOISE
+    return MetricDiff(metric, a.unit, a, b, pct, verdict, test, test.p_value)
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given: the i-th
+    smallest p times (m - i + 1), made non-decreasing, capped at 1. A test
+    is significant at level alpha for the whole family when its adjusted p
+    is below alpha (Holm 1979; R's ``p.adjust(method = "holm")``)."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    out = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        out[i] = running
+    return out
+
+
+def _correct(rows: list[RowDiff]) -> Json:
+    """Adjust every tested metric's p for the whole comparison (Holm) and re-read its verdict."""
+    tested = [d for r in rows for d in r.metrics.values() if d.test is not None]
+    for d, p in zip(tested, holm([d.test.p_value for d in tested if d.test is not None])):
+        d.p_adjusted = p
+        d.verdict = SIGNIFICANT if p < ALPHA else WITHIN_NOISE
+    return {"method": CORRECTION.lower(), "tests": len(tested), "alpha": ALPHA}
 
 
 class CompareMismatchError(IolabError, ValueError):
@@ -189,9 +228,7 @@ def point_label(an: Analysis, point: int) -> str:
     """What names a point: its parameters, else (a run without axes) its job's name."""
     for p in an.dataset.points:
         if p.index == point:
-            if p.params:
-                return " ".join(f"{k}={v}" for k, v in p.params.items())
-            return p.samples[0].label if p.samples else f"point {point}"
+            return w.label(p)
     return f"point {point}"
 
 
@@ -221,6 +258,7 @@ def compare(a: Analysis, b: Analysis, *, force: bool = False) -> Comparison:
             continue
         metrics = {m: diff_metric(m, sa, rb.metrics[m]) for m, sa in ra.metrics.items() if m in rb.metrics}
         rows.append(RowDiff(key[0], ra.params, key[1], metrics))
+    correction = _correct(rows)
     return Comparison(
         a.dataset.name,
         b.dataset.name,
@@ -230,4 +268,5 @@ def compare(a: Analysis, b: Analysis, *, force: bool = False) -> Comparison:
         a_path=a.dataset.path,
         b_path=b.dataset.path,
         differences=diffs,
+        correction=correction,
     )

@@ -7,14 +7,22 @@ analyses what fio measured exactly as it analyses iolab's runs.
 - One :class:`Point` per stonewall group (``groupid``) with one
   :class:`Sample` (fio runs each group once). A group's ``jobs`` entries —
   numjobs clones without ``group_reporting``, or several jobs in one group —
-  are merged: counts, bytes, IOPS and bandwidth summed; min/max/mean/stdev
-  combined exactly; json+ ``bins`` become one HdrHistogram
+  are merged: counts and bytes summed, IOPS and bandwidth by the core's one
+  definition (docs/architecture.md): the group's I/Os and bytes of a
+  direction over the longest runtime of its entries that did that direction
+  (fio's own group line, ``Run status group``, divides the same way; a sum
+  of the entries' rates overstates a group whose jobs ran for different
+  times); min/max/mean/stdev combined exactly; json+ ``bins`` become one HdrHistogram
   (``hist_from_counts``) whose percentiles are the point's. Plain json has
   only each entry's percentiles, which cannot be combined: a point of one
   entry keeps fio's printed percentiles, a point of several keeps none and
   says why in ``Sample.notes`` (percentiles are never averaged).
+- Points count from 1, as a plan's do (``Sample.label`` keeps fio's
+  ``groupid``, which counts from 0).
 - Axes: the job options (``global options`` + ``job options``) whose values
-  differ between points; sizes parsed by fio's rules (:func:`fio_size`).
+  differ between points; sizes parsed by fio's rules (:func:`fio_size`). An
+  option without effect for a point's rw (fio's default ``rwmixread=50`` of
+  a ``randread`` job) is "-" there, never a number on an axis.
 - ``disk_util`` covers fio's whole run, so it becomes the sample's
   :class:`DeviceFigures` only when the output has a single group.
 
@@ -33,6 +41,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from iolab import _native
+from iolab.analysis.job_options import no_effect, shared
 from iolab.analysis.model import (
     DIRS,
     LAT_KINDS,
@@ -108,8 +117,9 @@ def load_fio_json(path: Union[str, Path]) -> Dataset:
     }
     samples = [_sample(gid, groups[gid], opts[gid]) for gid in sorted(groups)]
     _attach_device(doc, samples)
-    axes, params, values = _axes([opts[gid] for gid in sorted(groups)], samples)
-    points = [Point(i, params[i], values[i], [s]) for i, s in enumerate(samples)]
+    per_point = [_point_options(opts[gid]) for gid in sorted(groups)]
+    axes, params, values = _axes(per_point, samples)
+    points = [Point(i + 1, params[i], values[i], [s]) for i, s in enumerate(samples)]
     ramp = any(s.config.ramp_time_ns > 0 for s in samples)
     # fio's JSON names a host only in client/server mode (fio --client).
     hostnames = sorted({str(e["hostname"]) for es in groups.values() for e in es if e.get("hostname")})
@@ -123,6 +133,7 @@ def load_fio_json(path: Union[str, Path]) -> Dataset:
         host=host,
         plan={"repeats": 1, "warmup": ramp},
         tool=str(doc["fio version"]),
+        job=shared([_ran(po, s) for po, s in zip(per_point, samples)], axes),
     )
 
 
@@ -203,14 +214,19 @@ def _sample(gid: int, entries: list[Json], opts: list[dict[str, str]]) -> Sample
 def _dir_result(entries: list[Json], d: str, notes: list[str]) -> DirResult:
     ds = [e[d] for e in entries]
     lats: dict[str, Optional[LatStats]] = {k: _lat(ds, k, d, notes) for k in LAT_KINDS}
+    ios = sum(int(x.get("total_ios", 0)) for x in ds)
+    nbytes = sum(int(x.get("io_bytes", 0)) for x in ds)
+    # The core's definition (summary/group.rs group_dir): over the longest
+    # runtime of the entries that did this direction.
+    runtime_s = max((int(x.get("runtime", 0)) for x in ds if int(x.get("total_ios", 0)) > 0), default=0) / 1e3
     return DirResult(
-        ios=sum(int(x.get("total_ios", 0)) for x in ds),
-        bytes=sum(int(x.get("io_bytes", 0)) for x in ds),
+        ios=ios,
+        bytes=nbytes,
         # fio counts I/O errors per job, not per direction (see _sample's notes).
         errors=0,
         runtime_ns=max(int(x.get("runtime", 0)) for x in ds) * 1_000_000,
-        iops=sum(float(x.get("iops", 0.0)) for x in ds),
-        bw_bytes_per_s=sum(float(x.get("bw_bytes", 0)) for x in ds),
+        iops=ios / runtime_s if runtime_s else 0.0,
+        bw_bytes_per_s=nbytes / runtime_s if runtime_s else 0.0,
         slat=lats["slat"],
         clat=lats["clat"],
         lat=lats["lat"],
@@ -415,6 +431,12 @@ def _attach_device(doc: Json, samples: list[Sample]) -> None:
 # -- axes -------------------------------------------------------------------
 
 
+def _ran(options: dict[str, str], sample: Sample) -> dict[str, Scalar]:
+    """A point's options with fio's defaults filled in, "-" for those without effect."""
+    full = {**FIO_DEFAULTS, **options}
+    return {k: "-" if no_effect(k, sample.config.rw) else v for k, v in full.items()}
+
+
 def _point_options(opts: list[dict[str, str]]) -> dict[str, str]:
     """The options of a point: each entry's, "(mixed)" where its jobs differ."""
     keys = dict.fromkeys(k for o in opts for k in o if k not in NOT_AXES)
@@ -426,12 +448,17 @@ def _point_options(opts: list[dict[str, str]]) -> dict[str, str]:
 
 
 def _axes(
-    opts: list[list[dict[str, str]]], samples: list[Sample]
+    per_point: list[dict[str, str]], samples: list[Sample]
 ) -> tuple[list[str], list[dict[str, Scalar]], list[dict[str, float]]]:
     """Axis names, each point's params and numeric values."""
-    per_point = [_point_options(o) for o in opts]
+    for po, s in zip(per_point, samples):
+        po.update({k: "-" for k in po if no_effect(k, s.config.rw)})
     keys = dict.fromkeys(k for po in per_point for k in po)
-    table = {k: [po.get(k, FIO_DEFAULTS.get(k, "(default)")) for po in per_point] for k in keys}
+    table = {
+        k: [po.get(k, "-" if no_effect(k, s.config.rw) else FIO_DEFAULTS.get(k, "(default)"))
+            for po, s in zip(per_point, samples)]
+        for k in keys
+    }  # fmt: skip
     axes = [k for k, vals in table.items() if len(set(vals)) > 1]
     if not axes and len(per_point) > 1:
         # Groups with the same options (a job repeated behind stonewalls): name them by their jobs.

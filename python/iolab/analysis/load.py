@@ -15,10 +15,12 @@ the number as written or a size parsed by the native option parser.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 from iolab import _native
+from iolab.analysis.job_options import no_effect, shared, written_options
 from iolab.analysis.model import Dataset, Point, Sample, Scalar
 from iolab.analysis.samples import device_figures, group_sample
 from iolab.errors import IolabError
@@ -50,9 +52,11 @@ def load_dataset(path: str | Path) -> Dataset:
 def _load_file(p: Path) -> Dataset:
     """A file: fio's output (its loader explains what is wrong with a fio
     text or terse output), or an iolab result document given by mistake."""
+    text = p.read_text(encoding="utf-8", errors="replace")
     try:
-        top = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        top = json.loads(text)
+    except json.JSONDecodeError as e:
+        _refuse_broken_iolab(p, text, e)
         top = None
     if isinstance(top, dict) and top.get("schema") == RESULT_SCHEMA:
         return load_result_file(p, top)
@@ -68,6 +72,25 @@ def _load_file(p: Path) -> Dataset:
     return load_fio_json(p)
 
 
+#: How an iolab document opens (``{"schema": "iolab.result/1", ...``), whitespace aside.
+_IOLAB_OPENING = re.compile(r'^\s*\{\s*"schema"\s*:\s*"(iolab\.[a-z_]+/\d+)"')
+
+
+def _refuse_broken_iolab(p: Path, text: str, e: json.JSONDecodeError) -> None:
+    """An iolab document that does not parse is a damaged iolab file, not fio
+    output: say that, and what to do (fio's hint would mislead)."""
+    m = _IOLAB_OPENING.match(text)
+    if m is None:
+        return
+    schema = m.group(1)
+    redo = "iolab run --output-format json --output FILE" if schema == RESULT_SCHEMA else "the command that wrote it"
+    if e.pos >= len(text.rstrip()):
+        what = f"cut short (it ends at line {e.lineno}, inside the document)"
+    else:
+        what = f"that is not valid JSON ({e.msg} at line {e.lineno})"
+    raise DatasetError(f"{p}: an {schema} file {what}: restore it, or rerun {redo}")
+
+
 def load_result_file(path: Path, doc: Json) -> Dataset:
     """A results document (``iolab run --output-format json``): one point per
     stonewall group, as a run directory gives, without what only a directory
@@ -76,20 +99,11 @@ def load_result_file(path: Path, doc: Json) -> Dataset:
     try:
         doc = current_document(doc)
         config = {
-            "jobs": [{"name": str(r["name"]), "options": _resolved_options(r["job"])} for r in doc["result"]["jobs"]]
+            "jobs": [{"name": str(r["name"]), "options": written_options(r["job"])} for r in doc["result"]["jobs"]]
         }
         return run_dataset(RunRecord(doc, config, {}, {"id": path.stem}), path.stem, str(path))
     except (KeyError, TypeError, ValueError, IolabError) as e:
         raise DatasetError(f"{path}: a {RESULT_SCHEMA} document that cannot be read: {e}") from None
-
-
-def _resolved_options(job: Json) -> list[tuple[str, Scalar]]:
-    """A resolved job's scalar options (lists and tables left out), as a config's options as written."""
-    return [(k, v) for k, v in job.items() if isinstance(v, (int, float, str, bool)) and k not in _NOT_AXES]
-
-
-#: Resolved options that differ between groups by construction, not as a study's axis.
-_NOT_AXES = ("name", "stonewall", "new_group", "group")
 
 
 def _json(path: Path) -> Json:
@@ -148,20 +162,29 @@ def load_run_dir(directory: Path) -> Dataset:
     return run_dataset(read_record(directory), directory.name, str(directory))
 
 
-def run_dataset(rec: RunRecord, name: str, path: str) -> Dataset:
-    """A run (in memory: ``iolab quick``; or read from disk) → one point per stonewall group."""
+def run_dataset(rec: RunRecord, name: str, path: str, *, by_job: bool = False) -> Dataset:
+    """A run (in memory: ``iolab quick``; or read from disk) → one point per
+    stonewall group. ``by_job``: the job's name is the first axis, so rows
+    and findings are named as a table of jobs names them (``iolab quick``)."""
     samples = record_samples(rec, name)
-    options = _group_options(rec.config, rec.doc)
+    options = [_effective(o, s) for o, s in zip(_group_options(rec.config, rec.doc), samples)]
     differ = [k for k in dict.fromkeys(k for o in options for k in o) if len({str(o.get(k)) for o in options}) > 1]
     axes = [k for k in differ if k != "job"] or (["job"] if len(samples) > 1 else [])
+    if by_job and len(samples) > 1 and "job" not in axes:
+        axes.insert(0, "job")
     points = []
     for i, (s, opts) in enumerate(zip(samples, options), 1):
-        params: dict[str, Scalar] = {a: opts[a] if a in opts else _resolved(a, s) for a in axes}
+        params: dict[str, Scalar] = _effective({a: opts[a] if a in opts else _resolved(a, s) for a in axes}, s)
         points.append(Point(i, params, numeric_values(params, s), [s]))
     warm = any(s.config.ramp_time_ns > 0 for s in samples)
     plan: Json = {"repeats": 1, "warmup": warm, "precondition": False, "drop_caches": None}
     tool = f"iolab {rec.meta.get('tool_version') or rec.doc['tool']['version']}"
-    return Dataset("iolab-run", name, path, axes, points, rec.host, plan, tool)
+    return Dataset("iolab-run", name, path, axes, points, rec.host, plan, tool, shared(options, axes))
+
+
+def _effective(options: dict[str, Scalar], sample: Sample) -> dict[str, Scalar]:
+    """Options as they acted on the sample's job: "-" for one without effect (rwmixread of a randread job)."""
+    return {k: "-" if no_effect(k, sample.config.rw) else v for k, v in options.items()}
 
 
 def _resolved(option: str, s: Sample) -> Scalar:
@@ -194,15 +217,24 @@ _CONFIG_NUMBERS: dict[str, Callable[[Sample], Optional[float]]] = {
     "numjobs": lambda s: s.config.numjobs,
     "size": lambda s: s.config.size_bytes,
     "rwmixread": lambda s: s.config.rwmixread_pct,
-    "bs": lambda s: s.config.bs_read_bytes if s.read.ios or not s.write.ios else s.config.bs_write_bytes,
-    "blocksize": lambda s: s.config.bs_read_bytes if s.read.ios or not s.write.ios else s.config.bs_write_bytes,
+    "bs": lambda s: _fixed_bs(s),
+    "blocksize": lambda s: _fixed_bs(s),
 }
+
+
+def _fixed_bs(s: Sample) -> Optional[int]:
+    """The block size of the direction the sample issued; None when it varies (bsrange, bssplit)."""
+    if not s.config.bs_fixed:
+        return None
+    return s.config.bs_read_bytes if s.read.ios or not s.write.ios else s.config.bs_write_bytes
 
 
 def numeric_values(params: dict[str, Scalar], sample: Optional[Sample]) -> dict[str, float]:
     """The numeric axes of a point: from its resolved job where iolab knows the option, else parsed."""
     out: dict[str, float] = {}
     for name, value in params.items():
+        if value == "-" or (sample is not None and no_effect(name, sample.config.rw)):
+            continue  # an option without effect is no position on an axis
         got = _CONFIG_NUMBERS[name](sample) if name in _CONFIG_NUMBERS and sample is not None else None
         number = float(got) if got is not None else parse_number(value)
         if number is not None:
@@ -240,8 +272,8 @@ def load_sweep_dir(directory: Path) -> Dataset:
     points, drops = [], []
     for index in sorted(by_point):
         dirs = by_point[index]
-        params: dict[str, Scalar] = dict(_json(dirs[0] / RUN_FILE).get("params", {}))
         samples = [s for d in dirs for s in run_samples(d)]
+        params = _effective(dict(_json(dirs[0] / RUN_FILE).get("params", {})), samples[0])
         drops += [_json(d / RUN_FILE).get("drop_caches") for d in dirs]
         points.append(Point(index, params, numeric_values(params, samples[0]), samples))
     host = _optional_json(directory / "host.json") or {}

@@ -200,6 +200,9 @@ class Dataset:
     #: drop_caches ("dropped"/"failed"/None), steady_state…
     plan: Json = field(default_factory=dict)
     tool: str = "iolab"  # who measured: "iolab <version>" or "fio-3.33"
+    #: what every point ran with, in fio's words (rw, bs/bssplit, rate_iops…;
+    #: analysis/job_options.py ``shared``): the report's ``job:`` line
+    job: dict[str, Scalar] = field(default_factory=dict)
 
     @property
     def hosts(self) -> list[int]:
@@ -278,6 +281,7 @@ class Analysis:
             "source": {"kind": ds.source, "name": ds.name, "path": ds.path, "tool": ds.tool},
             "hosts": max(ds.hosts),
             "axes": ds.axes,
+            "job": ds.job,
             "points": [{"index": p.index, "params": p.params, "repeats": len(p.samples)} for p in ds.points],
             "rows": [asdict(r) for r in self.rows],
             "findings": [asdict(f) for f in self.findings],

@@ -32,6 +32,11 @@ def _samples(ds: Dataset) -> list[Sample]:
     return [s for p in ds.points for s in p.samples]
 
 
+def _label(ds: Dataset, point: int) -> str:
+    """The point as the tables name its row (:func:`wording.label`)."""
+    return next(w.label(p) for p in ds.points if p.index == point)
+
+
 def _warn(kind: str, text: str, figures: dict[str, object], points: list[int], score: float) -> Finding:
     return Finding(kind, "warning", text, dict(figures), None, points, score)
 
@@ -73,7 +78,7 @@ def too_few_samples(ds: Dataset, rows: list[Row]) -> Optional[Finding]:
         return None
     beyond, point, pct, count = worst
     need = MIN_TAIL_SAMPLES / (1 - pct / 100)
-    where = next(w.label(p) for p in ds.points if p.index == point)
+    where = _label(ds, point)
     text = (
         f"too few samples for p{pct:g}: {where} has {count} latencies, {w.num(beyond)} beyond p{pct:g} "
         f"(at least {MIN_TAIL_SAMPLES} needed, i.e. {need:.0f} latencies): that percentile is a single extreme value; "
@@ -130,10 +135,12 @@ def cpu_steal(ds: Dataset, rows: list[Row]) -> Optional[Finding]:
     if worst < STEAL_WARN_PCT:
         return None
     kind = (ds.host.get("virtualization") or {}).get("kind")
-    vm = f" (a {kind} VM)" if kind and kind != "none" else ""
+    virt = w.virtualization(kind)
+    # A container's steal is its host kernel's: that kernel runs in a VM.
+    vm = "" if not virt else f" (in {virt}, whose host is a VM)" if kind in w.CONTAINERS else f" ({virt})"
     text = (
-        f"CPU steal up to {w.pct(worst)} of all CPUs at point {point}{vm}: the hypervisor gave CPU time to others "
-        "during the run, so CPU-bound figures vary with the neighbours"
+        f"CPU steal up to {w.pct(worst)} of all CPUs at {_label(ds, point)}{vm}: the hypervisor gave CPU time to "
+        "others during the run, so CPU-bound figures vary with the neighbours"
     )
     return _warn("warn_cpu_steal", text, {"steal_pct": worst}, [point], 50.0)
 
@@ -160,7 +167,7 @@ def repeats_disagree(ds: Dataset, rows: list[Row]) -> Optional[Finding]:
     points = sorted({b[1] for b in bad})
     text = (
         f"repeats disagree at {len(points)} point(s) (coefficient of variation above {w.pct(UNSTABLE_CV_PCT)}; worst: "
-        f"point {point} {d} {metric} CV {w.pct(cv)}): those figures are unstable; find the cause or add repeats"
+        f"{_label(ds, point)} {d} {metric} CV {w.pct(cv)}): those figures are unstable; find the cause or add repeats"
     )
     return _warn("warn_repeats_disagree", text, {"worst_cv_pct": cv, "metric": metric}, points, 65.0)
 
@@ -198,7 +205,7 @@ def other_device_io(ds: Dataset, rows: list[Row]) -> Optional[Finding]:
     dev = s.device
     assert dev is not None
     text = (
-        f"other I/O on {dev.device} during point {point}: the device completed "
+        f"other I/O on {dev.device} during {_label(ds, point)}: the device completed "
         f"{dev.reads_completed + dev.writes_completed} I/Os and {w.size(dev.read_bytes + dev.write_bytes)}, "
         f"iolab did {s.read.ios + s.write.ios} I/Os and {w.size(s.read.bytes + s.write.bytes)} "
         f"({w.signed_pct(excess)} I/Os): something else used the device, so its figures are shared"
@@ -271,9 +278,9 @@ def buffered_io_uring(ds: Dataset, rows: list[Row]) -> Optional[Finding]:
         return None
     ratio, point, s, ref_point, ref_iops = worst
     text = (
-        f"buffered io_uring at QD {s.config.iodepth} (point {point}: {w.iops(_total_iops(s))}) did fewer I/Os per "
+        f"buffered io_uring at QD {s.config.iodepth} ({_label(ds, point)}: {w.iops(_total_iops(s))}) did fewer I/Os per "
         f"second than psync at QD 1 on the same {s.config.rw} {w.size(s.config.bs_read_bytes)} workload "
-        f"(point {ref_point}: {w.iops(ref_iops)}): io_uring hands buffered I/O it cannot complete at once to "
+        f"({_label(ds, ref_point)}: {w.iops(ref_iops)}): io_uring hands buffered I/O it cannot complete at once to "
         "kernel worker threads (io-wq), so the deeper job measures that fallback, not the storage; use direct=1 "
         "where the filesystem allows it"
     )

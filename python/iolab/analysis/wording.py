@@ -16,7 +16,13 @@ from iolab.units import fmt_ns as ns
 from iolab.units import fmt_sig3 as num
 from iolab.units import fmt_size as size
 
-__all__ = ["bytes_per_s", "iops", "label", "ns", "num", "pct", "signed_pct", "size", "value"]
+__all__ = ["bytes_per_s", "iops", "label", "ns", "num", "pct", "signed_pct", "size", "value", "virtualization"]
+
+#: systemd-detect-virt's container kinds (``--list``): a container shares its host's kernel, it is no VM.
+CONTAINERS = frozenset(
+    ("docker", "podman", "lxc", "lxc-libvirt", "systemd-nspawn", "rkt", "wsl", "proot", "pouch", "openvz",
+     "container-other")
+)  # fmt: skip
 
 
 def pct(x: float) -> str:
@@ -32,6 +38,22 @@ def value(v: Scalar) -> str:
 
 
 def label(point: Point) -> str:
-    """``"point 3 (iodepth=32)"``."""
-    params = ", ".join(f"{k}={value(v)}" for k, v in point.params.items())
-    return f"point {point.index} ({params})" if params else f"point {point.index}"
+    """A point named as the tables and charts name its row: its parameters
+    (``"iodepth=32 bs=4k"``; one without effect, "-", left out), else, in a
+    run without axes, its job's name (``"rand-write-4k-qd1"``). Never its
+    index: no table shows one (and fio's groups count from 0, plans from 1).
+    A point with a ``job`` axis is named by its job alone (``iolab quick``'s
+    table names its rows so)."""
+    if point.params.get("job") not in (None, "", "-"):
+        return value(point.params["job"])
+    params = " ".join(f"{k}={value(v)}" for k, v in point.params.items() if v != "-")
+    if params:
+        return params
+    return point.samples[0].label if point.samples else f"point {point.index}"
+
+
+def virtualization(kind: object) -> str:
+    """systemd-detect-virt's answer in words: "a docker container", "a kvm VM"; "" for none or unknown."""
+    if not kind or kind == "none":
+        return ""
+    return f"a {kind} container" if kind in CONTAINERS else f"a {kind} VM"

@@ -4,6 +4,7 @@ the option table. Formatting only; every figure keeps its unit."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -12,6 +13,7 @@ from typing import Any, Optional
 
 import typer
 
+from iolab.jobs.existing import file_name
 from iolab.jobs.extras import JobExtras
 from iolab.report import format_quick_table, format_text
 from iolab.report.quick import write_quick_results
@@ -126,6 +128,35 @@ def _field(key: str, v: Any) -> str:
     return _value(key, v)
 
 
+#: Workers whose files a dry run lists one by one; the rest are counted.
+_LISTED_WORKERS = 4
+
+
+def _files(job: dict[str, Any]) -> str:
+    """The files the job's workers will use, as the engine resolves them
+    (core ``PreparedJob::files_for_worker``): the nbd URI; the named files,
+    shared by every worker; else per worker ``filename_format`` (nrfiles of
+    them) in ``directory`` — fio's ``$jobname.$jobnum.$filenum``, whose
+    tokens :func:`iolab.jobs.existing.file_name` replaces as the engine does."""
+    if job.get("nbd"):
+        return f"{job['nbd']['uri']} (the nbd export, every worker)"
+    if job.get("shared_files"):
+        return ", ".join(job["filenames"]) + " (every worker)"
+    files = job["files"]
+    directory = job.get("directory") or "."
+    workers = int(job["numjobs"])
+    per = [
+        f"worker {i}: "
+        + ", ".join(
+            os.path.join(directory, file_name(files["filename_format"], job["name"], i, f))
+            for f in range(int(files["nrfiles"]))
+        )
+        for i in range(min(workers, _LISTED_WORKERS))
+    ]
+    more = f"; … {workers - _LISTED_WORKERS} more workers, the same way" if workers > _LISTED_WORKERS else ""
+    return f"none named: each worker makes its own ({files['filename_format']} in {directory}): {'; '.join(per)}{more}"
+
+
 def prepared_jobs(jobs: list[dict[str, Any]], extras: Optional[list[JobExtras]] = None) -> str:
     """Each prepared job: the options as written, then every resolved field,
     then the options handled around the engine (``extras``, same order)."""
@@ -133,7 +164,9 @@ def prepared_jobs(jobs: list[dict[str, Any]], extras: Optional[list[JobExtras]] 
     for i, job in enumerate(jobs):
         written = " ".join(f"--{k}" if v is None else f"--{k}={v}" for k, v in job["spec"]["options"])
         lines = [f"job {job['name']}", f"  as written: {written}"]
-        lines += [f"  {k}: {_field(k, v)}" for k, v in job.items() if k not in {"name", "spec", "warnings"}]
+        lines.append(f"  file names: {_files(job)}")
+        skip = {"name", "spec", "warnings", "filenames"}
+        lines += [f"  {k}: {_field(k, v)}" for k, v in job.items() if k not in skip]
         if extras is not None and extras[i].values:
             around = " ".join(f"{k}={v}" for k, v in extras[i].values.items())
             lines.append(f"  handled around the engine: {around}")

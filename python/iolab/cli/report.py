@@ -144,8 +144,9 @@ def compare(
 ) -> None:
     """Compare two runs or sweeps: the rows they share (same parameters and
     direction), each metric's difference B vs A in %, and whether it is
-    significant (Welch's t-test on the per-repeat values, p < 0.05), within
-    the noise between repeats, or cannot be told (fewer than 2 repeats).
+    significant (Welch's t-test on the per-repeat values, p < 0.05 after
+    Holm's correction for all the comparison's tests), within the noise
+    between repeats, or cannot be told (fewer than 2 repeats).
 
     A and B must have run the same job apart from their axes (rw, bs,
     rwmixread, ioengine, size, direct, iodepth, numjobs, rate): otherwise it

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -11,7 +12,7 @@ from iolab.cli.errors import EXIT_INTERRUPTED
 from iolab.cli.fleet import sweep_on_fleet
 from iolab.cli.options import AllowOverwrite
 from iolab.fleet.env import detect as fleet_launch
-from iolab.plans.sweep import SweepInterrupted, SweepOptions, run_sweep
+from iolab.plans.sweep import SweepInterrupted, SweepOptions, SweepOutcome, run_sweep
 
 DEFAULT_RESULTS = Path("iolab-results")
 
@@ -52,11 +53,33 @@ def sweep(
     except SweepInterrupted as e:
         typer.echo(f"iolab: {e}", err=True)
         raise typer.Exit(EXIT_INTERRUPTED) from None
-    ran = out.runs_done_now
-    typer.echo(
-        f"sweep {out.sweep_id}: {out.points} points, {out.runs_total} runs "
-        f"({ran} run now, {out.runs_done_before} already done) → {out.directory}"
+    typer.echo(summary_line(out))
+
+
+def summary_line(out: SweepOutcome) -> str:
+    """The sweep's last line: what ran (points along which axes, repeats, on
+    what), how much of it now, where the results are and what to do next."""
+    plan = _json(out.directory / "plan.json")
+    meta = _json(out.directory / "sweep.json")
+    axes = ", ".join(f"{a['name']}={'/'.join(str(v) for v in a.get('values', []))}" for a in plan.get("axes", []))
+    repeats = int(plan.get("repeats") or meta.get("repeats") or 1)
+    target = f" on {meta['target']}" if meta.get("target") else ""
+    timed_out = sum(bool(_json(r).get("timed_out")) for r in sorted((out.directory / "points").glob("*/run.json")))
+    late = f"; {timed_out} run(s) stopped at the per-point timeout" if timed_out else ""
+    return (
+        f"sweep {out.sweep_id}: {out.points} points{f' ({axes})' if axes else ''} x {repeats} repeat(s) = "
+        f"{out.runs_total} runs{target} ({out.runs_done_now} run now, {out.runs_done_before} already done){late}; "
+        f"results in {out.directory} (next: iolab report {out.directory})"
     )
+
+
+def _json(path: Path) -> dict[str, Any]:
+    """A small JSON file of the sweep directory; {} when absent (a fleet rank's view, an old sweep)."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def register(app: typer.Typer) -> None:

@@ -14,8 +14,11 @@
   findings, warnings, knees and bottleneck, then the tables, plain aligned
   text (Markdown and HTML render the same :class:`Table` s).
 
-Each column has ONE unit, chosen from the column's median (latencies: ns,
-µs, ms or s); a value is never written with a k/M suffix.
+Each column has ONE unit, and every latency column of every table the
+same one, :data:`TABLE_LAT_UNIT` (µs, four significant digits: 0.450 is
+450 ns, whole ns are kept): chosen from the values, p90 in ns beside p95 in
+µs, or a p99 column in ms in one run and µs in the next, would not compare
+by eye. A value is never written with a k/M suffix.
 """
 
 from __future__ import annotations
@@ -26,15 +29,18 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from iolab.analysis import wording as w
-from iolab.analysis.compare import Comparison, MetricDiff, point_label
+from iolab.analysis.compare import ALPHA, CORRECTION, Comparison, MetricDiff, point_label
+from iolab.analysis.job_options import describe
 from iolab.analysis.model import LAT_KINDS, Analysis, Finding, Json, Row, Stat, metric_name
-from iolab.units import fmt_bytes, fmt_num, lat_unit_for
+from iolab.units import fmt_bytes, fmt_num
 
 PLUS_MINUS_NOTE = (
     "value ± half-width of the 95% confidence interval over repeats; ! = unstable (CV above the threshold)"
 )
 MAIN_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
 _PCT_RE = re.compile(r"^(slat|clat|lat)_p([0-9.]+)_ns$")
+#: The unit of every latency column of every table (name, ns per unit): fixed, so tables compare by eye.
+TABLE_LAT_UNIT = ("µs", 1e3)
 
 
 @dataclass
@@ -101,9 +107,7 @@ def _column(rows: list[Row], metric: str, title: str) -> Optional[Column]:
     if not any(metric in r.metrics for r in rows):
         return None
     if metric.endswith("_ns"):
-        # Per column: a table's min and max can be decades apart (slat: tens
-        # of ns typical, ms at the max), and one unit for both prints 8 digits.
-        unit, scale = lat_unit_for(r.metrics[metric].value for r in rows if metric in r.metrics)
+        unit, scale = TABLE_LAT_UNIT
         return Column(metric, f"{title} ({unit})", scale)
     if metric == "bw_bytes_per_s":
         return Column(metric, f"{title} (MB/s)", 1e6)
@@ -181,6 +185,7 @@ def host_line(host: Json) -> str:
         fmt_bytes(host["memory_bytes"]) + " RAM" if host.get("memory_bytes") else None,
         f"kernel {host['kernel']}" if host.get("kernel") else None,
         " ".join(str(storage[k]) for k in ("fstype", "device") if storage.get(k)) or None,
+        f"in {virt}" if (virt := w.virtualization((host.get("virtualization") or {}).get("kind"))) else None,
     ]
     return ", ".join(str(p) for p in parts if p) or "not recorded"
 
@@ -265,6 +270,7 @@ def summary_lines(an: Analysis) -> list[str]:
         f"host: {host_line(ds.host)}",
         f"hosts: {hosts_line(ds.hosts)}",
         f"points: {len(ds.points)}, axes: {', '.join(ds.axes) or 'none'}, repeats per point: {rep}",
+        *([f"job (every point): {describe(ds.job)}"] if ds.job else []),
     ]
 
 
@@ -315,7 +321,7 @@ def _headline_metrics(c: Comparison, everything: bool = False) -> list[str]:
 
 def _metric_title(metric: str, diffs: list[MetricDiff]) -> tuple[str, float]:
     if metric.endswith("_ns"):
-        unit, scale = lat_unit_for(d.a.value for d in diffs)
+        unit, scale = TABLE_LAT_UNIT
         name = metric[: -len("_ns")].replace("_p", " p").replace("_mean", " mean")
         return f"{name} ({unit})", scale
     if metric == "bw_bytes_per_s":
@@ -337,10 +343,21 @@ def comparison_table(c: Comparison, everything: bool = False) -> Table:
                 continue
             pct = "-" if d.diff_pct is None else f"{d.diff_pct:+.1f}"
             p = "-" if d.test is None else f"{d.test.p_value:.3f}"
-            out.append([r.key, r.dir, title, fmt_stat(d.a, scale), fmt_stat(d.b, scale), pct, p, d.verdict])
-    header = ["point", "dir", "metric", "A", "B", "B vs A (%)", "p (Welch)", "verdict"]
-    notes = [PLUS_MINUS_NOTE.split(";")[0], "significant: p < 0.05 in Welch's t-test on the per-repeat values"]
+            adj = "-" if d.p_adjusted is None else f"{d.p_adjusted:.3f}"
+            out.append([r.key, r.dir, title, fmt_stat(d.a, scale), fmt_stat(d.b, scale), pct, p, adj, d.verdict])
+    header = ["point", "dir", "metric", "A", "B", "B vs A (%)", "p (Welch)", f"p ({CORRECTION})", "verdict"]
+    notes = [PLUS_MINUS_NOTE.split(";")[0], significance_note(c)]
     return Table("Differences", header, out, 3, notes)
+
+
+def significance_note(c: Comparison) -> str:
+    """What "significant" means here: the test, and the correction over the comparison's tests."""
+    n = c.correction.get("tests", 0)
+    return (
+        f"significant: p < {ALPHA:g} in Welch's t-test on the per-repeat values, adjusted by {CORRECTION}'s "
+        f"method for all {n} tests of this comparison (every metric of every matched row, shown or not), so "
+        f"the chance of any false 'significant' stays at {ALPHA:.0%}"
+    )
 
 
 def comparison_header(c: Comparison) -> list[str]:
@@ -350,6 +367,11 @@ def comparison_header(c: Comparison) -> list[str]:
         lines.append("DIFFERENT JOBS (compared with --force): " + "; ".join(d.text() for d in c.differences))
     lines += [f"A: {c.a_path or c.a_name} ({c.a_name})", f"B: {c.b_path or c.b_name} ({c.b_name})"]
     lines.append(f"matched rows: {len(c.rows)} (same axis values and direction)")
+    if c.correction.get("tests"):
+        lines.append(
+            f"multiple comparisons: {c.correction['tests']} Welch tests, each p adjusted by {CORRECTION}'s method "
+            f"(any false 'significant' at most {ALPHA:.0%} likely)"
+        )
     if c.only_a:
         lines.append(f"only in A: {', '.join(c.only_a)}")
     if c.only_b:

@@ -8,8 +8,9 @@ Each builder takes an :class:`Analysis` and returns :class:`Chart` s:
 - :func:`latency_charts` — histogram and CDF per direction, log latency
   axis, from the repeats' merged HdrHistograms (``iolab._native``), re-binned
   to 20 bins per decade;
-- :func:`load_charts` — per numeric axis: IOPS and MB/s with the knee
-  marked, latency percentiles; without numeric axes, per point;
+- :func:`load_charts` — per numeric axis (analysis/axes.py
+  ``numeric_axes``, the one rule knees and trends use too): IOPS and MB/s
+  with the knee marked, latency percentiles; without numeric axes, per point;
 - :func:`curve_charts` — latency vs throughput;
 - :func:`series_charts` — IOPS over time per point (first repeat);
 - :func:`spread_charts` — per-repeat IOPS as boxes (when there are repeats).
@@ -27,6 +28,7 @@ submission plus completion (:func:`lat_kind_title` says it once per title).
 
 from __future__ import annotations
 
+import html
 import math
 from collections import defaultdict
 from dataclasses import dataclass
@@ -35,7 +37,9 @@ from typing import Any, Optional
 
 from iolab import _native
 from iolab.analysis import samples
+from iolab.analysis.axes import numeric_axes
 from iolab.analysis.compare import point_label
+from iolab.analysis.job_options import describe
 from iolab.analysis.model import DIRS, Analysis, Json, Point, Row, metric_name
 from iolab.report.analysis_text import headline_lat_kind, lat_kind_title, percentiles_of
 from iolab.units import lat_unit_for
@@ -159,11 +163,6 @@ def latency_charts(an: Analysis) -> list[Chart]:
     return out
 
 
-def numeric_axes(an: Analysis) -> list[str]:
-    pts = an.dataset.points
-    return [a for a in an.dataset.axes if pts and all(a in p.values for p in pts)]
-
-
 def _groups(an: Analysis, axis: str, d: str) -> dict[str, list[tuple[float, Row]]]:
     """Rows of direction ``d`` along ``axis``, one group per value of the other axes."""
     values = {p.index: p.values for p in an.dataset.points}
@@ -283,7 +282,7 @@ def _per_point_charts(an: Analysis) -> list[Chart]:
 
 def load_charts(an: Analysis) -> list[Chart]:
     """Throughput (knee marked) and percentiles along each numeric axis; per point without one."""
-    axes = numeric_axes(an)
+    axes = numeric_axes(an.dataset)
     if not axes:
         return _per_point_charts(an)
     return [c for a in axes for c in _axis_charts(an, a)]
@@ -393,4 +392,12 @@ def fleet_charts(fleet: Json) -> list[Chart]:
 
 
 def all_charts(an: Analysis) -> list[Chart]:
-    return [*latency_charts(an), *load_charts(an), *curve_charts(an), *series_charts(an), *spread_charts(an)]
+    """Every chart of the report; with a subtitle naming what every point ran
+    (``rw=randrw rwmixread=70 bssplit=4k/50:64k/50 rate_iops=500``) when
+    that is not in the points' own labels."""
+    charts = [*latency_charts(an), *load_charts(an), *curve_charts(an), *series_charts(an), *spread_charts(an)]
+    if an.dataset.job:
+        sub = f"<br><sub>{html.escape(describe(an.dataset.job))}</sub>"
+        for c in charts:
+            c.layout["title"]["text"] += sub
+    return charts

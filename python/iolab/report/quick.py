@@ -96,7 +96,8 @@ def write_quick_report(out: QuickOutput, json_path: Path) -> tuple[Path, list[Fi
     """Analyse the quick run and write its HTML report next to the results
     (``NAME.json`` → ``NAME.html``); return its path and the three most
     important findings."""
-    ds = run_dataset(quick_record(out, json_path.stem), json_path.stem, str(json_path))
+    # By job: the findings printed under quick's table name its rows as the table does.
+    ds = run_dataset(quick_record(out, json_path.stem), json_path.stem, str(json_path), by_job=True)
     ds.name = f"iolab quick ({json_path.stem})"
     # One point per job, in order; each gets the device figures of its own window.
     for point, d in zip(ds.points, out.device):

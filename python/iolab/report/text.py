@@ -16,6 +16,7 @@ import os
 import time
 from typing import Any
 
+from iolab.report.analysis_text import TABLE_LAT_UNIT
 from iolab.results import lat_target
 from iolab.results.document import check_document
 from iolab.units import (
@@ -303,16 +304,17 @@ def format_quick_table(doc: Json) -> str:
                 _percentile(lat, 99.0) if ok else None,
             )
         )
-    u50, s50 = lat_unit_for(float(r[3]) for r in rows if r[3] is not None)
-    u99, s99 = lat_unit_for(float(r[4]) for r in rows if r[4] is not None)
-    head = ("job", "IOPS (I/O/s)", "MB/s", f"lat p50 ({u50})", f"lat p99 ({u99})")
+    # One fixed unit for both columns (the analysis tables' one): chosen from
+    # the values, p99 read ms in one run and µs in the next.
+    unit, scale = TABLE_LAT_UNIT
+    head = ("job", "IOPS (I/O/s)", "MB/s", f"lat p50 ({unit})", f"lat p99 ({unit})")
     body = [
         (
             name,
             fmt_num(iops),
             fmt_num(mbs),
-            "-" if p50 is None else fmt_lat(p50, s50),
-            "-" if p99 is None else fmt_lat(p99, s99),
+            "-" if p50 is None else fmt_lat(p50, scale),
+            "-" if p99 is None else fmt_lat(p99, scale),
         )
         for name, iops, mbs, p50, p99 in rows
     ]

@@ -17,6 +17,9 @@ NBD_SIMPLE_REPLY_BYTES: int
 def prepare_job(name: str, options: Options) -> str:
     """Validate one job; return the prepared job as JSON. Raises JobError."""
 
+def worker_files(prepared_json: str, worker: int) -> list[str]:
+    """The files worker ``worker`` (0-based) of a prepared job uses, as the engine opens them."""
+
 def option_table() -> list[dict[str, Any]]:
     """The job option table, one dict per option."""
 

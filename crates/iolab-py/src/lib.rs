@@ -45,6 +45,19 @@ fn prepare_job(name: String, options: Vec<(String, Option<String>)>) -> PyResult
     serde_json::to_string(&prepared).map_err(|e| json_error("prepared job", e))
 }
 
+/// The files worker `worker` (0-based) of a prepared job (as `prepare_job`
+/// gives it) uses, as the engine opens them (`PreparedJob::files_for_worker`).
+#[pyfunction]
+fn worker_files(prepared_json: &str, worker: u32) -> PyResult<Vec<String>> {
+    let job: iolab_core::job::PreparedJob =
+        serde_json::from_str(prepared_json).map_err(|e| json_error("prepared job", e))?;
+    let files = job.files_for_worker(worker);
+    Ok(files
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect())
+}
+
 /// The job option table, one dict per option: name, aliases, type,
 /// default (a value in the option's syntax, or None), default_note (what
 /// happens when it is not given, or None), unit, choices, help.
@@ -104,6 +117,7 @@ fn version() -> &'static str {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(prepare_job, m)?)?;
+    m.add_function(wrap_pyfunction!(worker_files, m)?)?;
     m.add_function(wrap_pyfunction!(option_table, m)?)?;
     m.add_function(wrap_pyfunction!(options_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(summarize, m)?)?;

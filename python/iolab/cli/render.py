@@ -4,7 +4,6 @@ the option table. Formatting only; every figure keeps its unit."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -13,7 +12,7 @@ from typing import Any, Optional
 
 import typer
 
-from iolab.jobs.existing import file_name
+from iolab import _native
 from iolab.jobs.extras import JobExtras
 from iolab.report import format_quick_table, format_text
 from iolab.report.quick import write_quick_results
@@ -133,28 +132,22 @@ _LISTED_WORKERS = 4
 
 
 def _files(job: dict[str, Any]) -> str:
-    """The files the job's workers will use, as the engine resolves them
-    (core ``PreparedJob::files_for_worker``): the nbd URI; the named files,
-    shared by every worker; else per worker ``filename_format`` (nrfiles of
-    them) in ``directory`` — fio's ``$jobname.$jobnum.$filenum``, whose
-    tokens :func:`iolab.jobs.existing.file_name` replaces as the engine does."""
+    """The files the job's workers will use, as the engine opens them (the
+    core's ``PreparedJob::files_for_worker``, through ``_native.worker_files``):
+    the nbd URI; the named files, shared by every worker; else each worker's
+    own, from ``filename_format`` in ``directory``."""
     if job.get("nbd"):
         return f"{job['nbd']['uri']} (the nbd export, every worker)"
+    engine_job = json.dumps(job)
     if job.get("shared_files"):
-        return ", ".join(job["filenames"]) + " (every worker)"
-    files = job["files"]
-    directory = job.get("directory") or "."
+        return ", ".join(_native.worker_files(engine_job, 0)) + " (every worker)"
     workers = int(job["numjobs"])
     per = [
-        f"worker {i}: "
-        + ", ".join(
-            os.path.join(directory, file_name(files["filename_format"], job["name"], i, f))
-            for f in range(int(files["nrfiles"]))
-        )
-        for i in range(min(workers, _LISTED_WORKERS))
+        f"worker {i}: " + ", ".join(_native.worker_files(engine_job, i)) for i in range(min(workers, _LISTED_WORKERS))
     ]
     more = f"; … {workers - _LISTED_WORKERS} more workers, the same way" if workers > _LISTED_WORKERS else ""
-    return f"none named: each worker makes its own ({files['filename_format']} in {directory}): {'; '.join(per)}{more}"
+    fmt, directory = job["files"]["filename_format"], job.get("directory") or "."
+    return f"none named: each worker makes its own ({fmt} in {directory}): {'; '.join(per)}{more}"
 
 
 def prepared_jobs(jobs: list[dict[str, Any]], extras: Optional[list[JobExtras]] = None) -> str:

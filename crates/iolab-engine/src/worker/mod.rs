@@ -482,13 +482,32 @@ impl<B: Backend> Worker<B> {
             self.rec.end_phase(io_end);
             self.data.phase = true;
             self.gen_done = false;
-            if let Err(e) = self.main_loop().and_then(|()| self.quiesce()) {
+            let mut verified = self.drop_written();
+            if verified.is_ok() && self.error.is_none() {
+                verified = self.main_loop().and_then(|()| self.quiesce());
+            }
+            if let Err(e) = verified {
                 self.error.get_or_insert(e);
             }
         }
         if let Some(e) = self.data.error().and_then(|e| self.errs.verify_failed(e)) {
             self.error.get_or_insert(e);
         }
+    }
+
+    /// As fio's do_verify: sync what was written and drop the files'
+    /// cached pages, so the verify reads come from the device (their time
+    /// is the verify phase's, as in fio).
+    fn drop_written(&mut self) -> Result<(), EngineError> {
+        for f in 0..self.paths.len() {
+            if self.written[f] && self.sync_unrecorded(f as u32, Op::Fsync)?.is_none() {
+                return Ok(()); // the failed flush is the job's error; nothing to verify against
+            }
+        }
+        for (f, path) in self._files.iter().zip(&self.paths) {
+            crate::layout::drop_cached_pages(f, path)?;
+        }
+        Ok(())
     }
 
     fn end_fsync(&mut self) {

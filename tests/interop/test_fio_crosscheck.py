@@ -96,3 +96,42 @@ def test_numjobs_are_reported_like_fio(data_file: Path) -> None:
     f2, i2 = fio([*job, "--group_reporting"]), iolab([*job, "--group_reporting"])
     assert len(i2["jobs"]) == len(f2["jobs"]) == 1
     assert totals(i2, "read") == totals(f2, "read") == (3 * 1024, 3 * (4 << 20))
+
+
+GROUPED = """[global]
+ioengine=null
+size=4m
+bs=4k
+group_reporting
+[a]
+rw=randread
+[b]
+rw=randwrite
+numjobs=2
+[c]
+stonewall
+rw=read
+"""
+
+
+def test_group_reporting_merges_a_groups_jobs_like_fio(tmp_path: Path) -> None:
+    # fio 3.33: one entry per group, named after its first job, with the
+    # last job's options; its counts are every member's (issue 21).
+    job_file = tmp_path / "grouped.fio"
+    job_file.write_text(GROUPED)
+    f, i = fio([str(job_file)]), iolab([str(job_file)])
+    assert [(j["jobname"], j["groupid"]) for j in i["jobs"]] == [(j["jobname"], j["groupid"]) for j in f["jobs"]]
+    assert [(j["jobname"], j["groupid"]) for j in f["jobs"]] == [("a", 0), ("c", 1)]
+    for fj, ij in zip(f["jobs"], i["jobs"]):
+        for d in ("read", "write"):
+            assert (ij[d]["total_ios"], ij[d]["io_bytes"]) == (fj[d]["total_ios"], fj[d]["io_bytes"]), d
+        assert ij["job options"]["rw"] == fj["job options"]["rw"]
+    assert (i["jobs"][0]["read"]["total_ios"], i["jobs"][0]["write"]["total_ios"]) == (1024, 2048)
+    assert i["jobs"][0]["iolab"]["jobs"] == ["a", "b"]
+    # The text says the same: one entry for group 0, the group line over it.
+    cmd = [sys.executable, "-m", "iolab.cli.main", "run", str(job_file)]
+    text = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    assert "a: (group 0, jobs a, b merged, workers 3):" in text, text
+    assert "\nb: (" not in text and "c: (group 1, workers 1)" in text, text
+    read0 = next(x for x in text.splitlines() if x.startswith("   READ:"))
+    assert "per entry" in read0, read0

@@ -43,13 +43,17 @@ JOB = [
 ]
 
 
+EXPORTS = ("d=memory,size=8m", "bad=memory,size=8m+corrupt,rate=1")
+
+
 class Target:
     """``iolab target`` on a Unix socket with its stats endpoint."""
 
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, exports: tuple[str, ...] = EXPORTS) -> None:
         self.sock = tmp_path / "nbd.sock"
         cmd = [sys.executable, "-m", "iolab.cli.main", "target", "--unix", str(self.sock)]
-        cmd += ["--export", "d=memory,size=8m", "--export", "bad=memory,size=8m+corrupt,rate=1"]
+        for e in exports:
+            cmd += ["--export", e]
         cmd += ["--stats-http", "127.0.0.1:0"]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.stats_url = self._announced_stats_url()

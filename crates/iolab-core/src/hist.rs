@@ -15,6 +15,14 @@
 //!   counters), fixed per worker, no allocation on the record path.
 //! - Merges are exact: merging histograms equals recording the union of
 //!   their samples (counts add bucket by bucket).
+//! - Exact extremes: besides its buckets a histogram keeps the smallest and
+//!   largest value recorded into it (two compares per record; merges take
+//!   the min of the mins and the max of the maxes), so `min`/`max` are the
+//!   values themselves, not bucket edges (a 4,193,000 ns maximum would read
+//!   4,194,303 from the bucket). The V2 encoding cannot carry them: a
+//!   histogram decoded from it reports bucket edges unless its extremes are
+//!   restored ([`LatHist::set_exact`]; the results carry them beside the
+//!   histograms, see `stats::DirStats`).
 
 use std::fmt;
 use std::io::Cursor;
@@ -32,9 +40,51 @@ pub const SIGFIG: u8 = 3;
 pub const INITIAL_HIGH_NS: u64 = 60_000_000_000;
 
 /// A latency histogram in nanoseconds.
-#[derive(Clone, PartialEq)]
+///
+/// Equality compares the buckets (what the V2 encoding holds), not the
+/// exact extremes.
+#[derive(Clone)]
 pub struct LatHist {
     h: Histogram<u64>,
+    exact: Extremes,
+}
+
+impl PartialEq for LatHist {
+    fn eq(&self, other: &LatHist) -> bool {
+        self.h == other.h
+    }
+}
+
+/// What a histogram knows of its smallest and largest recorded value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Extremes {
+    /// Nothing recorded.
+    Empty,
+    /// Exactly these (min, max), ns.
+    Exact(u64, u64),
+    /// Samples whose exact extremes were lost (decoded from V2 alone, or
+    /// merged with such a histogram): the buckets' edges stand in.
+    Unknown,
+}
+
+impl Extremes {
+    #[inline]
+    fn record(&mut self, ns: u64) {
+        *self = match *self {
+            Extremes::Empty => Extremes::Exact(ns, ns),
+            Extremes::Exact(lo, hi) => Extremes::Exact(lo.min(ns), hi.max(ns)),
+            Extremes::Unknown => Extremes::Unknown,
+        };
+    }
+
+    fn merge(&mut self, o: Extremes) {
+        *self = match (*self, o) {
+            (a, Extremes::Empty) => a,
+            (Extremes::Empty, b) => b,
+            (Extremes::Exact(a, b), Extremes::Exact(c, d)) => Extremes::Exact(a.min(c), b.max(d)),
+            _ => Extremes::Unknown,
+        };
+    }
 }
 
 impl fmt::Debug for LatHist {
@@ -60,12 +110,26 @@ impl LatHist {
         let mut h = Histogram::new_with_bounds(1, INITIAL_HIGH_NS, SIGFIG)
             .expect("static histogram bounds are valid");
         h.auto(true);
-        LatHist { h }
+        LatHist {
+            h,
+            exact: Extremes::Empty,
+        }
+    }
+
+    /// A histogram decoded from its buckets alone: its extremes are unknown.
+    fn decoded(mut h: Histogram<u64>) -> Self {
+        h.auto(true);
+        let exact = match h.is_empty() {
+            true => Extremes::Empty,
+            false => Extremes::Unknown,
+        };
+        LatHist { h, exact }
     }
 
     /// Record one latency in ns.
     #[inline]
     pub fn record(&mut self, ns: u64) {
+        self.exact.record(ns);
         // With auto-resize on, recording fails only for values past u64's
         // range of the bucket array, which no latency reaches; saturate then.
         if self.h.record(ns).is_err() {
@@ -75,6 +139,9 @@ impl LatHist {
 
     /// Record `n` samples of the same value (used by synthetic tests and merges from bins).
     pub fn record_n(&mut self, ns: u64, n: u64) {
+        if n > 0 {
+            self.exact.record(ns);
+        }
         if self.h.record_n(ns, n).is_err() {
             self.h.saturating_record(ns);
         }
@@ -82,6 +149,7 @@ impl LatHist {
 
     /// Add every sample of `other` (exact).
     pub fn merge(&mut self, other: &LatHist) {
+        self.exact.merge(other.exact);
         self.h
             .add(&other.h)
             .expect("auto-resizing histograms always accept a merge");
@@ -89,6 +157,7 @@ impl LatHist {
 
     pub fn reset(&mut self) {
         self.h.reset();
+        self.exact = Extremes::Empty;
     }
 
     pub fn count(&self) -> u64 {
@@ -97,16 +166,41 @@ impl LatHist {
     pub fn is_empty(&self) -> bool {
         self.h.is_empty()
     }
-    /// Smallest recorded value (0 when empty).
+    /// Smallest recorded value (0 when empty): exact, or the lowest value
+    /// of its bucket where the extremes are unknown.
     pub fn min(&self) -> u64 {
-        if self.is_empty() {
-            0
-        } else {
-            self.h.min()
+        match self.exact {
+            Extremes::Exact(lo, _) => lo,
+            _ if self.is_empty() => 0,
+            _ => self.h.min(),
         }
     }
+    /// Largest recorded value (0 when empty): exact, or the highest value
+    /// of its bucket where the extremes are unknown.
     pub fn max(&self) -> u64 {
-        self.h.max()
+        match self.exact {
+            Extremes::Exact(_, hi) => hi,
+            _ => self.h.max(),
+        }
+    }
+
+    /// The exact (min, max) recorded, ns; `None` when empty or unknown.
+    pub fn exact(&self) -> Option<(u64, u64)> {
+        match self.exact {
+            Extremes::Exact(lo, hi) => Some((lo, hi)),
+            _ => None,
+        }
+    }
+
+    /// Restore the exact extremes of a decoded histogram (kept beside its
+    /// V2 encoding). Ignored unless they fall in the histogram's lowest
+    /// and highest buckets: a pair that does not belong to these samples
+    /// never replaces the buckets' edges.
+    pub fn set_exact(&mut self, (lo, hi): (u64, u64)) {
+        let h = &self.h;
+        if !h.is_empty() && lo <= hi && h.equivalent(lo, h.min()) && h.equivalent(hi, h.max()) {
+            self.exact = Extremes::Exact(lo, hi);
+        }
     }
     pub fn mean(&self) -> f64 {
         self.h.mean()
@@ -150,11 +244,10 @@ impl LatHist {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(s.trim())
             .map_err(|e| CoreError::Histogram(format!("not base64: {e}")))?;
-        let mut h: Histogram<u64> = Deserializer::new()
+        let h: Histogram<u64> = Deserializer::new()
             .deserialize(&mut Cursor::new(bytes))
             .map_err(|e| CoreError::Histogram(format!("not an HdrHistogram V2 encoding: {e:?}")))?;
-        h.auto(true);
-        Ok(LatHist { h })
+        Ok(LatHist::decoded(h))
     }
 }
 
@@ -206,11 +299,10 @@ impl PackedHist {
         if self.bytes.is_empty() {
             return LatHist::new();
         }
-        let mut h: Histogram<u64> = Deserializer::new()
+        let h: Histogram<u64> = Deserializer::new()
             .deserialize(&mut Cursor::new(&self.bytes))
             .expect("a PackedHist always holds a valid encoding");
-        h.auto(true);
-        LatHist { h }
+        LatHist::decoded(h)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -356,5 +448,56 @@ mod tests {
         let back: PackedHist =
             serde_json::from_str(&serde_json::to_string(&empty).unwrap()).unwrap();
         assert!(back.unpack().is_empty());
+    }
+
+    #[test]
+    fn min_and_max_are_the_values_recorded_not_bucket_edges() {
+        // 4,193,000 ns sits in the bucket 4,192,256..=4,194,303: the
+        // buckets alone would say max 4,194,303 (issue 21).
+        let (mut a, mut b) = (LatHist::new(), LatHist::new());
+        a.record(1_234_567);
+        a.record(4_193_000);
+        b.record_n(5_001, 3);
+        b.record(2_000_001);
+        assert_eq!((a.min(), a.max()), (1_234_567, 4_193_000));
+        assert_eq!(a.inner().max(), 4_194_303, "the bucket edge differs");
+        let mut m = a.clone();
+        m.merge(&b);
+        assert_eq!((m.min(), m.max()), (5_001, 4_193_000));
+        assert_eq!(m.exact(), Some((5_001, 4_193_000)));
+        m.merge(&LatHist::new());
+        assert_eq!(
+            m.exact(),
+            Some((5_001, 4_193_000)),
+            "an empty merge changes nothing"
+        );
+        m.reset();
+        assert_eq!((m.min(), m.max(), m.exact()), (0, 0, None));
+    }
+
+    #[test]
+    fn decoded_extremes_are_bucket_edges_until_restored() {
+        let mut h = LatHist::new();
+        h.record(1_234_567);
+        h.record(4_193_000);
+        let mut back = LatHist::from_v2_base64(&h.to_v2_base64()).unwrap();
+        assert_eq!(back, h, "the buckets round-trip");
+        assert_eq!((back.exact(), back.max()), (None, 4_194_303));
+        // Merging an unknown one makes the total unknown (edges), never
+        // a wrong exact figure.
+        let mut m = h.clone();
+        m.merge(&back);
+        assert_eq!(m.exact(), None);
+        back.set_exact((1_200_000, 4_193_000));
+        assert_eq!(
+            back.exact(),
+            None,
+            "a min outside the lowest bucket is refused"
+        );
+        back.set_exact((1_234_567, 4_193_000));
+        assert_eq!((back.min(), back.max()), (1_234_567, 4_193_000));
+        let mut empty = LatHist::new();
+        empty.set_exact((1, 2));
+        assert_eq!(empty.exact(), None, "an empty histogram has no extremes");
     }
 }

@@ -28,12 +28,23 @@ pub use merge::{merge_json, merge_results, merge_results_json};
 pub const SCHEMA: &str = "iolab.result/1";
 
 /// Totals of one direction over the measured window.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+///
+/// Serialised as the fields below plus `exact_ns` ([`DirExtremes`]): the
+/// exact extremes of the histograms (their V2 encoding holds only
+/// buckets), so a result read back prints the same min and max.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct DirStats {
     pub ios: u64,
     pub bytes: u64,
     /// I/Os that completed with an error (not counted in `ios`).
     pub errors: u64,
+    /// The time this direction's I/Os ran in, ns (fio's per-direction
+    /// runtime): the phases of the measured window in which it did I/O,
+    /// added — the whole window for a mix, the write phase and the verify
+    /// phase apart for a write job with do_verify (see worker/record.rs).
+    /// `None` in results written before it was recorded: readers use the
+    /// worker's `runtime_ns` ([`WorkerResult::dir_runtime_ns`]).
+    pub runtime_ns: Option<u64>,
     /// Submission latency: I/O prepared → handed to the kernel (submit returned).
     pub slat_ns: LatHist,
     /// Completion latency: submitted → completion seen.
@@ -45,8 +56,105 @@ pub struct DirStats {
     pub lat_intended_ns: Option<LatHist>,
     /// Per I/O priority (jobs with cmdprio options only): completion
     /// latency of the I/Os issued with each ioprio value (fio's `prios`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prios: Vec<PrioStat>,
+}
+
+/// The exact `[min, max]` (ns) of each histogram of a [`DirStats`] that has
+/// them; absent for an empty histogram, and in older results.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirExtremes {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slat: Option<(u64, u64)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clat: Option<(u64, u64)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat: Option<(u64, u64)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_intended: Option<(u64, u64)>,
+}
+
+impl DirExtremes {
+    fn is_empty(&self) -> bool {
+        *self == DirExtremes::default()
+    }
+}
+
+/// [`DirStats`] as read (`runtime_ns` and `exact_ns` may be absent: older
+/// results lack them).
+#[derive(Deserialize)]
+struct DirStatsRepr {
+    ios: u64,
+    bytes: u64,
+    errors: u64,
+    #[serde(default)]
+    runtime_ns: Option<u64>,
+    slat_ns: LatHist,
+    clat_ns: LatHist,
+    lat_ns: LatHist,
+    lat_intended_ns: Option<LatHist>,
+    #[serde(default)]
+    prios: Vec<PrioStat>,
+    #[serde(default)]
+    exact_ns: DirExtremes,
+}
+
+impl Serialize for DirStats {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // A borrowed twin of DirStatsRepr: no histogram is cloned.
+        #[derive(Serialize)]
+        struct Out<'a> {
+            ios: u64,
+            bytes: u64,
+            errors: u64,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            runtime_ns: Option<u64>,
+            slat_ns: &'a LatHist,
+            clat_ns: &'a LatHist,
+            lat_ns: &'a LatHist,
+            lat_intended_ns: &'a Option<LatHist>,
+            #[serde(skip_serializing_if = "<[PrioStat]>::is_empty")]
+            prios: &'a [PrioStat],
+            #[serde(skip_serializing_if = "DirExtremes::is_empty")]
+            exact_ns: DirExtremes,
+        }
+        Out {
+            ios: self.ios,
+            bytes: self.bytes,
+            errors: self.errors,
+            runtime_ns: self.runtime_ns,
+            slat_ns: &self.slat_ns,
+            clat_ns: &self.clat_ns,
+            lat_ns: &self.lat_ns,
+            lat_intended_ns: &self.lat_intended_ns,
+            prios: &self.prios,
+            exact_ns: self.extremes(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for DirStats {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let r = DirStatsRepr::deserialize(d)?;
+        let restore = |mut h: LatHist, x: Option<(u64, u64)>| {
+            if let Some(x) = x {
+                h.set_exact(x);
+            }
+            h
+        };
+        let x = r.exact_ns;
+        Ok(DirStats {
+            ios: r.ios,
+            bytes: r.bytes,
+            errors: r.errors,
+            runtime_ns: r.runtime_ns,
+            slat_ns: restore(r.slat_ns, x.slat),
+            clat_ns: restore(r.clat_ns, x.clat),
+            lat_ns: restore(r.lat_ns, x.lat),
+            lat_intended_ns: r.lat_intended_ns.map(|h| restore(h, x.lat_intended)),
+            prios: r.prios,
+        })
+    }
 }
 
 /// Completion latency of the I/Os of one priority (Linux ioprio value:
@@ -58,8 +166,21 @@ pub struct PrioStat {
 }
 
 impl DirStats {
-    /// Exact merge: counts add, histograms merge bucket by bucket.
+    /// The exact extremes of the histograms that know theirs.
+    pub fn extremes(&self) -> DirExtremes {
+        DirExtremes {
+            slat: self.slat_ns.exact(),
+            clat: self.clat_ns.exact(),
+            lat: self.lat_ns.exact(),
+            lat_intended: self.lat_intended_ns.as_ref().and_then(LatHist::exact),
+        }
+    }
+
+    /// Exact merge: counts add, histograms merge bucket by bucket (their
+    /// exact extremes: min of mins, max of maxes); the runtime is the
+    /// longer one (what is merged ran side by side).
     pub fn merge(&mut self, o: &DirStats) {
+        self.runtime_ns = self.runtime_ns.max(o.runtime_ns);
         self.ios += o.ios;
         self.bytes += o.bytes;
         self.errors += o.errors;
@@ -103,6 +224,7 @@ pub struct IntervalSample {
 
 /// One worker (thread): one numjobs clone of a job.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(into = "WorkerRepr", from = "WorkerRepr")]
 pub struct WorkerResult {
     /// Clone index within the job (0-based).
     pub worker: u32,
@@ -123,15 +245,95 @@ pub struct WorkerResult {
     pub series: Vec<IntervalSample>,
     /// Failed I/Os and verify failures over the whole job, ramp included
     /// (fio's `total_err`; `dirs[].errors` counts the measured window).
-    #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub total_err: u64,
     /// errno of the first failure (fio's `first_error`; 0 = none).
-    #[serde(default, skip_serializing_if = "is_zero_i32")]
     pub first_error: i32,
     /// The queue depth a latency_target search settled at (fio's
     /// `latency_depth`); None without latency_target.
-    #[serde(default)]
     pub latency_depth: Option<u32>,
+}
+
+/// [`WorkerResult`] as serialised: its fields, and the exact extremes of
+/// `sync_lat_ns` beside it (`sync_lat_exact_ns`, absent when empty and in
+/// older results), as [`DirStats`] keeps its histograms'.
+#[derive(Serialize, Deserialize)]
+struct WorkerRepr {
+    worker: u32,
+    host: String,
+    runtime_ns: u64,
+    dirs: [DirStats; 2],
+    syncs: u64,
+    sync_lat_ns: LatHist,
+    usr_cpu_ns: u64,
+    sys_cpu_ns: u64,
+    ctx_switches: u64,
+    series: Vec<IntervalSample>,
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    total_err: u64,
+    #[serde(default, skip_serializing_if = "is_zero_i32")]
+    first_error: i32,
+    #[serde(default)]
+    latency_depth: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sync_lat_exact_ns: Option<(u64, u64)>,
+}
+
+impl From<WorkerResult> for WorkerRepr {
+    fn from(w: WorkerResult) -> WorkerRepr {
+        WorkerRepr {
+            sync_lat_exact_ns: w.sync_lat_ns.exact(),
+            worker: w.worker,
+            host: w.host,
+            runtime_ns: w.runtime_ns,
+            dirs: w.dirs,
+            syncs: w.syncs,
+            sync_lat_ns: w.sync_lat_ns,
+            usr_cpu_ns: w.usr_cpu_ns,
+            sys_cpu_ns: w.sys_cpu_ns,
+            ctx_switches: w.ctx_switches,
+            series: w.series,
+            total_err: w.total_err,
+            first_error: w.first_error,
+            latency_depth: w.latency_depth,
+        }
+    }
+}
+
+impl From<WorkerRepr> for WorkerResult {
+    fn from(r: WorkerRepr) -> WorkerResult {
+        let mut sync_lat_ns = r.sync_lat_ns;
+        if let Some(x) = r.sync_lat_exact_ns {
+            sync_lat_ns.set_exact(x);
+        }
+        WorkerResult {
+            worker: r.worker,
+            host: r.host,
+            runtime_ns: r.runtime_ns,
+            dirs: r.dirs,
+            syncs: r.syncs,
+            sync_lat_ns,
+            usr_cpu_ns: r.usr_cpu_ns,
+            sys_cpu_ns: r.sys_cpu_ns,
+            ctx_switches: r.ctx_switches,
+            series: r.series,
+            total_err: r.total_err,
+            first_error: r.first_error,
+            latency_depth: r.latency_depth,
+        }
+    }
+}
+
+impl WorkerResult {
+    /// The time direction `d`'s I/Os ran in ([`DirStats::runtime_ns`]); for
+    /// results that did not record it, the whole measured window if the
+    /// direction did any I/O, else 0 (as fio: a direction without I/O
+    /// has no runtime).
+    pub fn dir_runtime_ns(&self, d: IoDir) -> u64 {
+        let s = &self.dirs[d as usize];
+        let active = s.ios + s.errors > 0;
+        s.runtime_ns
+            .unwrap_or(if active { self.runtime_ns } else { 0 })
+    }
 }
 
 /// Counts that older results lack are left out when 0, so results
@@ -189,8 +391,9 @@ impl JobResult {
     }
 }
 
-/// Merge workers into one (exact). Runtime is the longest; series are
-/// merged interval by interval ([`merge_series`]).
+/// Merge workers into one (exact). Runtime is the longest, per direction
+/// too (a worker without per-direction runtimes counts its whole window);
+/// series are merged interval by interval ([`merge_series`]).
 pub fn merge_workers(workers: &[WorkerResult]) -> WorkerResult {
     let mut m = WorkerResult::default();
     for w in workers {
@@ -207,6 +410,10 @@ pub fn merge_workers(workers: &[WorkerResult]) -> WorkerResult {
         if m.first_error == 0 {
             m.first_error = w.first_error;
         }
+    }
+    for d in IoDir::ALL {
+        let longest = workers.iter().map(|w| w.dir_runtime_ns(d)).max();
+        m.dirs[d as usize].runtime_ns = Some(longest.unwrap_or(0));
     }
     m.series = merge_series(workers.iter().map(|w| &w.series[..]));
     m

@@ -105,9 +105,13 @@ pub struct DirSummary {
     pub bytes: u64,
     /// I/Os that completed with an error.
     pub errors: u64,
-    /// `ios` / runtime.
+    /// The time this direction's I/Os ran in (fio's per-direction
+    /// runtime): the measured window for a mix, its own phase for a verify
+    /// job's write and read; merged: the longest worker's.
+    pub runtime_ns: u64,
+    /// `ios` / `runtime_ns`.
     pub iops: f64,
-    /// `bytes` / runtime.
+    /// `bytes` / `runtime_ns`.
     pub bw_bytes_per_s: f64,
     pub slat: LatSummary,
     pub clat: LatSummary,
@@ -124,6 +128,7 @@ impl DirSummary {
             ios: d.ios,
             bytes: d.bytes,
             errors: d.errors,
+            runtime_ns,
             iops: per_s(d.ios, runtime_ns),
             bw_bytes_per_s: per_s(d.bytes, runtime_ns),
             slat: LatSummary::of(&d.slat_ns, pcts),
@@ -151,7 +156,8 @@ pub struct Summary {
     pub thread_runtime_ns: u64,
     pub read: DirSummary,
     pub write: DirSummary,
-    /// Both directions: (read + write I/Os) / runtime.
+    /// Both directions: (read + write I/Os) / runtime (the whole window:
+    /// both phases of a verify job).
     pub iops: f64,
     /// Both directions: (read + write bytes) / runtime.
     pub bw_bytes_per_s: f64,
@@ -196,7 +202,7 @@ impl Summary {
         lat_all.merge(&m.dirs[1].lat_ns);
         let dir = |d: IoDir| {
             let stats = series::interval_stats(&m.series, d);
-            DirSummary::of(&m.dirs[d as usize], m.runtime_ns, stats, percentiles)
+            DirSummary::of(&m.dirs[d as usize], m.dir_runtime_ns(d), stats, percentiles)
         };
         Summary {
             runtime_ns: m.runtime_ns,

@@ -87,7 +87,8 @@ class Figures:
 def figures(result: Json, group: int, d: int) -> Figures:
     """Direction ``d`` of stonewall ``group`` in ``result`` (one host or merged).
 
-    Runtime is the longest worker's, as the core's group figures use."""
+    Runtime is the longest worker's for this direction (the time its I/Os
+    ran in: a verify job's phases apart), as the core's group figures use."""
     workers = [(j, w) for j in result["jobs"] if j["group"] == group for w in j["workers"]]
     nbd = [(j, w) for j, w in workers if j["job"].get("ioengine") == "nbd"]
     requests = None
@@ -100,11 +101,21 @@ def figures(result: Json, group: int, d: int) -> Figures:
     return Figures(
         ios=sum(w["dirs"][d]["ios"] for _, w in workers),
         bytes=sum(w["dirs"][d]["bytes"] for _, w in workers),
-        runtime_ns=max((w["runtime_ns"] for _, w in workers), default=0),
+        runtime_ns=max((_dir_runtime_ns(w, d) for _, w in workers), default=0),
         lat_hist=merged_hist([w["dirs"][d][LATENCY] for _, w in workers]),
         nbd_requests=requests,
         nbd_payload_bytes=payload,
     )
+
+
+def _dir_runtime_ns(worker: Json, d: int) -> int:
+    """The worker's runtime of direction ``d`` (the core's
+    ``WorkerResult::dir_runtime_ns``): results without it, the window if the
+    direction did any I/O."""
+    x = worker["dirs"][d]
+    if "runtime_ns" in x:
+        return int(x["runtime_ns"])
+    return int(worker["runtime_ns"]) if x["ios"] + x["errors"] > 0 else 0
 
 
 def merged_hist(hists: Sequence[str]) -> str:

@@ -1,8 +1,10 @@
 """Terminal reports of a results document (``iolab.result/1``).
 
-- ``format_text(doc)``: reads like fio's normal output — per job (or per
-  worker without ``group_reporting``) a header, per direction IOPS,
-  bandwidth, bytes and runtime, slat/clat/lat statistics and percentile
+- ``format_text(doc)``: reads like fio's normal output — per worker (or,
+  with ``group_reporting``, per stonewall group: its jobs merged into one
+  entry, as fio does) a header, per direction IOPS, bandwidth, bytes and
+  the runtime they are over (each direction's own: a verify job's write and
+  read phases apart), slat/clat/lat statistics and percentile
   blocks, interval statistics, thread CPU; per stonewall group the
   aggregate line and the system CPU breakdown with c/B and cycles per I/O.
   Unlike fio every figure has ONE explicit unit (never "1791k" for 1.79 ms).
@@ -44,14 +46,18 @@ def _bs(r: Json) -> str:
     return fmt_bytes_exact(lo) if lo == hi else f"{fmt_bytes_exact(lo)}-{fmt_bytes_exact(hi)}"
 
 
-def _header(job: Json, who: str) -> str:
+def _config(job: Json) -> str:
     c = job["config"]
     bs = f"(R) {_bs(c['bs_read'])}, (W) {_bs(c['bs_write'])}"
     mix = f" rwmixread={c['rwmixread_pct']}%" if c["rw"].endswith("rw") else ""
     return (
-        f"{job['name']}: ({who}): ioengine={c['ioengine']} rw={c['rw']}{mix} bs={bs} "
+        f"ioengine={c['ioengine']} rw={c['rw']}{mix} bs={bs} "
         f"iodepth={c['iodepth']} numjobs={c['numjobs']} direct={int(c['direct'])}"
     )
+
+
+def _header(job: Json, who: str) -> str:
+    return f"{job['name']}: ({who}): {_config(job)}"
 
 
 def _lat_line(label: str, s: Json) -> str:
@@ -137,11 +143,17 @@ def _dist_line(buckets: list[Json]) -> str | None:
     return "  clat distribution: " + ", ".join(parts)
 
 
-def _entry_lines(job: Json, stats: Json, who: str) -> list[str]:
+def _entry_lines(job: Json, stats: Json, who: str, members: list[Json] | None = None) -> list[str]:
+    """One entry; ``members``: the jobs a group_reporting entry merges (a
+    configuration line each when there are several)."""
     rate_limited = job["config"]["rate_limited"]
-    out = [_header(job, who)]
+    if members and len(members) > 1:
+        out = [f"{job['name']}: ({who}):"] + [f"  job {m['name']}: {_config(m)}" for m in members]
+    else:
+        out = [_header(job, who)]
     for d in _DIRS:
-        out += _dir_lines(d, stats[d], stats["runtime_ns"], rate_limited)
+        # Summaries older than per-direction runtimes: the entry's window.
+        out += _dir_lines(d, stats[d], stats[d].get("runtime_ns", stats["runtime_ns"]), rate_limited)
     if stats["sync"]["count"]:
         out.append(f"  sync: {stats['sync']['count']} calls")
         out.append("    " + _lat_line("sync lat", stats["sync"]["lat"]))
@@ -199,14 +211,34 @@ def _cpu_lines(c: Json) -> list[str]:
     ]
 
 
+def _group_entry_lines(jobs: list[Json], group: Json) -> list[str]:
+    """A group's jobs with group_reporting as one entry (fio's), named
+    after the first of them."""
+    members = [j for j in jobs if j["group"] == group["group"] and j["config"]["group_reporting"]]
+    n = sum(len(j["workers"]) for j in members)
+    names = f"jobs {', '.join(j['name'] for j in members)} merged, " if len(members) > 1 else ""
+    return _entry_lines(members[0], group["reported"], f"group {group['group']}, {names}workers {n}", members)
+
+
 def format_text(doc: Json) -> str:
     """The full text summary of a results document."""
     s = check_document(doc)["summary"]
     started = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(s["start_unix_ns"] / 1e9))
     out = [f"iolab {s['tool_version']}, started {started}", ""]
+    groups = {g["group"]: g for g in s["groups"]}
+    merged: set[int] = set()
     for job, raw_job in zip(s["jobs"], doc["result"]["jobs"]):
         n = len(job["workers"])
+        group = groups[job["group"]]
+        if job["config"]["group_reporting"] and "reported" in group:
+            if job["group"] not in merged:  # the group's one entry, at its first job
+                merged.add(job["group"])
+                out += _group_entry_lines(s["jobs"], group)
+                out += lat_target.text_lines(raw_job, None)
+                out.append("")
+            continue
         if job["config"]["group_reporting"]:
+            # A summary written before groups[].reported: one entry per job.
             out += _entry_lines(job, job["merged"], f"group {job['group']}, workers {n}")
             out += lat_target.text_lines(raw_job, None)
             out.append("")
@@ -217,8 +249,9 @@ def format_text(doc: Json) -> str:
             out += lat_target.text_lines(raw_job, k)
             out.append("")
     for g in s["groups"]:
-        grouped = all(j["config"]["group_reporting"] for j in s["jobs"] if j["group"] == g["group"])
-        out += _group_lines(g, "job" if grouped else "worker")
+        members = [j for j in s["jobs"] if j["group"] == g["group"]]
+        grouped = all(j["config"]["group_reporting"] for j in members)
+        out += _group_lines(g, ("job" if len(members) == 1 else "entry") if grouped else "worker")
         out.append("")
     if "nbd_target" in doc:
         out += wire_lines(doc["nbd_target"])

@@ -10,8 +10,12 @@ against fio run on the spot.
 also carries ``bins`` in fio's own buckets (:mod:`iolab.results.fio_plat`),
 so fio's ``fio_jsonplus_clat2csv`` reads it unchanged.
 
-Like fio: one ``jobs`` entry per worker without ``group_reporting``, one
-per job with it. Values are only ever measured or structurally fixed (trim
+Like fio: one ``jobs`` entry per worker without ``group_reporting``; with
+it, one per stonewall group: the group's jobs that set it merged exactly
+(the summary's ``groups[].reported``), named after the first of them, with
+the last one's ``job options`` (as fio 3.33 writes them). Each direction's
+``runtime`` is the time its I/Os ran in (fio's per-direction runtime: a
+verify job's write and read phases apart), and its rates are over it. Values are only ever measured or structurally fixed (trim
 is always zero: iolab issues no trims; ``latency_target`` is off because
 iolab has no such option). Keys for things iolab does not measure are left
 out rather than filled with invented zeros: ``FIO_OMITTED_KEYS`` lists them
@@ -77,11 +81,13 @@ def _zero_lat() -> Json:
     return {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0}
 
 
-def _dir(d: Json, runtime_ns: int, group_bw_bytes_per_s: float, hists: list[Json] | None) -> Json:
+def _dir(d: Json, window_ns: int, group_bw_bytes_per_s: float, hists: list[Json] | None) -> Json:
     """One direction of a Summary → fio's read/write object; with ``hists``
     (the direction's raw histograms of the workers it covers: json+), each
-    latency with samples also gets fio's ``bins``."""
+    latency with samples also gets fio's ``bins``. ``window_ns``: the
+    entry's window, the runtime of summaries older than per-direction ones."""
     active = d["ios"] + d["errors"] > 0
+    runtime_ns = d.get("runtime_ns", window_ns)
     iv = d["intervals"]
     bw_mean_kib = iv["bw_mean_bytes_per_s"] / 1024
     group_kib = group_bw_bytes_per_s / 1024
@@ -232,18 +238,42 @@ def _extras(job: Json, stats: Json, worker: Json | None) -> Json:
     return extras
 
 
+def _group_entry(summary: Json, result: Json, group: Json, plus: bool) -> Json:
+    """fio's one entry for a group's jobs with group_reporting: the merged
+    ``groups[].reported``, named after the first job, with the last job's
+    options (fio 3.33 keeps the last member's option list)."""
+    members = [
+        (j, rj)
+        for j, rj in zip(summary["jobs"], result["jobs"])
+        if j["group"] == group["group"] and j["config"]["group_reporting"]
+    ]
+    first, first_raw = members[0]
+    workers = [w for _, rj in members for w in rj["workers"]]
+    entry = _entry(first, group["reported"], group, None, workers if plus else None, first_raw, None)
+    entry["job options"] = _job_options(members[-1][0]["config"]["options"])
+    entry["iolab"]["jobs"] = [j["name"] for j, _ in members]
+    _add_prios(entry, workers, first["config"]["percentile_list"])
+    return entry
+
+
 def to_fio_json(result: Json, summary: Json, *, plus: bool = False) -> Json:
     """fio 3.33's JSON layout from a run result and its summary (parsed dicts);
     ``plus``: fio's json+ (each latency's ``bins`` in fio's buckets, from the
     workers' HDR histograms merged exactly)."""
     groups = {g["group"]: g for g in summary["groups"]}
     jobs: list[Json] = []
+    merged: set[int] = set()
     for job, raw_job in zip(summary["jobs"], result["jobs"]):
         assert job["name"] == raw_job["name"], "summary and result list the same jobs in order"
         group = groups[job["group"]]
         raw = raw_job["workers"] if plus else None
         pcts = [p["percentile"] for p in job["merged"]["read"]["clat"]["percentiles"]]
-        if job["config"]["group_reporting"]:
+        if job["config"]["group_reporting"] and "reported" in group:
+            if job["group"] not in merged:  # the group's one entry, at its first job
+                merged.add(job["group"])
+                jobs.append(_group_entry(summary, result, group, plus))
+        elif job["config"]["group_reporting"]:
+            # A summary written before groups[].reported: one entry per job.
             jobs.append(_entry(job, job["merged"], group, None, raw, raw_job, None))
             _add_prios(jobs[-1], raw_job["workers"], pcts)
         else:

@@ -698,7 +698,7 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         kind: Bool,
         default: Value("0"),
         unit: "",
-        help: "Report the job's workers together instead of one by one.",
+        help: "Report the group's jobs (those that set it) as one entry, as fio does, not one per worker.",
     },
     OptionDef {
         name: "stonewall",

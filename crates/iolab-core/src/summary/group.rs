@@ -10,7 +10,9 @@
 //! - [`GroupSummary::total`]: both directions together, computed the same way;
 //! - [`GroupSummary::series`]: the group's time series, every job's
 //!   intervals merged exactly (counts added, histograms merged), so a
-//!   group's interval IOPS and p99 have this one home too.
+//!   group's interval IOPS and p99 have this one home too;
+//! - [`GroupSummary::reported`]: with group_reporting, the group's jobs
+//!   merged into one entry, as fio reports them (one result per group).
 //!
 //! A fleet run is summarised from the exact merge of the hosts' results
 //! ([`crate::stats::merge_results`]), so its group figures are the fleet's
@@ -21,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use super::cpu::{group_cpu, located, CpuSummary};
 use super::{per_s, DirSummary, IntervalSummary, JobSummary, LatSummary, Summary};
 use crate::job::IoDir;
-use crate::stats::{merge_series, DirStats, RunResult, WorkerResult};
+use crate::stats::{merge_series, merge_workers, DirStats, RunResult, WorkerResult};
 
 /// One direction (or, as [`GroupSummary::total`], both) of a stonewall group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,7 +32,8 @@ pub struct GroupDirSummary {
     pub bytes: u64,
     /// I/Os that completed with an error (not counted in `ios`).
     pub errors: u64,
-    /// `ios` / the longest runtime in the group.
+    /// `ios` / the longest runtime in the group (per direction: the
+    /// longest of the entries' runtimes of that direction).
     pub iops: f64,
     /// `bytes` / the longest runtime in the group.
     pub bw_bytes_per_s: f64,
@@ -62,6 +65,13 @@ pub struct GroupSummary {
     /// The group's time series: its jobs' series merged interval by
     /// interval ([`merge_series`]), per direction and in total.
     pub series: Vec<IntervalSummary>,
+    /// With group_reporting: every worker of the group's jobs that set it,
+    /// merged exactly into one entry — fio's one result for the group, named
+    /// after the first of those jobs (runtimes the longest, per direction
+    /// too; `thread_runtime_ns` and CPU added). None when no job of the
+    /// group sets group_reporting; each job's own entry stays in `jobs[]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported: Option<Summary>,
 }
 
 /// One [`GroupSummary`] per stonewall group, in group order.
@@ -83,7 +93,8 @@ pub(super) fn group_summaries(
                 .iter()
                 .find(|j| j.group == g)
                 .map_or(&[][..], |j| &j.job.percentile_list[..]);
-            let entries = entries(jobs, g);
+            let reported = reported(jobs, merged, g);
+            let entries = entries(jobs, g, reported.as_ref());
             GroupSummary {
                 group: g,
                 jobs: jobs
@@ -96,21 +107,36 @@ pub(super) fn group_summaries(
                 total: group_dir(&entries, &IoDir::ALL, &both, pcts),
                 cpu: group_cpu(run, g, &cpu),
                 series: group_series(run, merged, g),
+                reported,
             }
         })
         .collect()
 }
 
-/// Group `g`'s reported entries: whole jobs with group_reporting, single
-/// workers without (as fio does).
-fn entries(jobs: &[JobSummary], g: u32) -> Vec<&Summary> {
-    let mut entries = Vec::new();
-    for j in jobs.iter().filter(|j| j.group == g) {
-        if j.config.group_reporting {
-            entries.push(&j.merged);
-        } else {
-            entries.extend(j.workers.iter().map(|w| &w.stats));
-        }
+/// Group `g`'s jobs that set group_reporting merged into one entry
+/// ([`GroupSummary::reported`]), from their workers already merged per job.
+fn reported(jobs: &[JobSummary], merged: &[WorkerResult], g: u32) -> Option<Summary> {
+    let picked: Vec<(&JobSummary, &WorkerResult)> = jobs
+        .iter()
+        .zip(merged)
+        .filter(|(j, _)| j.group == g && j.config.group_reporting)
+        .collect();
+    let pcts = &picked.first()?.0.config.percentile_list;
+    let whole: Vec<WorkerResult> = picked.iter().map(|(_, m)| (*m).clone()).collect();
+    let threads = picked.iter().map(|(j, _)| j.merged.thread_runtime_ns).sum();
+    Some(Summary::of_merged(&merge_workers(&whole), threads, pcts))
+}
+
+/// Group `g`'s reported entries, as fio has them: the jobs with
+/// group_reporting as one entry (`reported`), and each worker of a job
+/// without it.
+fn entries<'a>(jobs: &'a [JobSummary], g: u32, reported: Option<&'a Summary>) -> Vec<&'a Summary> {
+    let mut entries: Vec<&Summary> = reported.into_iter().collect();
+    for j in jobs
+        .iter()
+        .filter(|j| j.group == g && !j.config.group_reporting)
+    {
+        entries.extend(j.workers.iter().map(|w| &w.stats));
     }
     entries
 }
@@ -137,6 +163,8 @@ fn group_series(run: &RunResult, merged: &[WorkerResult], g: u32) -> Vec<Interva
 }
 
 /// Aggregate of directions `ds` over the entries that did any of them.
+/// An entry's runtime is its direction's (fio's per-direction runtime), or
+/// its whole window for both directions together.
 fn group_dir(
     entries: &[&Summary],
     ds: &[IoDir],
@@ -149,7 +177,11 @@ fn group_dir(
         .copied()
         .filter(|s| sum(s, |x| x.ios + x.errors) > 0)
         .collect();
-    let runtime_max_ns = did.iter().map(|s| s.runtime_ns).max().unwrap_or(0);
+    let runtime = |s: &Summary| match ds {
+        [d] => s.dir(*d).runtime_ns,
+        _ => s.runtime_ns,
+    };
+    let runtime_max_ns = did.iter().map(|s| runtime(s)).max().unwrap_or(0);
     let bws = did
         .iter()
         .map(|s| ds.iter().map(|&d| s.dir(d).bw_bytes_per_s).sum::<f64>());
@@ -163,7 +195,7 @@ fn group_dir(
         bw_bytes_per_s: per_s(bytes, runtime_max_ns),
         entry_bw_min_bytes_per_s: bws.clone().reduce(f64::min).unwrap_or(0.0),
         entry_bw_max_bytes_per_s: bws.reduce(f64::max).unwrap_or(0.0),
-        runtime_min_ns: did.iter().map(|s| s.runtime_ns).min().unwrap_or(0),
+        runtime_min_ns: did.iter().map(|s| runtime(s)).min().unwrap_or(0),
         runtime_max_ns,
         slat: LatSummary::of(&merged.slat_ns, pcts),
         clat: LatSummary::of(&merged.clat_ns, pcts),

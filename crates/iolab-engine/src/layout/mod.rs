@@ -278,14 +278,15 @@ pub fn open(file: &PreparedFile, job: &PreparedJob) -> Result<File, EngineError>
             source: e,
         })?;
     if job.engine.invalidate {
-        invalidate(&f, path)?;
+        drop_cached_pages(&f, path)?;
     }
     Ok(f)
 }
 
 /// `invalidate=1`: drop the file's clean cached pages, as fio does before
-/// a job, so buffered reads start from the device.
-fn invalidate(f: &File, path: &Path) -> Result<(), EngineError> {
+/// a job, so buffered reads start from the device (and before a verify
+/// phase, whatever `invalidate` says: worker/mod.rs).
+pub(crate) fn drop_cached_pages(f: &File, path: &Path) -> Result<(), EngineError> {
     use std::os::fd::AsRawFd;
     // Safety: advice on an open descriptor; it changes no memory of ours.
     let r = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };

@@ -10,7 +10,8 @@
 //! 2. it waits for its stonewall group's start instant ([`WorkerHandle::go`]),
 //!    then for `startdelay`;
 //! 3. it runs the loop ([`io_loop`]): ramp, measured window, intervals;
-//! 4. it drains what is in flight, runs `end_fsync`, and returns a
+//! 4. it drains what is in flight, runs `end_fsync`, reads back and checks
+//!    what it wrote (do_verify: the verify phase), and returns a
 //!    [`WorkerOutcome`]: the result of what it did, and the error that
 //!    stopped it, if any.
 //!
@@ -447,10 +448,11 @@ impl<B: Backend> Worker<B> {
         if let Err(e) = self.quiesce() {
             self.error.get_or_insert(e);
         }
-        self.verify_phase();
+        // As fio's do_io: end_fsync closes the I/O phase, before the verify.
         if self.p.end_fsync && self.error.is_none() {
             self.end_fsync();
         }
+        self.verify_phase();
         let end = self.clock();
         if let Some(Err(e)) = self.iolog.as_mut().map(iolog::IoLogWriter::finish) {
             self.error.get_or_insert(e);
@@ -475,15 +477,37 @@ impl<B: Backend> Worker<B> {
     fn verify_phase(&mut self) {
         let stopped = self.ctl.halted();
         if self.data.verify_pending() && self.error.is_none() && !stopped {
+            // The I/O phase ends here (fio's per-direction runtime).
+            let io_end = self.clock();
+            self.rec.end_phase(io_end);
             self.data.phase = true;
             self.gen_done = false;
-            if let Err(e) = self.main_loop().and_then(|()| self.quiesce()) {
+            let mut verified = self.drop_written();
+            if verified.is_ok() && self.error.is_none() {
+                verified = self.main_loop().and_then(|()| self.quiesce());
+            }
+            if let Err(e) = verified {
                 self.error.get_or_insert(e);
             }
         }
         if let Some(e) = self.data.error().and_then(|e| self.errs.verify_failed(e)) {
             self.error.get_or_insert(e);
         }
+    }
+
+    /// As fio's do_verify: sync what was written and drop the files'
+    /// cached pages, so the verify reads come from the device (their time
+    /// is the verify phase's, as in fio).
+    fn drop_written(&mut self) -> Result<(), EngineError> {
+        for f in 0..self.paths.len() {
+            if self.written[f] && self.sync_unrecorded(f as u32, Op::Fsync)?.is_none() {
+                return Ok(()); // the failed flush is the job's error; nothing to verify against
+            }
+        }
+        for (f, path) in self._files.iter().zip(&self.paths) {
+            crate::layout::drop_cached_pages(f, path)?;
+        }
+        Ok(())
     }
 
     fn end_fsync(&mut self) {

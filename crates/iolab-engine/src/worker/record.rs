@@ -11,6 +11,14 @@
 //! sent as progress only); an interval the worker slept through is sent
 //! empty, so every worker's series has the same index for the same time.
 //!
+//! Per-direction runtime (fio's rule, backend.c `update_runtime`): the
+//! measured window is cut into phases — the I/O phase (the loop, its drain
+//! and end_fsync) and, for do_verify, the verify phase ([`Recorder::end_phase`]
+//! closes one) — and each direction's runtime is the sum of the phases in
+//! which it completed or failed an I/O. A mix's directions both get the
+//! whole window; a verify job's write gets the write phase and its read
+//! the verify phase (plus the write phase with verify_backlog).
+//!
 //! Nothing here allocates or locks per I/O: completions add to counters and
 //! record into pre-allocated histograms. Once per interval a sample goes to
 //! the run over a channel.
@@ -58,6 +66,11 @@ pub struct Recorder {
     /// Grid origin of the interval series (origin during ramp, then measured start).
     grid_ns: u64,
     cpu0: (u64, u64, u64),
+    /// Start of the current phase (measured part), I/Os done per direction
+    /// when it began, and the runtime per direction of the phases closed.
+    phase_start_ns: u64,
+    phase_done: [u64; 2],
+    dir_runtime_ns: [u64; 2],
 }
 
 fn dir_stats(rate_limited: bool) -> DirStats {
@@ -91,6 +104,9 @@ impl Recorder {
             iv_next_ns: u64::MAX,
             grid_ns: 0,
             cpu0: (0, 0, 0),
+            phase_start_ns: 0,
+            phase_done: [0; 2],
+            dir_runtime_ns: [0; 2],
         }
     }
 
@@ -200,6 +216,9 @@ impl Recorder {
         self.iv_start_ns = now_ns;
         self.iv_next_ns = now_ns + self.interval_ns;
         self.cpu0 = thread_rusage();
+        self.phase_start_ns = now_ns;
+        self.phase_done = [0; 2];
+        self.dir_runtime_ns = [0; 2];
         // The run may be gone (dropped without waiting); nothing to do then.
         let _ = self.tx.send(WorkerMsg::Measuring {
             id: self.id,
@@ -214,6 +233,23 @@ impl Recorder {
             self.series.clear();
             self.start_measured(now_ns);
         }
+    }
+
+    /// Close the current phase at `now_ns`: each direction that completed
+    /// or failed an I/O in it ran for the phase's (measured) length.
+    pub fn end_phase(&mut self, now_ns: u64) {
+        if self.measured_start_ns.is_none() {
+            return;
+        }
+        let len = now_ns.saturating_sub(self.phase_start_ns);
+        for (d, s) in self.dirs.iter().enumerate() {
+            let done = s.ios + s.errors;
+            if done > self.phase_done[d] {
+                self.dir_runtime_ns[d] += len;
+                self.phase_done[d] = done;
+            }
+        }
+        self.phase_start_ns = now_ns;
     }
 
     /// Close the current interval at `end_ns`: keep it (measured) and send it.
@@ -256,6 +292,10 @@ impl Recorder {
         };
         if end_ns > self.iv_start_ns || self.iv.iter().any(|d| d.ios > 0) {
             self.send_interval(end_ns, false);
+        }
+        self.end_phase(end_ns);
+        for (d, rt) in self.dirs.iter_mut().zip(self.dir_runtime_ns) {
+            d.runtime_ns = Some(rt);
         }
         let (u1, s1, c1) = thread_rusage();
         let (u0, s0, c0) = self.cpu0;

@@ -20,6 +20,20 @@ impl<B: Backend> Worker<B> {
     /// One fsync/fdatasync on a quiet queue; its latency goes to the sync
     /// histogram.
     pub(super) fn sync(&mut self, file: u32, op: Op) -> Result<(), EngineError> {
+        if let Some(lat_ns) = self.sync_unrecorded(file, op)? {
+            self.rec.synced(lat_ns);
+        }
+        Ok(())
+    }
+
+    /// [`Self::sync`] without counting it in the job's syncs (the verify
+    /// phase's flush, which fio does not count either); its latency, or
+    /// `None` when it failed (the error is kept).
+    pub(super) fn sync_unrecorded(
+        &mut self,
+        file: u32,
+        op: Op,
+    ) -> Result<Option<u64>, EngineError> {
         // The slot after the last I/O slot is reserved for syncs (no buffer).
         let req = Request {
             slot: self.p.iodepth,
@@ -58,10 +72,9 @@ impl<B: Backend> Worker<B> {
             };
             self.error
                 .get_or_insert(io_failed(path, 0, 0, name, c.result));
-        } else {
-            self.rec.synced(t1 - t0);
+            return Ok(None);
         }
-        Ok(())
+        Ok(Some(t1 - t0))
     }
 
     /// Sleep until `until_ns`, closing intervals on the way; returns early

@@ -62,3 +62,56 @@ fn a_mix_finds_a_block_changed_before_its_verify_read() {
         other => panic!("expected one verify failure, got {other:?}"),
     }
 }
+
+/// fio's per-direction runtime (issue 21): a write job's verify reads ran in
+/// their own phase after the writes, so each direction's runtime is its
+/// phase — the two add up to the window, neither is the whole of it; a mix
+/// ran both directions the whole window; with verify_backlog the reads ran
+/// in the write phase (and any verify phase) too.
+#[test]
+fn verify_phases_have_their_own_runtime() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let base = ["bs=4k", "size=1m", "ioengine=psync", "verify=crc32c"];
+    let runtimes = |extra: &[&str]| {
+        let r = run_ok(config(vec![job(
+            "p",
+            dir.path(),
+            &[&base[..], extra].concat(),
+        )]));
+        let w = worker(&r, 0, 0);
+        assert_eq!((w.dirs[0].ios, w.dirs[1].ios), (256, 256), "{extra:?}");
+        let rt = |d: usize| w.dirs[d].runtime_ns.expect("recorded");
+        (rt(0), rt(1), w.runtime_ns)
+    };
+    let (read, write, window) = runtimes(&["rw=randwrite"]);
+    assert!(read > 0 && write > 0, "{read} {write}");
+    assert!(
+        read < window && write < window,
+        "{read} {write} of {window}"
+    );
+    assert!(read + write <= window, "{read} + {write} > {window}");
+    // Only the clock readings between the phases are in neither.
+    assert!(
+        window - (read + write) < window / 10,
+        "{read} + {write} of {window}"
+    );
+
+    let (read, write, window) = runtimes(&["rw=write", "verify_backlog=16"]);
+    assert!(
+        window - read < window / 10,
+        "backlog reads: {read} of {window}"
+    );
+    assert!(write <= read, "{write} > {read}");
+
+    let r = run_ok(config(vec![job(
+        "p",
+        dir.path(),
+        &["rw=randrw", "bs=4k", "size=1m"],
+    )]));
+    let w = worker(&r, 0, 0);
+    assert_eq!(
+        w.dirs.each_ref().map(|d| d.runtime_ns),
+        [Some(w.runtime_ns); 2]
+    );
+}

@@ -11,10 +11,14 @@ the engine kept one I/O in flight at every iodepth).
 
 Figures (each verdict names its own):
 
-- latency: the **median** total latency (p50 of each repeat's histogram;
-  for both directions together, of their merged histograms). A busy host's
-  scheduling stalls land in the tail and move the mean far more than the
-  median, so the median is the figure a loaded machine distorts least.
+- latency, on the simulated SSD: the target's own record of each request,
+  its hold less its reply timer's lateness (``service_us``): the device's
+  time, which a busy host's late wake-ups do not enter;
+- latency elsewhere: the **median** total latency (p50 of each repeat's
+  histogram; for both directions together, of their merged histograms).
+  A busy host's scheduling stalls land in the tail and move the mean far
+  more than the median, so the median is the client figure a loaded
+  machine distorts least.
 - throughput: IOPS over the time the I/Os ran (read + write for "the
   bandwidth" of a mix), the client's figure: there is no undisturbed one
   for a file, and a loaded host lowers it.
@@ -43,8 +47,21 @@ Points = list[Json]
 SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE = "supported", "contradicted", "inconclusive", "not testable"
 #: Engines that keep one I/O in flight whatever iodepth says.
 SYNC_ENGINES = frozenset({"sync", "psync", "vsync", "pvsync", "pvsync2", "mmap"})
-LAT_FIGURE = "p50 total latency (µs), median of each repeat's I/Os"
-LAT_TOTAL_FIGURE = "p50 total latency (µs) of read and write I/Os together"
+#: The latency figure a verdict uses, by its key in ``per_repeat``: the
+#: target's service time where the target recorded it (simulated SSD), else
+#: the client's median.
+LAT_FIGURES = {
+    "service_us": (
+        "the target's mean service time per request (µs): its hold less its reply timer's lateness, "
+        "which a busy host's late wake-ups do not enter"
+    ),
+    "lat_p50_us": "p50 total latency (µs), median of each repeat's I/Os (the client's)",
+}
+LAT_TOTAL_FIGURES = {
+    "service_us": "the target's mean service time per request (µs), read and write requests together",
+    "lat_p50_us": "p50 total latency (µs) of read and write I/Os together (the client's)",
+}
+LAT_WORDS = {"service_us": "service time", "lat_p50_us": "p50 latency"}
 #: The smallest difference a verdict counts (%), a chosen bound above
 #: analysis/trends.py's 5 %: a point's repeats run back to back and share
 #: the machine's state, so their spread understates the noise between
@@ -91,9 +108,10 @@ def _n(v: float) -> str:
 
 
 def _cmp_text(c: Json, a: str, b: str, unit: str) -> str:
+    """``b``'s figure against ``a``'s (``compare(a, b)``): "b B vs a A (+d%, noise n%)"."""
     sep = "" if c["separated"] else ", 95% intervals overlap"
     return (
-        f"{a} {_n(c['a'])} {unit} vs {b} {_n(c['b'])} {unit} ({c['diff_pct']:+.0f}%, noise {c['noise_pct']:.0f}%{sep})"
+        f"{b} {_n(c['b'])} {unit} vs {a} {_n(c['a'])} {unit} ({c['diff_pct']:+.0f}%, noise {c['noise_pct']:.0f}%{sep})"
     )
 
 
@@ -157,6 +175,8 @@ def _trend_verdict(t: Optional[Json], want: str, what: str, unit: str) -> tuple[
         return INCONCLUSIVE, f"{text}: its ends differ, but its points are not in order (tau below {TAU_MIN})"
     if t["trend"] == want:
         return SUPPORTED, text
+    if t["trend"] in ("rises", "falls") and t["kendall_tau"] is not None and abs(t["kendall_tau"]) < TAU_MIN:
+        return INCONCLUSIVE, f"{text}: its ends differ, but its points are not in order (|tau| below {TAU_MIN})"
     if t["trend"] in ("rises", "falls", "flat"):
         return CONTRADICTED, text
     return INCONCLUSIVE, text
@@ -173,34 +193,34 @@ def _order_verdict(c: Json, want: str, text: str) -> tuple[str, str]:
 # -- the claims, sweep by sweep -------------------------------------------------------------
 
 
-def _lat_rises(points: Points, axis: str, where: dict[str, Any]) -> tuple[str, str]:
+def _lat_rises(points: Points, axis: str, where: dict[str, Any], key: str) -> tuple[str, str]:
     pts = _at(points, **where)
     parts = []
     for d in ("read", "write"):
-        t = trend(pts, axis, d, "lat_p50_us")
-        parts.append(_trend_verdict(t, "rises", f"{d} p50 latency along {axis}", "µs"))
+        t = trend(pts, axis, d, key)
+        parts.append(_trend_verdict(t, "rises", f"{d} {LAT_WORDS[key]} along {axis}", "µs"))
     return _combine(parts)
 
 
-def _lat_first_lower(points: Points, axis: str, where: dict[str, Any]) -> tuple[str, str]:
+def _lat_first_lower(points: Points, axis: str, where: dict[str, Any], key: str) -> tuple[str, str]:
     pts = _at(points, **where)
     first, last = pts[0], pts[-1]
     parts = []
     for d in ("read", "write"):
-        c = compare(_values(first, d, "lat_p50_us"), _values(last, d, "lat_p50_us"))
+        c = compare(_values(first, d, key), _values(last, d, key))
         a, b = f"{axis} {first['params'][axis]}", f"{axis} {last['params'][axis]}"
-        parts.append(_order_verdict(c, "higher", f"{d} p50 latency {_cmp_text(c, a, b, 'µs')}"))
+        parts.append(_order_verdict(c, "higher", f"{d} {LAT_WORDS[key]} {_cmp_text(c, a, b, 'µs')}"))
     return _combine(parts)
 
 
-def _lat_last_step_up(points: Points, axis: str, where: dict[str, Any]) -> tuple[str, str]:
+def _lat_last_step_up(points: Points, axis: str, where: dict[str, Any], key: str) -> tuple[str, str]:
     pts = _at(points, **where)
     a, b = pts[-2], pts[-1]
     parts = []
     for d in ("read", "write"):
-        c = compare(_values(a, d, "lat_p50_us"), _values(b, d, "lat_p50_us"))
+        c = compare(_values(a, d, key), _values(b, d, key))
         text = _cmp_text(c, f"{axis} {a['params'][axis]}", f"{axis} {b['params'][axis]}", "µs")
-        parts.append(_order_verdict(c, "higher", f"{d} p50 latency {text}"))
+        parts.append(_order_verdict(c, "higher", f"{d} {LAT_WORDS[key]} {text}"))
     return _combine(parts)
 
 
@@ -210,7 +230,7 @@ def _read_vs_write(points: Points, key: str, unit: str, want: str) -> tuple[str,
     if not ro or not wo:
         return NOT_TESTABLE, "read-only or write-only point not measured"
     c = compare(_values(wo[0], "write", key), _values(ro[0], "read", key))
-    what = "p50 latency" if key == "lat_p50_us" else "IOPS"
+    what = LAT_WORDS.get(key, "IOPS")
     return _order_verdict(c, want, f"{what} at 4k: {_cmp_text(c, 'write-only (0/100)', 'read-only (100/0)', unit)}")
 
 
@@ -294,8 +314,8 @@ def _reason(section: str, point: str) -> Optional[Callable[[Json], tuple[str, st
     """The testable part of a reason, where it has one."""
     if (section, point) == ("mix-lat", "mixed"):
         return lambda m: _combine(
-            [_trend_verdict(trend(_at(m["rwmix"], bs="4k"), "rwmixread", "total", "lat_p50_us"), "falls",
-                            "p50 latency (read and write) at 4k along rwmixread", "µs")]
+            [_trend_verdict(trend(_at(m["rwmix"], bs="4k"), "rwmixread", "total", m["lat"]), "falls",
+                            f"{LAT_WORDS[m['lat']]} (read and write) at 4k along rwmixread", "µs")]
         )  # fmt: skip
     if (section, point) == ("mix-bw", "mixed"):
         return lambda m: _per_bs(m["rwmix"], lambda pts, bs: _iops_trend(pts, "rwmixread", "rises", bs))
@@ -304,16 +324,19 @@ def _reason(section: str, point: str) -> Optional[Callable[[Json], tuple[str, st
     return None
 
 
-#: (section, kind, point) → (what it is checked on, the figure, the check).
+#: Placeholders for the latency figures, resolved by :func:`verdicts` (:data:`LAT_FIGURES`).
+LAT, LAT_TOTAL = "<latency>", "<latency, both directions>"
+
+#: (section, kind, point) → (the figure, the check).
 CHECKS: dict[tuple[str, str, str], tuple[str, Callable[[Json], tuple[str, str]]]] = {
-    ("size-lat", "trend", "small"): (LAT_FIGURE, lambda m: _lat_first_lower(m["bs"], "bs", {})),
-    ("size-lat", "trend", "large"): (LAT_FIGURE, lambda m: _lat_rises(m["bs"], "bs", {})),
-    ("mix-lat", "trend", "read"): (LAT_FIGURE, lambda m: _read_vs_write(m["rwmix"], "lat_p50_us", "µs", "lower")),
-    ("mix-lat", "trend", "write"): (LAT_FIGURE, lambda m: _read_vs_write(m["rwmix"], "lat_p50_us", "µs", "lower")),
-    ("mix-lat", "trend", "mixed"): (LAT_TOTAL_FIGURE, lambda m: _between(m["rwmix"], "lat_p50_us", "µs", "4k")),
-    ("qd-lat", "trend", "low"): (LAT_FIGURE, lambda m: _lat_first_lower(m["qd"], "iodepth", {"bs": "4k"})),
-    ("qd-lat", "trend", "moderate"): (LAT_FIGURE, lambda m: _lat_rises(m["qd"], "iodepth", {"bs": "4k"})),
-    ("qd-lat", "trend", "high"): (LAT_FIGURE, lambda m: _lat_last_step_up(m["qd"], "iodepth", {"bs": "4k"})),
+    ("size-lat", "trend", "small"): (LAT, lambda m: _lat_first_lower(m["bs"], "bs", {}, m["lat"])),
+    ("size-lat", "trend", "large"): (LAT, lambda m: _lat_rises(m["bs"], "bs", {}, m["lat"])),
+    ("mix-lat", "trend", "read"): (LAT, lambda m: _read_vs_write(m["rwmix"], m["lat"], "µs", "lower")),
+    ("mix-lat", "trend", "write"): (LAT, lambda m: _read_vs_write(m["rwmix"], m["lat"], "µs", "lower")),
+    ("mix-lat", "trend", "mixed"): (LAT_TOTAL, lambda m: _between(m["rwmix"], m["lat"], "µs", "4k")),
+    ("qd-lat", "trend", "low"): (LAT, lambda m: _lat_first_lower(m["qd"], "iodepth", {"bs": "4k"}, m["lat"])),
+    ("qd-lat", "trend", "moderate"): (LAT, lambda m: _lat_rises(m["qd"], "iodepth", {"bs": "4k"}, m["lat"])),
+    ("qd-lat", "trend", "high"): (LAT, lambda m: _lat_last_step_up(m["qd"], "iodepth", {"bs": "4k"}, m["lat"])),
     ("size-bw", "trend", "small"): (IOPS_FIGURE, lambda m: _iops_trend(m["bs"], "bs", "falls", "")),
     ("size-bw", "trend", "large"): (MIB_FIGURE, lambda m: _levels_out(m["bs"], "bs", "mib_per_s")),
     ("mix-bw", "trend", "read"): (IOPS_FIGURE, lambda m: _read_vs_write(m["rwmix"], "iops", "IOPS", "higher")),
@@ -350,9 +373,21 @@ def _section_sweep(section: str) -> str:
     return {"size": "bs", "mix": "rwmix", "qd": "qd"}[section.split("-")[0]]
 
 
+def lat_key(measured: dict[str, Points]) -> str:
+    """``service_us`` where the target recorded every run (the simulated
+    SSD), else ``lat_p50_us``."""
+    dirs = [p[d] for pts in measured.values() for p in pts for d in ("read", "write") if p.get(d)]
+    if dirs and all("service_us" in d["per_repeat"] for d in dirs):
+        return "service_us"
+    return "lat_p50_us"
+
+
 def verdicts(measured: dict[str, Points]) -> list[Json]:
     """One claim per statement of the seed's analysis: ``{"section",
     "kind", "statement", "verdict", "figure", "evidence"}``."""
+    key = lat_key(measured)
+    m: Json = {**measured, "lat": key}
+    resolve = {LAT: LAT_FIGURES[key], LAT_TOTAL: LAT_TOTAL_FIGURES[key]}
     out = []
     for section, kind, point, statement in ANALYSIS:
         sweep = _section_sweep(section)
@@ -364,11 +399,11 @@ def verdicts(measured: dict[str, Points]) -> list[Json]:
         elif sweep == "qd" and (why := _qd_testable(measured["qd"])) and (check or reason):
             verdict, evidence = NOT_TESTABLE, why
         elif check is not None:
-            figure = check[0]
-            verdict, evidence = check[1](measured)
+            figure = resolve.get(check[0], check[0])
+            verdict, evidence = check[1](m)
         elif reason is not None:
-            figure = LAT_TOTAL_FIGURE if section.endswith("lat") else (MIB_FIGURE if sweep == "bs" else IOPS_FIGURE)
-            verdict, evidence = reason(measured)
+            figure = resolve[LAT_TOTAL] if section.endswith("lat") else (MIB_FIGURE if sweep == "bs" else IOPS_FIGURE)
+            verdict, evidence = reason(m)
             evidence = f"its testable part only: {evidence}; the cause it names is inside the device"
         else:
             verdict = NOT_TESTABLE
@@ -391,6 +426,7 @@ def verdicts(measured: dict[str, Points]) -> list[Json]:
 
 def observations(measured: dict[str, Points]) -> list[Json]:
     """iolab's own "observed trend" per section, from the data: ``{"section", "text"}``."""
+    key = lat_key(measured)
     out = []
     for section in ("size-lat", "mix-lat", "qd-lat", "size-bw", "mix-bw", "qd-bw"):
         sweep = _section_sweep(section)
@@ -405,9 +441,9 @@ def observations(measured: dict[str, Points]) -> list[Json]:
             head = f"{bs} " if bs else ""
             if section.endswith("lat"):
                 for d in ("read", "write"):
-                    t = trend(gp, axis, d, "lat_p50_us")
+                    t = trend(gp, axis, d, key)
                     if t is not None:
-                        text = _trend_text(t, f"{head}{d} p50 latency", "µs")
+                        text = _trend_text(t, f"{head}{d} {LAT_WORDS[key]}", "µs")
                         out.append({"section": section, "text": text})
             else:
                 t = trend(gp, axis, "total", "iops")

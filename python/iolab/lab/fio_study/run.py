@@ -11,7 +11,10 @@ Where the jobs run:
   serves itself on a private Unix socket, driven with iolab's NBD client
   (``ioengine=nbd``: an addition the report lists, as ``filename`` gives
   way to the export's URI). One device serves the three sweeps in turn, as
-  the seed's one SSD did.
+  the seed's one SSD did, written once over the jobs' size first (fio's
+  layout of testfile). Each run's record from the target (its service time
+  per request, free of the host's late wake-ups) is kept beside the
+  client's figures (``per_repeat.service_us``).
 
 Each sweep is a plan (:mod:`.plans`) run by :func:`iolab.plans.sweep.run_plan`
 into a results directory and read back with
@@ -25,6 +28,7 @@ repeats), with the per-repeat values the verdicts need for their noise.
 from __future__ import annotations
 
 import contextlib
+import json
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -38,6 +42,8 @@ from iolab.lab.fio_study.plans import QUICK_RUNTIME, QUICK_SIZE, Shrink, build_p
 from iolab.plans.model import Value
 from iolab.plans.progress import SweepProgress
 from iolab.plans.sweep import SweepOptions, run_plan
+from iolab.run.api import Job, run
+from iolab.run.local import run_jobs
 
 SWEEPS = ("bs", "rwmix", "qd")
 MIB = 1 << 20
@@ -84,16 +90,58 @@ class StudySettings:
 
 
 @contextlib.contextmanager
-def _sim_target(export: str, tmp: Path) -> Iterator[str]:
-    """Serve ``export`` on a private socket; yields its NBD URI."""
+def _sim_target(export: str, tmp: Path, size: str) -> Iterator[tuple[str, Any]]:
+    """Serve ``export`` on a private socket, its first ``size`` bytes
+    written once (as fio lays out ``testfile`` before its first job: an
+    export has no layout, and a never-written flash page reads in the
+    firmware's overhead alone); yields its NBD URI and the target."""
     sock = tmp / "ssd.sock"
     target = _native.Target(None, [f"ssd={export}"], listen=f"unix:{sock}")
     target.start()
     try:
-        yield f"nbd+unix:///ssd?socket={sock}"
+        uri = f"nbd+unix:///ssd?socket={sock}"
+        run(Job("layout", ioengine="nbd", uri=uri, rw="write", bs="1m", iodepth=4, size=size))
+        yield uri, target
     finally:
         target.shutdown()
         target.wait()
+
+
+def _server_figures(stats_json: str) -> dict[str, Any]:
+    """What the target recorded over one run, per direction: I/Os and the
+    mean service time (µs): its hold of each request less how late its
+    reply timer woke — the simulated device's time, which a busy host's
+    late wake-ups do not enter (docs/raid-lab.md uses the same record)."""
+    ops = json.loads(stats_json)["exports"][0]["ops"]
+    out: dict[str, Any] = {}
+    for d in ("read", "write"):
+        lat = _native.hist_stats(ops[d]["lat_ns"], [])
+        late = _native.hist_stats(ops[d]["hold_late_ns"], [])
+        n = int(lat["count"])
+        service = (float(lat["mean_ns"]) - float(late["mean_ns"])) / 1e3 if n else None
+        out[d] = {"ios": n, "service_us": service}
+    return out
+
+
+#: The options that tell a sweep's points apart.
+_KEYS = ("bs", "rwmixread", "iodepth")
+
+
+def _key(options: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(str(options.get(k)) for k in _KEYS)
+
+
+def _recording_runner(target: Any, record: dict[tuple[str, ...], list[dict[str, Any]]]) -> Any:
+    """:func:`run_jobs` with the target's record of each run kept in
+    ``record`` under the run's (bs, rwmixread, iodepth), in run order."""
+
+    def runner(specs: list[Any], **kwargs: Any) -> Any:
+        target.stats_json(reset=True)
+        out = run_jobs(specs, **kwargs)
+        record.setdefault(_key(dict(specs[0].options)), []).append(_server_figures(target.stats_json()))
+        return out
+
+    return runner
 
 
 def _lat_us(stats: list[LatStats]) -> Optional[dict[str, float]]:
@@ -152,9 +200,23 @@ def _total(samples: list[Sample]) -> dict[str, Any]:
     return {"per_repeat": {"iops": iops, "mib_per_s": mib, "lat_avg_us": lat, "lat_p50_us": p50}}
 
 
-def point_figures(p: Point) -> dict[str, Any]:
+def _server(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per repeat, each direction's service time and both directions' (I/O-weighted)."""
+    out: dict[str, Any] = {"read": [], "write": [], "total": []}
+    for r in runs:
+        parts = [(r[d]["service_us"], r[d]["ios"]) for d in ("read", "write") if r[d]["ios"]]
+        for d in ("read", "write"):
+            out[d].append(r[d]["service_us"])
+        n = sum(c for _, c in parts)
+        out["total"].append(sum(v * c for v, c in parts) / n if n else None)
+    return out
+
+
+def point_figures(p: Point, server: Optional[list[dict[str, Any]]] = None) -> dict[str, Any]:
+    """The point's figures (module doc); ``server``: the target's record of
+    each repeat (simulated SSD), added to ``per_repeat`` as ``service_us``."""
     c = p.samples[0].config
-    return {
+    fig: dict[str, Any] = {
         "params": {k: v for k, v in p.params.items()},
         "read": _direction([s.read for s in p.samples]),
         "write": _direction([s.write for s in p.samples]),
@@ -162,6 +224,11 @@ def point_figures(p: Point) -> dict[str, Any]:
         "repeats": len(p.samples),
         "config": {"ioengine": c.ioengine, "iodepth": c.iodepth, "direct": c.direct, "size_bytes": c.size_bytes},
     }
+    if server:
+        for d, values in _server(server).items():
+            if fig[d] is not None:
+                fig[d]["per_repeat"]["service_us"] = values
+    return fig
 
 
 def run_study(s: StudySettings) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
@@ -172,12 +239,15 @@ def run_study(s: StudySettings) -> tuple[dict[str, list[dict[str, Any]]], dict[s
         additions = s.additions
         drop: tuple[str, ...] = ()
         target: Optional[str] = None
+        shrink = s.shrink()
+        record: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        runner: Any = run_jobs
         if s.sim:
-            uri = stack.enter_context(_sim_target(s.sim_export, tmp))
+            uri, served = stack.enter_context(_sim_target(s.sim_export, tmp, shrink.size or SIM_CAPACITY))
             additions, drop = (("ioengine", "nbd"), ("uri", uri), *additions), ("filename",)
+            runner = _recording_runner(served, record)
         else:
             target = s.device or str((s.directory or tmp) / "testfile")
-        shrink = s.shrink()
         measured: dict[str, list[dict[str, Any]]] = {}
         plans: dict[str, Any] = {}
         for sweep in s.sweeps:
@@ -187,10 +257,13 @@ def run_study(s: StudySettings) -> tuple[dict[str, list[dict[str, Any]]], dict[s
                 target=target,
                 allow_overwrite=s.allow_overwrite,
                 progress=s.progress,
+                runner=runner,
             )
             outcome = run_plan(plan, plan_toml(plan), results, opts)
             ds = load_sweep_dir(outcome.directory)
-            measured[sweep] = [point_figures(p) for p in ds.points]
+            base = dict(plan.base)
+            measured[sweep] = [point_figures(p, record.get(_key({**base, **p.params}))) for p in ds.points]
+            record.clear()
             plans[sweep] = {
                 "name": plan.name,
                 "base": [list(kv) for kv in plan.base],

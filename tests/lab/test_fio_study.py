@@ -114,6 +114,31 @@ def test_bandwidth_checks_read_mb_as_mib_and_name_the_copied_256k_row() -> None:
     assert any("256k" in c["note"] and "repeat its 32k row" in c["note"] for c in checks)
 
 
+# -- the measured figures against known truths ----------------------------------------------
+
+
+def test_reduced_figures_obey_littles_law() -> None:
+    """Every point's IOPS (mean over repeats) x its mean total latency (over
+    every I/O of every repeat) is the I/Os the client kept in flight: iodepth."""
+    for sweep, points in recorded()["measured"].items():
+        for p in points:
+            dirs = [p[d] for d in ("read", "write") if p[d]]
+            iops = sum(d["iops"] for d in dirs)
+            lat_s = sum(d["iops"] * d["lat_us"]["avg"] for d in dirs) / iops / 1e6
+            assert iops * lat_s == pytest.approx(p["config"]["iodepth"], rel=0.03), (sweep, p["params"])
+
+
+def test_the_target_record_gives_the_simulated_ssd_service_times() -> None:
+    """sim-ssd's defaults (docs/simulation.md): a 4 KiB write is done once in
+    its DRAM buffer, overhead 10 µs; a 4 KiB read takes a flash page read
+    (75 µs) and the overhead at least."""
+    m = recorded()["measured"]["rwmix"]
+    (wo,) = [p for p in m if p["params"] == {"bs": "4k", "rwmixread": 0}]
+    (ro,) = [p for p in m if p["params"] == {"bs": "4k", "rwmixread": 100}]
+    assert all(10.0 <= v < 15.0 for v in wo["write"]["per_repeat"]["service_us"]), wo["write"]["per_repeat"]
+    assert all(v >= 85.0 for v in ro["read"]["per_repeat"]["service_us"]), ro["read"]["per_repeat"]
+
+
 # -- verdicts on recorded data ---------------------------------------------------------------
 
 

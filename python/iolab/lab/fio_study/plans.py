@@ -102,6 +102,8 @@ def plan_toml(plan: Plan) -> str:
         return str(v) if isinstance(v, int) else f'"{v}"'
 
     lines = [
+        "# Seed 002 as run by `iolab lab fio-study`; `iolab sweep` reruns it (with --quick: [quick]).",
+        f"#   {COMMANDS[plan.name.removeprefix('fio-study-')]}",
         "[plan]",
         f'name = "{plan.name}"',
         f"description = {lit(plan.description)}",

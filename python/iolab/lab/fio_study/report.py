@@ -134,6 +134,12 @@ def _notes(measured: dict[str, list[Json]], meta: Json) -> list[str]:
             "iodepth, which a synchronous engine does not give, so its fio used an asynchronous default "
             "(posixaio on macOS, windowsaio on Windows)."
         )
+    if meta.get("sim"):
+        out.append(
+            "The simulated SSD is one sim-ssd (docs/simulation.md) for the three sweeps, written once over the "
+            "jobs' size first, as fio lays out testfile; ioengine=nbd and the export's URI take --filename's "
+            "place. Latency verdicts use the target's own record (service time per request), not the client's."
+        )
     if configs and not any(c["direct"] for c in configs) and not meta.get("sim"):
         out.append(
             "The seed's commands do not set direct: I/O is buffered, through the page cache; "

@@ -236,7 +236,11 @@ def test_json_rows_carry_label_column_unit_seed_and_measured_values() -> None:
     bw = next(
         r for t in report["bandwidth_tables"] for r in t["rows"] if r["label"] == "130k 1" and r["unit"] == "MiB/s"
     )
-    assert bw["seed_value"] == pytest.approx(53.2) and bw["measured"] > 0
+    assert bw["seed_value"] == pytest.approx(53.2) and bw["measured"] > 0 and bw["seed_note"] is None
+    bad = next(
+        r for t in report["bandwidth_tables"] for r in t["rows"] if r["label"] == "130k" and r["unit"] == "MiB/s"
+    )
+    assert bad["seed_text"] == "24.2" and "inconsistent in either reading" in bad["seed_note"], bad
     assert all({"statement", "verdict", "evidence"} <= set(c) for c in report["claims"])
     json.loads(RENDERERS["json"](report))
 

@@ -23,14 +23,28 @@ _MARK = "*"
 
 
 def _num(v: Any) -> str:
+    """A figure as printed: whole numbers without decimals (the seed's
+    ``7``), else two decimals below 100."""
     if v is None:
         return "n/a"
-    return f"{v:,.2f}" if abs(v) < 100 else f"{v:,.0f}"
+    return f"{v:,.2f}" if abs(v) < 100 and v != int(v) else f"{v:,.0f}"
+
+
+def _seed_num(v: Any) -> str:
+    """The seed's figure with the digits it printed (up to 3 decimals: 375 ns
+    is 0.375 µs), none added."""
+    if v is None:
+        return "n/a"
+    return f"{v:,.3f}".rstrip("0").rstrip(".")
+
+
+def _bw_seed(r: Json) -> str:
+    return _seed_num(r["seed_value"]) + (_MARK if r.get("seed_note") else "")
 
 
 def _seed_cell(r: Json) -> str:
     """The seed's figure in µs as headed, marked where it is not consistent as headed."""
-    text = _num(r["seed_value"])
+    text = _seed_num(r["seed_value"])
     if r["figure"] == "clat" and r["seed_value"] is not None and r["seed_reading"] != "as headed":
         return text + _MARK
     return text
@@ -64,18 +78,12 @@ def bandwidth_tables(report: Json) -> list[Table]:
         rows = []
         for (label, unit), cells in by_key.items():
             rd, wr = cells["read"], cells["write"]
-            rows.append(
-                [
-                    label,
-                    unit,
-                    _num(rd["seed_value"]),
-                    _num(rd["measured"]),
-                    _num(wr["seed_value"]),
-                    _num(wr["measured"]),
-                ]
-            )
+            rows.append([label, unit, _bw_seed(rd), _num(rd["measured"]), _bw_seed(wr), _num(wr["measured"])])
         header = ["", "unit", "read seed", "read iolab", "write seed", "write iolab"]
-        out.append(Table(t["title"], header, rows, 2, [report["consistency"]["mb_note"]]))
+        notes = [report["consistency"]["mb_note"]]
+        if any(r.get("seed_note") for r in t["rows"]):
+            notes.append(f"{_MARK} inconsistent with the seed's own columns: see 'The seed's own figures'")
+        out.append(Table(t["title"], header, rows, 2, notes))
     return out
 
 

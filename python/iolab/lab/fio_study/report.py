@@ -82,8 +82,20 @@ def _bw_value(p: Optional[Json], direction: str, unit: str) -> Optional[float]:
     return float(d["iops"] if unit == "IOPS" else d["mib_per_s"])
 
 
+def _bw_notes(sweep: str) -> dict[tuple[str, str], str]:
+    """(label, direction) → the consistency note on a cell of the seed's
+    bandwidth table that no reading makes consistent, or that copies another row."""
+    out = {}
+    for c in bandwidth_checks():
+        if c["sweep"] == sweep and c["reading"] is None:
+            for d in ("read", "write") if c["direction"] == "both" else (c["direction"],):
+                out[(c["label"], d)] = c["note"]
+    return out
+
+
 def _bw_table(measured: dict[str, list[Json]], sweep: str) -> Json:
     rows = []
+    notes = _bw_notes(sweep)
     for r in (r for r in BW_TABLES if r.sweep == sweep):
         p = _point(measured, sweep, r.value, r.bs)
         unit = "IOPS" if r.unit == "IOPS" else "MiB/s"
@@ -96,6 +108,7 @@ def _bw_table(measured: dict[str, list[Json]], sweep: str) -> Json:
                     "unit": unit,
                     "seed_text": text,
                     "seed_value": cell_value(text),
+                    "seed_note": notes.get((r.value if sweep == "bs" else f"{r.bs} {r.value}", direction)),
                     "measured": _bw_value(p, direction, r.unit),
                 }
             )

@@ -143,6 +143,9 @@ def fio_study(
     allow_overwrite: Annotated[
         bool, typer.Option("--allow-overwrite", help="Allow writing to the existing file or device of --device.")
     ] = False,
+    restart: Annotated[
+        bool, typer.Option("--restart", help="Discard the sweeps already in --results and run them again.")
+    ] = False,
 ) -> None:
     """Seed 002 (fio on one SSD): its three sweeps (block size, read/write mix,
     queue depth) with its commands as written, its tables beside the measured
@@ -174,6 +177,7 @@ def fio_study(
         additions=(("ioengine", ioengine),) if ioengine else (),
         results=results,
         allow_overwrite=allow_overwrite,
+        restart=restart,
         progress=SweepProgress(),
     )
     chosen = fmt or format_for(output)

@@ -70,6 +70,8 @@ class StudySettings:
     additions: tuple[tuple[str, Value], ...] = ()
     results: Optional[Path] = None
     allow_overwrite: bool = False
+    #: discard sweeps already in ``results`` (else they resume, or a changed plan is refused)
+    restart: bool = False
     sweeps: tuple[str, ...] = SWEEPS
     progress: Optional[SweepProgress] = field(default=None, compare=False)
 
@@ -256,6 +258,7 @@ def run_study(s: StudySettings) -> tuple[dict[str, list[dict[str, Any]]], dict[s
                 quick=bool(shrink.table()),
                 target=target,
                 allow_overwrite=s.allow_overwrite,
+                restart=s.restart,
                 progress=s.progress,
                 runner=runner,
             )

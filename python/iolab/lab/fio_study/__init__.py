@@ -7,7 +7,8 @@ each statement of its analysis verdicted (docs/labs.md).
 - :mod:`.consistency`: the seed's cells read and checked against its columns;
 - :mod:`.plans`: the commands as sweep plans;
 - :mod:`.run`: the sweeps run and reduced to the tables' figures;
-- :mod:`.claims`: verdicts and iolab's own reading;
+- :mod:`.evidence`: figures compared and trends classified beyond the noise;
+- :mod:`.claims`: verdicts on the seed's statements and iolab's own reading;
 - :mod:`.report`, :mod:`.render`: the report and its formats.
 """
 

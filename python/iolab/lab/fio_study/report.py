@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from iolab.lab.fio_study.claims import observations, verdicts
+from iolab.lab.fio_study.claims import SYNC_ENGINES, observations, verdicts
 from iolab.lab.fio_study.consistency import bandwidth_checks, cell_value, latency_cells, latency_notes, row_us
 from iolab.lab.fio_study.seed import (
     ANALYSIS,
@@ -152,6 +152,11 @@ def _notes(measured: dict[str, list[Json]], meta: Json) -> list[str]:
             "The simulated SSD is one sim-ssd (docs/simulation.md) for the three sweeps, written once over the "
             "jobs' size first, as fio lays out testfile; ioengine=nbd and the export's URI take --filename's "
             "place. Latency verdicts use the target's own record (service time per request), not the client's."
+        )
+    if engines and set(engines) <= SYNC_ENGINES:
+        out.append(
+            f"{', '.join(engines)} submits each I/O in the call that completes it: there is no submission "
+            "latency to measure (fio reports none either), so iolab's submission columns print n/a."
         )
     if configs and not any(c["direct"] for c in configs) and not meta.get("sim"):
         out.append(

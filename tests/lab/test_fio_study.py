@@ -301,6 +301,7 @@ def test_bad_options_are_one_clear_line(tmp_path: Path) -> None:
         (["--ioengine", "psync"], "--ioengine: 'psync'"),
         (["--sim", "--dir", str(tmp_path)], "give one of the three"),
         (["--sweep", "size"], "--sweep: 'size'"),
+        (["--sim", "--size", "2g"], "larger than the simulated SSD (1g)"),
     ):
         res = subprocess.run(base + extra, capture_output=True, text=True, timeout=60)
         assert res.returncode != 0 and want in res.stderr, res.stderr

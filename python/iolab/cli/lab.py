@@ -10,11 +10,12 @@ from typing import Annotated, NoReturn, Optional
 
 import typer
 
+from iolab import _native
 from iolab.cli.errors import EXIT_JOB
 from iolab.lab.fio_study import StudySettings
 from iolab.lab.fio_study import run_lab as run_fio_study
 from iolab.lab.fio_study.render import RENDERERS as STUDY_RENDERERS
-from iolab.lab.fio_study.run import SWEEPS
+from iolab.lab.fio_study.run import SIM_CAPACITY, SWEEPS
 from iolab.lab.raid import LabSettings, run_lab
 from iolab.lab.render import RENDERERS
 from iolab.plans.progress import SweepProgress
@@ -162,6 +163,16 @@ def fio_study(
         _usage("--ioengine: --sim runs with ioengine=nbd (iolab's NBD client); leave --ioengine out", "fio-study")
     if output is not None and not output.parent.is_dir():
         _usage(f"--output: directory {output.parent} does not exist", "fio-study")
+    if sim and size is not None:
+        try:
+            too_big = _native.parse_size(size) > _native.parse_size(SIM_CAPACITY)
+        except ValueError as e:
+            _usage(f"--size: {e}", "fio-study")
+        if too_big:
+            _usage(
+                f"--size {size}: larger than the simulated SSD ({SIM_CAPACITY}); give at most {SIM_CAPACITY}",
+                "fio-study",
+            )
     for name in sweep or []:
         if name not in SWEEPS:
             _usage(f"--sweep: '{name}' is not one of {', '.join(SWEEPS)}", "fio-study")

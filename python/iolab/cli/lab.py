@@ -1,5 +1,6 @@
 """``iolab lab``: published studies re-run and printed beside their own
-reference values (``iolab lab raid``: seed 003's RAID bootcamp labs)."""
+reference values (``iolab lab raid``: seed 003's RAID bootcamp labs;
+``iolab lab fio-study``: seed 002's fio study on one SSD)."""
 
 from __future__ import annotations
 

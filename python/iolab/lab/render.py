@@ -140,7 +140,6 @@ def lab_charts(report: dict[str, Any]) -> list[Chart]:
 
 def render_html(report: dict[str, Any]) -> str:
     charts = lab_charts(report)
-    divs, specs = _charts(charts)
     e = html.escape
     qa = "".join(f"<li><b>{e(q)}</b> {e(a)}</li>" for q, a in _answers(report))
     gap_lines = _gap_lines(report)
@@ -149,12 +148,25 @@ def render_html(report: dict[str, Any]) -> str:
         if gap_lines
         else ""
     )
-    head = _head(report)
+    body = f"""<h2>Tables</h2>
+{"".join(html_table(t) for t in tables(report))}
+{gap_html}
+<h2>Questions</h2>
+<p class="meta">{e(_sources(report))}</p>
+<ul class="findings">{qa}</ul>"""
+    return html_page("iolab lab raid", _head(report), charts, body)
+
+
+def html_page(title: str, head: list[str], charts: list[Chart], body: str) -> str:
+    """A lab's self-contained page: ``head`` (heading, then a meta line),
+    the charts, then ``body`` (HTML), with plotly inlined."""
+    divs, specs = _charts(charts)
+    e = html.escape
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<title>iolab lab raid</title>
+<title>{e(title)}</title>
 <style>{_CSS}</style>
 <script>{plotly_js()}</script>
 </head>
@@ -162,12 +174,7 @@ def render_html(report: dict[str, Any]) -> str:
 <h1>{e(head[0])}</h1>
 <p class="meta">{e(head[1])}</p>
 {divs}
-<h2>Tables</h2>
-{"".join(html_table(t) for t in tables(report))}
-{gap_html}
-<h2>Questions</h2>
-<p class="meta">{e(_sources(report))}</p>
-<ul class="findings">{qa}</ul>
+{body}
 <script type="application/json" id="iolab-charts">{specs}</script>
 <script>{_BOOT}</script>
 </body>

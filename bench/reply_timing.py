@@ -18,7 +18,10 @@ At each load (0, 1 and 2 CPU-bound busy loops beside it, like
 ``shared/tools/under-load``) the variants run interleaved, ``--rounds``
 times each, and the medians are printed (one run's figure is noise on a
 shared machine). Variants: ``default`` (the server as configured) and,
-with ``--realtime``, the target's connection threads under SCHED_FIFO.
+with ``--realtime``, ``realtime`` (the target's serving threads under
+SCHED_FIFO) and ``rt+client`` (the client's threads too: what a client-side
+real-time option would give; the engine has none, so this bench sets it on
+the thread that starts the run, whose workers inherit it).
 
     PYTHONPATH=python python bench/reply_timing.py               # loads 0 1 2, 5 rounds
     PYTHONPATH=python python bench/reply_timing.py --loads 0 --rounds 3 --seconds 1
@@ -51,10 +54,13 @@ def busy_loops(n: int) -> list[subprocess.Popen[bytes]]:
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
 
 
-def one_run(realtime: bool, seconds: float, spec: str, size_bytes: int) -> dict[str, float]:
+VARIANTS = ("default", "realtime", "rt+client")
+
+
+def one_run(variant: str, seconds: float, spec: str, size_bytes: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="iolab-rt-") as tmp:
         sock = Path(tmp) / "t.sock"
-        kw: dict[str, Any] = {"realtime": True} if realtime else {}
+        kw: dict[str, Any] = {"realtime": True} if variant != "default" else {}
         target = _native.Target(None, [spec], listen=f"unix:{sock}", **kw)
         target.start()
         try:
@@ -70,7 +76,14 @@ def one_run(realtime: bool, seconds: float, spec: str, size_bytes: int) -> dict[
                 uri=f"nbd+unix:///r5?socket={sock}",
                 size=size_bytes,
             )
-            res = run(job)
+            client_rt = variant == "rt+client"
+            if client_rt:
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+            try:
+                res = run(job)
+            finally:
+                if client_rt:
+                    os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
             stats = json.loads(target.stats_json())
         finally:
             target.shutdown()
@@ -104,7 +117,7 @@ def main() -> int:
     probe = _native.Target(None, [spec], listen="127.0.0.1:0")
     size = int(probe.exports()[0][1])
     model_us = 1e6 / model_figures(TEST, spec, size)["iops"]
-    variants = [False, True] if a.realtime else [False]
+    variants = list(VARIANTS) if a.realtime else ["default"]
     out: list[dict[str, Any]] = []
     print(f"64 KiB seq read QD 1, RAID 5 of {MEMBERS} sim-hdd (lab 1); model {model_us:.0f} µs per I/O")
     print(f"(model includes the round trip it assumes); medians of {a.rounds} interleaved runs, µs per I/O")
@@ -112,7 +125,7 @@ def main() -> int:
     for load in a.loads:
         loops = busy_loops(load)
         try:
-            runs: dict[bool, list[dict[str, float]]] = {v: [] for v in variants}
+            runs: dict[str, list[dict[str, float]]] = {v: [] for v in variants}
             for i in range(a.rounds):
                 order = variants if i % 2 == 0 else variants[::-1]
                 for v in order:
@@ -123,7 +136,7 @@ def main() -> int:
                 p.wait()
         for v in variants:
             med = {k: statistics.median(r[k] for r in runs[v]) for k in runs[v][0]}
-            name = "realtime" if v else "default"
+            name = v
             out.append({"busy_loops": load, "variant": name, "model_us": model_us, **med})
             print(
                 f"{load:>10} {name:>9} {med['service']:>8.0f} {med['late_p50']:>9.1f} {med['late_p99']:>9.1f} "

@@ -131,6 +131,7 @@ class Target:
         allow_remote: bool = False,
         pacing: Optional[str] = None,
         max_request: Optional[str] = None,
+        realtime: bool = False,
     ) -> Target: ...
     def start(self) -> None:
         """Serve on a background thread."""

@@ -93,6 +93,16 @@ def test_loopback_wire_latency_band_across_queue_depths(target: dict[str, Any]) 
     assert max(p50.values()) - min(p50.values()) <= 100_000, p50
 
 
+def test_held_replies_lateness_comes_with_the_wire_section(target: dict[str, Any]) -> None:
+    # The 2 ms export: every reply was held, and none went out early; the
+    # memory export held none, so it has no record.
+    d = _wire(target, "d", rw="randread", iodepth=4, number_ios=64)["exports"][0]
+    f = d["fidelity"]
+    assert f["held"] == d["directions"]["read"]["server_ios"] == 64, f
+    assert 0 <= f["late_ns_p50"] <= f["late_ns_p99"] <= f["late_ns_max"], f
+    assert _wire(target, "m", rw="randread", number_ios=64)["exports"][0]["fidelity"] is None
+
+
 def test_counts_at_both_ends_and_server_cpu(target: dict[str, Any]) -> None:
     w = _wire(target, "m", rw="randrw", iodepth=8, fsync=16)
     e = w["exports"][0]

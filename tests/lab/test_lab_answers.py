@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from iolab.cli.lab import LabFormat, format_for
-from iolab.lab.answers import gaps
+from iolab.lab.answers import LATE_ROW_SHARE, fidelity, gaps
 from iolab.lab.raid import LabSettings, build_report
 from iolab.lab.render import RENDERERS, lab_charts
+from iolab.lab.workbook import all_tests
 
 from tests.conftest import Ran
 from tests.report.chromium_check import check_rendered
@@ -95,7 +96,7 @@ def test_gaps_are_explained_from_the_targets_record() -> None:
     assert "client measured 80.0 vs model 100.0 MiB/s: 0.80" in on_time["text"]
     assert "replies were on time; the loss is on the client/host side (see issue 25)" in on_time["text"]
     (late,) = gaps(_one_test(0.5, MODEL_SERVICE_NS + 300_000, 300_000))
-    assert late["verdict"] == "host" and "reply timer 300 µs late" in late["text"], late
+    assert late["verdict"] == "host" and "reply timer: replies 300 µs late on average" in late["text"], late
     (slow,) = gaps(_one_test(0.5, 2 * MODEL_SERVICE_NS, 0.0))
     assert slow["verdict"] == "target" and "doubt this figure" in slow["text"], slow
     # QD 4, client at half the model's rate: the target held 2 at once, not 4 (Little's law).
@@ -106,6 +107,47 @@ def test_gaps_are_explained_from_the_targets_record() -> None:
     assert late4["verdict"] == "host", late4
     report = build_report(_one_test(0.5, 2 * MODEL_SERVICE_NS, 0.0), LabSettings())
     assert slow["text"] in RENDERERS["text"](report) and slow["text"] in RENDERERS["md"](report)
+
+
+def test_rows_the_host_could_not_hold_are_marked_on_recorded_data() -> None:
+    # The loaded recorded run: 1C QD 1's replies went out 231 µs late on
+    # average against the model's 554 µs per request (42 % > 5 %): marked;
+    # 1B random read's 462 µs against 32.5 ms (1.4 %): not marked.
+    report = build_report(recorded("raid_quick_loaded.json"), LabSettings(quick=True))
+    row = {(t["lab"], x["label"], x["column"]): x for t in report["tables"] for x in t["rows"]}
+    qd1, rnd = row[("1C", "1", "MB/s")]["fidelity"], row[("1B", "64 KB Random Read", "MB/s")]["fidelity"]
+    assert qd1["unreliable"] and round(qd1["late_share"], 2) == 0.42, qd1
+    assert not rnd["unreliable"] and rnd["late_share"] < LATE_ROW_SHARE, rnd
+    assert qd1["text"] == (
+        "machine too busy: replies 231 µs late on average, against the model's 554 µs per request"
+        " — measured column unreliable; model column stands"
+    )
+    text = RENDERERS["text"](report)
+    assert "76.35 MiB/s !" in text and "31.05 MiB/s !" not in text, text
+    assert f"(! 1: {qd1['text']})" in text and "(64 KB Random Read: replies 462 µs late on average" in text
+    assert qd1["text"] in RENDERERS["md"](report) and html.escape(qd1["text"]) in RENDERERS["html"](report)
+
+
+def test_lateness_bound_at_p50_and_on_average() -> None:
+    def marked(p50_ns: float, p99_ns: float, mean_ns: float) -> dict[str, Any]:
+        m = _one_test(0.7, MODEL_SERVICE_NS + mean_ns, mean_ns)
+        (got,) = m.values()
+        got["server"].update(late_ns_p50=p50_ns, late_ns_p99=p99_ns)
+        (t,) = (x for x in all_tests() if x.key in m)
+        f = fidelity(t, got)
+        assert f is not None
+        return f
+
+    # 625 µs per request: the bound is 31.25 µs, at p50 or on average.
+    busy = marked(180_000, 2_000_000, 200_000)
+    assert busy["unreliable"] and busy["text"].startswith(
+        "machine too busy: replies 180 µs late at p50, 2.00 ms at p99 (200 µs on average), against the model's"
+    ), busy
+    assert marked(40_000, 50_000, 20_000)["unreliable"]  # p50 over the bound
+    assert marked(500, 3_000_000, 40_000)["unreliable"]  # a fast p50, a late tail: the average is over it
+    calm = marked(500, 20_000, 2_000)
+    assert not calm["unreliable"] and calm["text"].startswith("replies 500 ns late at p50, 20.0 µs at p99"), calm
+    assert fidelity(all_tests()[0], {"iops": 1.0, "mib_per_s": 1.0}) is None  # no model, no record
 
 
 def test_html_charts_one_unit_each_and_the_workbooks_labels(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
+from iolab.lab.answers import LATE_ROW_SHARE
 from iolab.lab.raid import LabSettings, build_report
 from iolab.lab.render import RENDERERS
 from iolab.lab.workbook import QUESTION_TESTS, ROWS, all_tests
@@ -136,3 +137,12 @@ def test_a_quick_run_through_nbd_shows_the_workbooks_outcomes(cli: Callable[...,
     # The model's own figures (virtual clock) stand beside the measured ones.
     model = {(t["lab"], x["label"], x["column"]): x["model"] for t in doc["tables"] for x in t["rows"]}
     assert model[("2A", "Adaptive Read Ahead", "MB/s")] >= 2 * model[("2A", "No Read Ahead", "MB/s")], model
+    # Every row carries the target's fidelity record: its replies' lateness
+    # at p50 and p99 (p50 <= p99 <= what a 0.6 s run can hold), marked
+    # unreliable exactly when it exceeds the bound.
+    for t in doc["tables"]:
+        for x in t["rows"]:
+            f = x["fidelity"]
+            assert 0 <= f["late_ns_p50"] <= f["late_ns_p99"] < 1e9, x
+            assert f["unreliable"] == (f["late_share"] > LATE_ROW_SHARE), x
+            assert f["text"].startswith("machine too busy: ") == f["unreliable"], x

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
 import subprocess
 import time
@@ -134,6 +136,33 @@ def test_bad_config_is_one_line_exit_2(iolab_cmd: list[str], tmp_path: Path, arg
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1, r.stderr
     assert key in lines[0]
+
+
+def _without_sys_nice() -> list[str]:
+    """A command prefix that runs without CAP_SYS_NICE and with no real-time rlimit."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() == 0 and setpriv is None:
+        pytest.skip("root and no setpriv to drop CAP_SYS_NICE")
+    drop = [setpriv, "--inh-caps=-sys_nice", "--bounding-set=-sys_nice"] if os.geteuid() == 0 else []
+    return [*[x for x in drop if x], "prlimit", "--rtprio=0", "--"]
+
+
+def test_realtime_refused_is_one_line_exit_2(iolab_cmd: list[str], tmp_path: Path) -> None:
+    sock = tmp_path / "nbd.sock"
+    cmd = [*_without_sys_nice(), *iolab_cmd, "target", "--realtime", "--unix", str(sock), "--export", "m=null,size=1m"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert "server.realtime: SCHED_FIFO refused" in lines[0] and "CAP_SYS_NICE" in lines[0]
+
+
+def test_realtime_where_permitted_serves(iolab_cmd: list[str], tmp_path: Path) -> None:
+    r = subprocess.run(["chrt", "-f", "1", "true"], capture_output=True)
+    if r.returncode != 0:
+        pytest.skip("this host refuses SCHED_FIFO (the refusal is tested above)")
+    proc, _ = start(iolab_cmd, tmp_path, "--realtime", "--export", "m=memory,size=1m+delay,read=1ms")
+    stop(proc)
 
 
 def test_bad_config_file_names_the_key(iolab_cmd: list[str], tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ pub struct PyTarget {
 impl PyTarget {
     #[new]
     #[pyo3(signature = (config_toml=None, exports=Vec::new(), listen=None, stats_http=None,
-        read_only=false, max_connections=None, allow_remote=false, pacing=None, max_request=None))]
+        read_only=false, max_connections=None, allow_remote=false, pacing=None, max_request=None, realtime=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         config_toml: Option<&str>,
@@ -57,6 +57,7 @@ impl PyTarget {
         allow_remote: bool,
         pacing: Option<String>,
         max_request: Option<String>,
+        realtime: bool,
     ) -> PyResult<PyTarget> {
         let o = Overrides {
             listen,
@@ -65,6 +66,7 @@ impl PyTarget {
             max_request,
             allow_remote,
             pacing,
+            realtime,
         };
         let spec = overrides::build(config_toml, &exports, &o).map_err(target_error)?;
         let allow_remote = spec.server.allow_remote;

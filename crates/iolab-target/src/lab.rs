@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use crate::config::parse_compact;
 use crate::error::TargetError;
 use crate::server_config::ServerConfig;
+use crate::stack::clock::VirtualNow;
 use crate::stack::sample::Sampler;
 use crate::stack::ticket::{Due, Tickets};
 use crate::stack::{BlockDev, IoCtx};
@@ -58,10 +59,35 @@ impl VResult {
     }
 }
 
+/// One of the client's `iodepth` slots: a request in the stack, or the
+/// next one on its way (it arrives at `arrive`).
 struct Slot {
+    arrive: Option<Instant>,
     floor: Option<Instant>,
     tickets: Tickets,
     done: Option<Instant>,
+}
+
+impl Slot {
+    fn arriving(at: Instant) -> Slot {
+        Slot {
+            arrive: Some(at),
+            floor: None,
+            tickets: Tickets::default(),
+            done: None,
+        }
+    }
+}
+
+/// What happens next in a virtual run.
+#[derive(Clone, Copy)]
+enum Event {
+    /// A slot's request arrives at the stack.
+    Arrive(usize),
+    /// A slot's request completes.
+    Complete(usize),
+    /// A device decides something (its tickets asked to be polled then).
+    Poll,
 }
 
 /// Run `job` against `dev` on a virtual clock.
@@ -75,6 +101,9 @@ pub fn run_virtual(dev: &Arc<dyn BlockDev>, job: VJob, seed: u64) -> VResult {
     // decisions wait for our polls and no wall time leaks into the figures.
     let t0 = Instant::now() + Duration::from_secs(3600);
     let end = t0 + job.runtime;
+    // The stack's present is the virtual one (stack::clock), so it decides
+    // at the same moments as when served live.
+    let clock = VirtualNow::start(t0);
     let mut issue = |at: Instant, buf: &mut Vec<u8>| -> Slot {
         let block = if job.random {
             rng.next_u64() % blocks
@@ -91,12 +120,15 @@ pub fn run_virtual(dev: &Arc<dyn BlockDev>, job: VJob, seed: u64) -> VResult {
         };
         r.expect("virtual lab request failed");
         Slot {
+            arrive: None,
             floor: c.hold_until(),
             tickets: c.take_tickets(),
             done: None,
         }
     };
-    let mut slots: Vec<Slot> = (0..job.iodepth).map(|_| issue(t0, &mut buf)).collect();
+    // Events in time order: a request reaches the stack only once every
+    // decision before its arrival is taken, as it would live.
+    let mut slots: Vec<Slot> = (0..job.iodepth).map(|_| Slot::arriving(t0)).collect();
     let (mut now, mut res) = (
         t0,
         VResult {
@@ -106,30 +138,38 @@ pub fn run_virtual(dev: &Arc<dyn BlockDev>, job: VJob, seed: u64) -> VResult {
         },
     );
     while now < end {
-        let mut next: Option<(Instant, Option<usize>)> = None;
+        let mut next: Option<(Instant, Event)> = None;
+        let mut consider = |t: Instant, e: Event| {
+            if next.is_none_or(|(n, _)| t < n) {
+                next = Some((t, e));
+            }
+        };
         for (i, s) in slots.iter_mut().enumerate() {
+            if let Some(a) = s.arrive {
+                consider(a, Event::Arrive(i));
+                continue;
+            }
             if s.done.is_none() {
                 match s.tickets.poll(s.floor, now) {
                     Due::At(t) => s.done = Some(t.max(s.floor.unwrap_or(t))),
-                    Due::Recheck(r) => {
-                        if next.is_none_or(|(n, _)| r < n) {
-                            next = Some((r, None));
-                        }
-                    }
+                    Due::Recheck(r) => consider(r, Event::Poll),
                 }
             }
             if let Some(t) = s.done {
-                if next.is_none_or(|(n, _)| t < n) {
-                    next = Some((t, Some(i)));
-                }
+                consider(t, Event::Complete(i));
             }
         }
-        let (t, slot) = next.expect("a request is always outstanding");
+        let (t, e) = next.expect("a request is always outstanding");
         now = now.max(t);
-        if let Some(i) = slot {
-            res.ios += 1;
-            res.bytes += job.bs;
-            slots[i] = issue(now + job.rtt, &mut buf);
+        clock.set(now);
+        match e {
+            Event::Arrive(i) => slots[i] = issue(now, &mut buf),
+            Event::Complete(i) => {
+                res.ios += 1;
+                res.bytes += job.bs;
+                slots[i] = Slot::arriving(now + job.rtt);
+            }
+            Event::Poll => {}
         }
     }
     res.elapsed = now - t0;

@@ -111,6 +111,9 @@ impl Server {
         layers: Vec<NamedRecorder>,
     ) -> Result<Server, TargetError> {
         cfg.validate(&exports)?;
+        if cfg.realtime {
+            conn::check_realtime().map_err(|m| TargetError::config("server.realtime", m))?;
+        }
         let listener =
             Listener::bind(&cfg.listen, cfg.allow_remote).map_err(TargetError::Listen)?;
         let addr = listener

@@ -36,6 +36,9 @@ pub struct ServerConfig {
     /// IO pacing: a shared pool of data buffers (see [`crate::pacing`]);
     /// `None`: every request gets its buffer at once.
     pub pacing: Option<PacingParams>,
+    /// Serving threads under `SCHED_FIFO` (`[server] realtime`,
+    /// `--realtime`); the server refuses to start when the host refuses it.
+    pub realtime: bool,
 }
 
 /// Largest allowed `max_request_bytes`.
@@ -55,6 +58,7 @@ impl ServerConfig {
             handshake_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(10),
             pacing: None,
+            realtime: false,
         }
     }
 

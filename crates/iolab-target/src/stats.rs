@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use iolab_core::cpu::{self, CpuSample, CpuUsage};
+use iolab_core::hist::LatHist;
 use iolab_core::summary::CpuSummary;
 use serde::{Deserialize, Serialize};
 
@@ -29,6 +30,7 @@ use crate::counters::{DevCounterSet, DevCounters};
 use crate::error::TargetError;
 use crate::export::ExportSet;
 use crate::measure::{OpStatsSet, Recorder};
+use crate::op::Op;
 use crate::pacing::{Pacer, PacingSnapshot};
 
 /// A stats layer's name and counters.
@@ -117,6 +119,46 @@ pub struct StatsSnapshot {
     /// IO pacing state, when the target paces.
     #[serde(default)]
     pub pacing: Option<PacingSnapshot>,
+    /// Per export, how late its held replies went out against their model
+    /// time (every op together); absent in snapshots written before it existed.
+    #[serde(default)]
+    pub fidelity: Vec<Fidelity>,
+}
+
+/// How faithfully an export's simulated or delayed replies kept their
+/// model time over the window: how late after its hold time (the delay
+/// layer's or the simulated device's completion) each held reply was
+/// written. A reply is never early, so lateness is the whole error; the
+/// client sees it on top of the model's time. Percentiles come from the
+/// merged histogram of every op (never averaged).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fidelity {
+    pub export: String,
+    /// Replies held in the window (those with a model time).
+    pub held: u64,
+    pub late_ns_p50: u64,
+    pub late_ns_p99: u64,
+    pub late_ns_max: u64,
+    /// Every held reply's lateness, ns.
+    pub late_ns: LatHist,
+}
+
+impl Fidelity {
+    /// The record of `e`'s held replies (zeros when none was held).
+    pub fn of(e: &NamedOps) -> Fidelity {
+        let mut late = LatHist::new();
+        for op in Op::ALL {
+            late.merge(&e.ops.get(op).hold_late_ns);
+        }
+        Fidelity {
+            export: e.name.clone(),
+            held: late.count(),
+            late_ns_p50: late.percentile(50.0),
+            late_ns_p99: late.percentile(99.0),
+            late_ns_max: late.max(),
+            late_ns: late,
+        }
+    }
 }
 
 impl Stats {
@@ -180,6 +222,7 @@ impl Stats {
             window_start_mono_ns: start.mono_ns,
             window_ns: now.mono_ns.saturating_sub(start.mono_ns),
             cpu_summary: Some(cpu_summary(&usage, &exports)),
+            fidelity: exports.iter().map(Fidelity::of).collect(),
             exports,
             layers: named(&self.layers),
             counters: self.devs.snapshot(reset),

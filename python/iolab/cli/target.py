@@ -40,6 +40,10 @@ def target(
         typer.Option("--max-request", help="Largest request payload, e.g. 48m (default and most 64m)."),
     ] = None,
     listen_any: Annotated[bool, typer.Option("--listen-any", help="Allow non-loopback addresses.")] = False,
+    realtime: Annotated[
+        bool,
+        typer.Option("--realtime", help="Serving threads under SCHED_FIFO (needs CAP_SYS_NICE or ulimit -r >= 1)."),
+    ] = False,
 ) -> None:
     """Serve an NBD target until SIGTERM or SIGINT (then finish, flush, exit 0)."""
     if unix is not None and tcp is not None:
@@ -57,6 +61,7 @@ def target(
             allow_remote=listen_any,
             pacing=pacing,
             max_request=max_request,
+            realtime=realtime,
         )
     except (ValueError, OSError) as e:
         where = f"{config}: " if config is not None and isinstance(e, ValueError) else ""

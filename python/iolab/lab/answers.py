@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from iolab.lab.workbook import BS_BYTES, MODEL_RTT_NS, QUESTION_TESTS, ROWS, Test, all_tests
+from iolab.units import fmt_ns
 
 Measured = dict[str, dict[str, Any]]
 Figures = dict[str, float]
@@ -39,6 +40,11 @@ SOURCES = {
 GAP_TOLERANCE = 0.15
 #: A reply timer later than this share of the service time on average is the host's doing.
 LATE_SHARE = 0.10
+#: A row's measured figure is marked unreliable when the target's replies
+#: went out later than this share of the model's time per request, on
+#: average (at QD 1 the client loses that share of its rate to the host)
+#: or at p50: the host could not hold the model's real time.
+LATE_ROW_SHARE = 0.05
 MIB = 1 << 20
 ISSUE_CLIENT_SIDE = 25
 
@@ -182,13 +188,60 @@ def answers(m: Measured) -> list[dict[str, str]]:
     return out
 
 
+def _model_request_ns(t: Test, got: dict[str, Any]) -> float:
+    """The model's time per request, its assumed client round trip included."""
+    return t.iodepth * BS_BYTES[t.bs] / (float(got["model"]["mib_per_s"]) * MIB) * 1e9
+
+
+def _lateness(server: dict[str, Any]) -> str:
+    """The reply timer's lateness as the record has it: p50 and p99 where
+    recorded (runs before the fidelity record have the mean only), and the mean."""
+    late = float(server["hold_late_ns_mean"])
+    if "late_ns_p50" not in server:
+        return f"replies {fmt_ns(late)} late on average"
+    p50, p99 = float(server["late_ns_p50"]), float(server["late_ns_p99"])
+    return f"replies {fmt_ns(p50)} late at p50, {fmt_ns(p99)} at p99 ({fmt_ns(late)} on average)"
+
+
+def fidelity(t: Test, got: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """How well the host held the model's real time for a simulated test,
+    from the target's record of how late its replies went out: ``{"late_ns_p50",
+    "late_ns_p99" (None in runs recorded before them), "late_ns_mean",
+    "model_ns_per_request", "late_share", "unreliable", "text"}``; ``None``
+    without a model or a record. ``unreliable`` when the replies were later
+    than :data:`LATE_ROW_SHARE` of the model's time per request on average
+    or at p50: then the measured column is the host's, and the model's stands."""
+    server, model = got.get("server"), got.get("model")
+    if not server or not server.get("ios") or not model or not model.get("mib_per_s"):
+        return None
+    per_request = _model_request_ns(t, got)
+    mean = float(server["hold_late_ns_mean"])
+    p50 = server.get("late_ns_p50")
+    p99 = server.get("late_ns_p99")
+    worst = max(mean, float(p50) if p50 is not None else 0.0)
+    share = worst / per_request
+    unreliable = share > LATE_ROW_SHARE
+    text = f"{_lateness(server)}, against the model's {fmt_ns(per_request)} per request"
+    if unreliable:
+        text = f"machine too busy: {text} — measured column unreliable; model column stands"
+    return {
+        "late_ns_p50": None if p50 is None else float(p50),
+        "late_ns_p99": None if p99 is None else float(p99),
+        "late_ns_mean": mean,
+        "model_ns_per_request": per_request,
+        "late_share": share,
+        "unreliable": unreliable,
+        "text": text,
+    }
+
+
 def _explain(t: Test, got: dict[str, Any]) -> tuple[str, str]:
     """(verdict, why) for a gap between the client's figure and the model's,
     from the target's own record of the test's requests."""
     server = got.get("server")
     if not server or not server.get("ios"):
         return "unexplained", "the target recorded no requests for it"
-    model_ns = t.iodepth * BS_BYTES[t.bs] / (got["model"]["mib_per_s"] * MIB) * 1e9 - MODEL_RTT_NS
+    model_ns = _model_request_ns(t, got) - MODEL_RTT_NS
     hold, late = float(server["lat_ns_mean"]), float(server["hold_late_ns_mean"])
     service = hold - late
     # Little's law: the requests the target held at once, on average, are
@@ -196,7 +249,7 @@ def _explain(t: Test, got: dict[str, Any]) -> tuple[str, str]:
     held = float(got["iops"]) * hold / 1e9
     record = (
         f"the target's record: service {service / 1e3:.0f} µs per request (model {model_ns / 1e3:.0f} µs), "
-        f"reply timer {late / 1e3:.0f} µs late on average"
+        f"reply timer: {_lateness(server)}"
     )
     if t.iodepth > 1 and held < (1.0 - GAP_TOLERANCE) * t.iodepth:
         return "client", (

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from iolab import _native
-from iolab.lab.answers import answers, gaps
+from iolab.lab.answers import answers, fidelity, gaps
 from iolab.lab.workbook import BS_BYTES, LAB1, MODEL_RTT_NS, ROWS, TITLES, ArrayConfig, Test, all_tests
 from iolab.run.api import Job, run
 
@@ -100,17 +100,23 @@ def _server_hold(stats_json: str, test: Test) -> dict[str, float]:
     timer woke past the model's completion (``hold_late_ns``). Their
     difference is the stack's own service time as the target ran it, free
     of the wake-up lateness a loaded machine adds (docs/raid-lab.md).
-    Means of the whole histograms, never percentiles averaged."""
+    Means of the whole histograms, never percentiles averaged; the
+    lateness's p50 and p99 from its histogram (the target's ``fidelity``
+    record: how well the host held the model's real time)."""
     op = "write" if test.writes else "read"
     ops = json.loads(stats_json)["exports"][0]["ops"][op]
     lat = _native.hist_stats(ops["lat_ns"], [])
-    late = _native.hist_stats(ops["hold_late_ns"], [])
+    late = _native.hist_stats(ops["hold_late_ns"], [50.0, 99.0])
     mean_lat, mean_late = float(lat["mean_ns"]), float(late["mean_ns"])
+    pct = {float(p): float(v) for p, v in late["percentiles"].items()}
     return {
         "ios": float(lat["count"]),
         "lat_ns_mean": mean_lat,
         "hold_late_ns_mean": mean_late,
         "service_ns_mean": mean_lat - mean_late,
+        "held": float(late["count"]),
+        "late_ns_p50": pct[50.0],
+        "late_ns_p99": pct[99.0],
     }
 
 
@@ -174,6 +180,7 @@ def run_lab(s: LabSettings, progress: Progress = lambda _: None) -> dict[str, An
 def build_report(measured: dict[str, dict[str, Any]], s: LabSettings) -> dict[str, Any]:
     """The report from the measured tests (``{test key: {"iops", "mib_per_s", ...}}``)."""
     tables: list[dict[str, Any]] = []
+    tests = {t.key: t for t in all_tests()}
     for lab, title in TITLES.items():
         rows = []
         for r in (r for r in ROWS if r.lab == lab):
@@ -191,6 +198,7 @@ def build_report(measured: dict[str, dict[str, Any]], s: LabSettings) -> dict[st
                     "reference": r.reference,
                     "ratio": None if value is None else value / r.reference,
                     "test": r.test.key,
+                    "fidelity": None if m is None else fidelity(tests[r.test.key], m),
                 }
             )
         tables.append({"lab": lab, "title": title, "rows": rows})

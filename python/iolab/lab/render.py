@@ -30,16 +30,40 @@ def _val(v: Any, unit: str) -> str:
     return "-" if v is None else f"{_num(v)} {unit}"
 
 
+#: Marks a measured figure the host could not hold real time for.
+UNRELIABLE = "!"
+
+
+def _fidelity_notes(t: dict[str, Any]) -> list[str]:
+    """Beside a table: how late the target's replies went out for each test
+    (its fidelity record; one line per test, which 1B shows in two rows),
+    marked where the host was too busy to hold real time."""
+    notes, seen = [], set()
+    for r in t["rows"]:
+        f = r.get("fidelity")
+        if f is None or r["test"] in seen:
+            continue
+        seen.add(r["test"])
+        mark = f"{UNRELIABLE} " if f["unreliable"] else ""
+        column = f", {r['column']}" if r["column"] not in ("IOPS", "MB/s") else ""
+        notes.append(f"{mark}{r['label']}{column}: {f['text']}")
+    return notes
+
+
 def tables(report: dict[str, Any]) -> list[Table]:
     """One table per lab: label, column, measured, model (simulated array),
-    workbook, measured/workbook."""
+    workbook, measured/workbook; beside it, for a simulated array, the
+    target's reply lateness per row, and a row whose replies the host could
+    not send on time has its measured figure marked."""
     out = []
     with_model = report["simulated"]
     for t in report["tables"]:
         rows = []
         for r in t["rows"]:
             cells = [r["label"], r["column"] if r["column"] not in ("IOPS", "MB/s") else ""]
-            cells.append(_val(r["measured"], r["unit"]))
+            f = r.get("fidelity")
+            mark = f" {UNRELIABLE}" if f is not None and f["unreliable"] else ""
+            cells.append(_val(r["measured"], r["unit"]) + mark)
             if with_model:
                 cells.append(_val(r.get("model"), r["unit"]))
             cells.append(_val(r["reference"], r["unit"]))
@@ -47,6 +71,12 @@ def tables(report: dict[str, Any]) -> list[Table]:
             rows.append(cells)
         header = ["", "", "measured", *(["model"] if with_model else []), "workbook", "measured / workbook"]
         notes = ["model: the simulated stack on a virtual clock (no socket, no scheduling noise)"] if with_model else []
+        fid = _fidelity_notes(t)
+        if fid:
+            notes.append(
+                f"target's reply lateness (its fidelity record; {UNRELIABLE}: the host could not hold real time):"
+            )
+            notes += fid
         out.append(Table(t["title"], header, rows, label_cols=2, notes=notes))
     return out
 

@@ -169,7 +169,10 @@ def wire_report(result: Json, snap: Json) -> Json:
     for job in result["jobs"]:
         nbd = job["job"].get("nbd") or {}
         by_export.setdefault(_export_name(nbd.get("export", ""), snap), []).append(job)
-    exports = [_export_report(name, jobs, _server_ops(snap, name)) for name, jobs in by_export.items()]
+    exports = [
+        {**_export_report(name, jobs, _server_ops(snap, name)), "fidelity": export_fidelity(snap, name)}
+        for name, jobs in by_export.items()
+    ]
     return {
         "percentiles": list(WIRE_PERCENTILES),
         "latency_definitions": LATENCY_DEFINITIONS,
@@ -188,6 +191,18 @@ def _export_name(export: str, snap: Json) -> str:
     if export == "" and len(names) == 1:
         return str(names[0])  # the default export of a one-export target
     raise EngineError(f"the target's window has no export '{export}' (it serves: {', '.join(names)})")
+
+
+def export_fidelity(snap: Json, name: str) -> Optional[Json]:
+    """How late the target's held replies to export ``name`` went out against
+    their model time (a delay layer's hold or a simulated disk's completion):
+    ``{"held", "late_ns_p50", "late_ns_p99", "late_ns_max"}`` from the
+    target's ``fidelity`` record (percentiles of its merged histogram);
+    None when nothing was held or the target predates the record."""
+    f = next((x for x in snap.get("fidelity", []) if x["export"] == name), None)
+    if f is None or not f["held"]:
+        return None
+    return {k: f[k] for k in ("held", "late_ns_p50", "late_ns_p99", "late_ns_max")}
 
 
 def _server_ops(snap: Json, name: str) -> Json:

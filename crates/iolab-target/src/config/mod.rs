@@ -184,6 +184,7 @@ fn server_config(mut p: Params) -> Result<ServerConfig, TargetError> {
         .duration("handshake_timeout")?
         .unwrap_or(c.handshake_timeout);
     c.shutdown_grace = p.duration("shutdown_grace")?.unwrap_or(c.shutdown_grace);
+    c.realtime = p.bool("realtime")?.unwrap_or(c.realtime);
     p.finish()?;
     Ok(c)
 }

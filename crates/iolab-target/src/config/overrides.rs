@@ -26,6 +26,8 @@ pub struct Overrides {
     pub allow_remote: bool,
     /// `--pacing buffers=96,cache=6,…`.
     pub pacing: Option<String>,
+    /// `--realtime`: serving threads under `SCHED_FIFO`.
+    pub realtime: bool,
 }
 
 /// The config from `toml` or `exports` (exactly one of the two), with
@@ -73,6 +75,7 @@ pub fn build(
             .map_err(|m: String| TargetError::config("--unix/--tcp", m))?;
     }
     s.allow_remote |= o.allow_remote;
+    s.realtime |= o.realtime;
     if let Some(n) = o.max_connections {
         s.max_connections = n;
     }
@@ -108,9 +111,14 @@ mod tests {
             read_only: true,
             max_connections: Some(3),
             max_request: Some("48m".into()),
+            realtime: true,
             ..Overrides::default()
         };
         let s = build(None, &specs(&["d=memory,size=1m"]), &o).unwrap();
+        assert!(s.server.realtime);
+        let toml = "[server]\nrealtime = true\n[[export]]\nname = \"d\"\nbackend = \"null\"\nsize = \"1m\"\n";
+        let t = build(Some(toml), &[], &Overrides::default()).unwrap();
+        assert!(t.server.realtime, "[server] realtime");
         assert_eq!(s.server.listen, ListenAddr::Unix("/tmp/x.sock".into()));
         assert_eq!(s.server.max_connections, 3);
         assert_eq!(s.server.max_request_bytes, 48 << 20);

@@ -20,6 +20,7 @@ pub const SERVER_KEYS: &[&str] = &[
     "max_request_bytes",
     "handshake_timeout",
     "shutdown_grace",
+    "realtime",
 ];
 
 /// The keys of an `[[export]]` (besides its backend's, when it has one).

@@ -124,11 +124,12 @@ pub(crate) enum Executor {
 }
 
 impl Executor {
-    /// Inline for stacks that never block, else a pool of `workers` threads.
+    /// Inline for stacks that never block, else a pool of `workers` threads
+    /// (under `SCHED_FIFO` with `realtime`).
     pub fn new(
         dev: Arc<dyn BlockDev>,
         replier: Arc<Replier>,
-        workers: usize,
+        (workers, realtime): (usize, bool),
         conn_id: u64,
     ) -> std::io::Result<Executor> {
         if !dev.caps().may_block {
@@ -142,6 +143,9 @@ impl Executor {
                 std::thread::Builder::new()
                     .name(format!("nbd-{conn_id}-w{i}"))
                     .spawn(move || {
+                        // The connection's timer already took the same
+                        // class (a refusal ended the connection there).
+                        let _ = super::sched::tune_current(realtime);
                         for job in rx {
                             replier.complete(execute(&*dev, job));
                         }

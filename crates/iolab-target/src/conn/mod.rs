@@ -12,12 +12,15 @@
 
 mod exec;
 mod reply;
+mod sched;
 mod transmit;
 mod write;
 
 use std::io::{self, BufReader, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+pub(crate) use sched::check_realtime;
 
 use crate::export::ExportSet;
 use crate::net::Stream;
@@ -108,6 +111,9 @@ impl Catalog for Offer<'_> {
 /// Serve one accepted connection to its end and count how it ended.
 pub(crate) fn serve(env: &Arc<Env>, id: u64, stream: Stream) {
     let c = &env.stats.conns;
+    if let Err(e) = sched::tune_current(env.cfg.realtime) {
+        c.note_error(format!("connection {id}: thread scheduling: {e}"));
+    }
     let why = match run(env, id, stream) {
         End::Closed => return,
         End::Protocol(e) => e.to_string(),

@@ -16,7 +16,6 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::net::Shutdown;
-use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::JoinHandle;
@@ -196,9 +195,10 @@ impl Replier {
         }
     }
 
-    /// Start the timer thread; call once, before the first request.
-    pub fn start_timer(self: &Arc<Self>, conn_id: u64) -> std::io::Result<()> {
-        let t = Timer::start(self.clone(), conn_id)?;
+    /// Start the timer thread (under `SCHED_FIFO` with `realtime`); call
+    /// once, before the first request.
+    pub fn start_timer(self: &Arc<Self>, conn_id: u64, realtime: bool) -> std::io::Result<()> {
+        let t = Timer::start(self.clone(), conn_id, realtime)?;
         self.timer
             .set(t)
             .map_err(|_| std::io::Error::other("timer started twice"))
@@ -276,12 +276,29 @@ struct Timer {
 }
 
 impl Timer {
-    fn start(r: Arc<Replier>, conn_id: u64) -> std::io::Result<Timer> {
+    fn start(r: Arc<Replier>, conn_id: u64, realtime: bool) -> std::io::Result<Timer> {
         let state: Arc<(Mutex<TimerState>, Condvar)> = Arc::default();
         let s = state.clone();
+        let (tuned_tx, tuned_rx) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
             .name(format!("nbd-{conn_id}-timer"))
-            .spawn(move || timer_loop(&s, &r))?;
+            .spawn(move || {
+                let tuned = super::sched::tune_current(realtime);
+                let ok = tuned.is_ok();
+                let _ = tuned_tx.send(tuned);
+                if ok {
+                    timer_loop(&s, &r)
+                }
+            })?;
+        // The thread's scheduling is part of the connection's set-up: a
+        // refusal ends the connection with the reason, never silently.
+        let tuned = tuned_rx
+            .recv()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the reply timer did not start")));
+        if let Err(e) = tuned {
+            let _ = thread.join();
+            return Err(std::io::Error::new(e.kind(), format!("reply timer: {e}")));
+        }
         Ok(Timer {
             state,
             thread: Mutex::new(Some(thread)),
@@ -326,8 +343,6 @@ const MAX_LEAD_NS: u64 = 200_000;
 /// busy machine may give the CPU away for a whole time slice (a 1 ms hold
 /// came out 6 % long that way).
 fn timer_loop(state: &(Mutex<TimerState>, Condvar), r: &Replier) {
-    // The default 50 µs slack would make every wake-up later still.
-    let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
     let (m, cv) = state;
     let mut lead_ns: u64 = 20_000;
     let mut st = lock(m);

@@ -65,10 +65,15 @@ pub(super) fn run(
         export.recorder().clone(),
         limits,
     ));
-    if let Err(e) = replier.start_timer(id) {
+    if let Err(e) = replier.start_timer(id, env.cfg.realtime) {
         return End::Io(e);
     }
-    let mut exec = match Executor::new(export.dev().clone(), replier.clone(), env.cfg.workers, id) {
+    let mut exec = match Executor::new(
+        export.dev().clone(),
+        replier.clone(),
+        (env.cfg.workers, env.cfg.realtime),
+        id,
+    ) {
         Ok(x) => x,
         Err(e) => {
             replier.close();

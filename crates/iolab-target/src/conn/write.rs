@@ -230,6 +230,54 @@ mod tests {
     }
 
     #[test]
+    fn a_reply_past_its_hold_time_is_recorded_that_late() {
+        // The truth: replies whose model time was 300 µs and 2 ms ago,
+        // written now. Their lateness is at least that (never less: a
+        // reply is never early) and at most that plus the time this test
+        // takes to write them, bounded by the wall time measured around it.
+        let (r, mut peer, rec) = replier(false, 8);
+        let reader = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            peer.read_to_end(&mut got).unwrap();
+        });
+        let t0 = Instant::now();
+        let late = [Duration::from_micros(300), Duration::from_millis(2)];
+        let mut dones: Vec<Done> = late
+            .iter()
+            .enumerate()
+            .map(|(i, &l)| Done {
+                hold_until: Some(t0 - l),
+                ..read_done(i as u64, 0, t0 - l)
+            })
+            .collect();
+        dones.push(read_done(9, 0, t0)); // not held: no lateness
+        for _ in &dones {
+            assert!(r.try_begin(4096));
+        }
+        r.send_all(&mut dones);
+        let slack = t0.elapsed().as_nanos() as u64;
+        drop(r);
+        reader.join().unwrap();
+        let ops = rec.snapshot(false);
+        let f = crate::stats::Fidelity::of(&crate::stats::NamedOps {
+            name: "x".into(),
+            ops,
+        });
+        assert_eq!((f.export.as_str(), f.held), ("x", 2));
+        // The histogram keeps 3 significant digits: ±0.1 %.
+        let within = |got: u64, truth: u64| {
+            got as f64 >= truth as f64 * 0.999 && got as f64 <= (truth + slack) as f64 * 1.001
+        };
+        assert!(
+            within(f.late_ns_p50, 300_000),
+            "{} (slack {slack})",
+            f.late_ns_p50
+        );
+        assert!(within(f.late_ns_p99, 2_000_000), "{}", f.late_ns_p99);
+        assert_eq!(f.late_ns_max, f.late_ns.max());
+    }
+
+    #[test]
     fn the_in_flight_count_drops_once_per_reply() {
         let (r, _peer, _) = replier(true, 2);
         assert!(r.try_begin(4096) && r.try_begin(4096));

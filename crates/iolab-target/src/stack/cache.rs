@@ -156,7 +156,7 @@ struct State {
 
 impl State {
     fn clock(&self) -> Instant {
-        self.now.unwrap_or_else(Instant::now)
+        self.now.unwrap_or_else(super::clock::now)
     }
 }
 
@@ -220,7 +220,7 @@ impl CacheLayer {
 
     /// The state, with the present set to the arrival of `ctx`'s request.
     fn lock_at(&self, ctx: &IoCtx) -> std::sync::MutexGuard<'_, State> {
-        let now = Instant::now();
+        let now = super::clock::now();
         let mut st = self.lock();
         st.now = Some(ctx.hold_until().map_or(now, |h| h.max(now)));
         st

@@ -32,6 +32,7 @@
 //! another one.
 
 pub mod cache;
+pub mod clock;
 pub mod corrupt;
 pub mod delay;
 pub mod file;
@@ -78,7 +79,7 @@ impl IoCtx {
     pub fn hold_for(&mut self, d: Duration) {
         let base = self
             .hold_until
-            .map_or_else(Instant::now, |t| t.max(Instant::now()));
+            .map_or_else(clock::now, |t| t.max(clock::now()));
         self.hold_until = Some(base + d);
     }
 

@@ -77,6 +77,13 @@ fn a_1ms_delay_holds_1ms_within_1_percent_at_p50() {
         late_p50 <= 10_000,
         "the hold ran {late_p50} ns (over 1%) long at p50"
     );
+    // The per-export fidelity record is that same record, every op merged:
+    // the delayed export held all 300 replies, the plain one none.
+    let fid = |n: &str| s.fidelity.iter().find(|f| f.export == n).unwrap();
+    let (f, p) = (fid("slow"), fid("plain"));
+    assert_eq!((f.held, p.held), (300, 0));
+    assert_eq!(f.late_ns_p50, late_p50);
+    assert_eq!(f.late_ns_p99, held.hold_late_ns.percentile(99.0));
     // A hold never ends early, on either side (the histogram keeps 3
     // significant digits: its minimum may read up to 0.1% low).
     assert!(held.lat_ns.min() >= 999_000, "{}", held.lat_ns.min());

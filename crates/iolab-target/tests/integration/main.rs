@@ -32,6 +32,7 @@ mod http;
 mod imports;
 mod interop;
 mod io;
+mod lab_live;
 mod layers;
 mod lifecycle;
 mod malformed;

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::{Ns, SimModel, SimOp, SimReq};
+use crate::stack::clock;
 use crate::stack::ticket::{Completion, Due};
 use crate::stack::{BlockDev, BlockResult, Caps, Counter, IoCtx, ZeroReq};
 
@@ -69,7 +70,7 @@ impl<M: SimModel> Shared<M> {
     }
 
     fn instant(&self, ns: Ns) -> Instant {
-        self.epoch(Instant::now()) + Duration::from_nanos(ns)
+        self.epoch(clock::now()) + Duration::from_nanos(ns)
     }
 
     /// A request that arrived at `arrival` completes at `done`.
@@ -178,7 +179,8 @@ impl<M: SimModel> SimDev<M> {
     /// Time `r` on the model and hold the reply until it completes.
     fn time(&self, ctx: &mut IoCtx, r: SimReq) {
         let s = &self.shared;
-        let now = Instant::now();
+        let t0 = Instant::now();
+        let now = clock::now();
         let at = ctx.hold_until().map_or(now, |h| h.max(now));
         s.epoch(at);
         let arrival = s.ns(at);
@@ -193,7 +195,7 @@ impl<M: SimModel> SimDev<M> {
         });
         s.publish(&mut g, now_ns);
         drop(g);
-        s.spent(now);
+        s.spent(t0);
         match (done, slot) {
             (Some(t), _) => ctx.hold_until_at(s.decided(arrival, t)),
             (None, Some(slot)) => ctx.add_ticket(Arc::new(SimTicket {

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Reply timing under load: where a held reply's time goes at QD 1.
+
+Serves the RAID lab's simulated array (``iolab lab raid``'s lab 1 stack:
+RAID 5 of six sim-hdd drives under the controller cache) on a private Unix
+socket, reads it 64 KiB sequentially at QD 1 with iolab's nbd client, and
+prints per request, in µs:
+
+- ``model``: the stack's service time on a virtual clock (no host at all);
+- ``service``: the target's own record — reply written minus request read,
+  less how late the reply went out after its model time (``hold_late_ns``);
+- ``late p50/p99``: how late replies went out after their model time;
+- ``client``: what the client saw, runtime / I/Os (1 / IOPS at QD 1);
+- ``lost``: client minus the target's held time (the socket, the client's
+  and the reader's wake-ups).
+
+At each load (0, 1 and 2 CPU-bound busy loops beside it, like
+``shared/tools/under-load``) the variants run interleaved, ``--rounds``
+times each, and the medians are printed (one run's figure is noise on a
+shared machine). Variants: ``default`` (the server as configured) and,
+with ``--realtime``, ``realtime`` (the target's serving threads under
+SCHED_FIFO) and ``rt+client`` (the client's threads too: what a client-side
+real-time option would give; the engine has none, so this bench sets it on
+the thread that starts the run, whose workers inherit it).
+
+    PYTHONPATH=python python bench/reply_timing.py               # loads 0 1 2, 5 rounds
+    PYTHONPATH=python python bench/reply_timing.py --loads 0 --rounds 3 --seconds 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from iolab import _native
+from iolab.lab.raid import MEMBERS, export_spec, model_figures
+from iolab.lab.workbook import LAB1, Test
+from iolab.run.api import Job, run
+
+MIB = 1 << 20
+TEST = Test(LAB1, "read", "64k", 1)
+
+
+def busy_loops(n: int) -> list[subprocess.Popen[bytes]]:
+    """``n`` CPU-bound loops at normal priority (as shared/tools/under-load)."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+VARIANTS = ("default", "realtime", "rt+client")
+
+
+def one_run(variant: str, seconds: float, spec: str, size_bytes: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="iolab-rt-") as tmp:
+        sock = Path(tmp) / "t.sock"
+        kw: dict[str, Any] = {"realtime": True} if variant != "default" else {}
+        target = _native.Target(None, [spec], listen=f"unix:{sock}", **kw)
+        target.start()
+        try:
+            target.stats_json(reset=True)
+            job = Job(
+                "rt",
+                rw=TEST.rw,
+                bs=TEST.bs,
+                iodepth=1,
+                time_based=True,
+                runtime=f"{round(seconds * 1000)}ms",
+                ioengine="nbd",
+                uri=f"nbd+unix:///r5?socket={sock}",
+                size=size_bytes,
+            )
+            client_rt = variant == "rt+client"
+            if client_rt:
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+            try:
+                res = run(job)
+            finally:
+                if client_rt:
+                    os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+            stats = json.loads(target.stats_json())
+        finally:
+            target.shutdown()
+            target.wait()
+    d = res.summary["jobs"][0]["merged"]["read"]
+    ops = stats["exports"][0]["ops"]["read"]
+    lat = _native.hist_stats(ops["lat_ns"], [])
+    late = _native.hist_stats(ops["hold_late_ns"], [50.0, 99.0])
+    held_us = float(lat["mean_ns"]) / 1e3
+    late_mean_us = float(late["mean_ns"]) / 1e3
+    client_us = 1e6 / float(d["iops"])
+    pct = {float(p): v / 1e3 for p, v in late["percentiles"].items()}
+    return {
+        "service": held_us - late_mean_us,
+        "late_p50": pct[50.0],
+        "late_p99": pct[99.0],
+        "client": client_us,
+        "lost": client_us - held_us,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--loads", type=int, nargs="+", default=[0, 1, 2], help="busy loops beside the run")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--seconds", type=float, default=2.0, help="runtime of each run")
+    ap.add_argument("--realtime", action="store_true", help="also run the target with SCHED_FIFO threads")
+    ap.add_argument("--json", action="store_true", help="print the medians as JSON")
+    a = ap.parse_args()
+    spec = export_spec("r5", LAB1, "sim-hdd(wcache={wcache},seed={i})")
+    probe = _native.Target(None, [spec], listen="127.0.0.1:0")
+    size = int(probe.exports()[0][1])
+    model_us = 1e6 / model_figures(TEST, spec, size)["iops"]
+    variants = list(VARIANTS) if a.realtime else ["default"]
+    out: list[dict[str, Any]] = []
+    print(f"64 KiB seq read QD 1, RAID 5 of {MEMBERS} sim-hdd (lab 1); model {model_us:.0f} µs per I/O")
+    print(f"(model includes the round trip it assumes); medians of {a.rounds} interleaved runs, µs per I/O")
+    print(f"{'busy loops':>10} {'variant':>9} {'service':>8} {'late p50':>9} {'late p99':>9} {'client':>8} {'lost':>6}")
+    for load in a.loads:
+        loops = busy_loops(load)
+        try:
+            runs: dict[str, list[dict[str, float]]] = {v: [] for v in variants}
+            for i in range(a.rounds):
+                order = variants if i % 2 == 0 else variants[::-1]
+                for v in order:
+                    runs[v].append(one_run(v, a.seconds, spec, size))
+        finally:
+            for p in loops:
+                os.kill(p.pid, signal.SIGKILL)
+                p.wait()
+        for v in variants:
+            med = {k: statistics.median(r[k] for r in runs[v]) for k in runs[v][0]}
+            name = v
+            out.append({"busy_loops": load, "variant": name, "model_us": model_us, **med})
+            print(
+                f"{load:>10} {name:>9} {med['service']:>8.0f} {med['late_p50']:>9.1f} {med['late_p99']:>9.1f} "
+                f"{med['client']:>8.0f} {med['lost']:>6.0f}"
+            )
+    if a.json:
+        print(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

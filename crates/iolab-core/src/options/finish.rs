@@ -268,6 +268,11 @@ fn check_direct(d: &Draft, rw: RwMix, blockalign: &[u64; 2]) -> Result<(), JobEr
     Ok(())
 }
 
+/// fio's depth rules (fixup_options), applied here and nowhere else: the
+/// engine's worker runs the prepared values as they are. A synchronous
+/// engine keeps 1 I/O in flight; iodepth_batch_submit 0 means iodepth;
+/// every batch is capped at iodepth; complete_max defaults to complete_min
+/// (at least 1) and may not be below it.
 fn queueing(d: &mut Draft) -> Result<Depth, JobError> {
     let mut iodepth = d.iodepth;
     let offload = d.control.submit_mode == crate::job::SubmitMode::Offload;

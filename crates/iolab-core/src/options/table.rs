@@ -268,7 +268,9 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         kind: Int,
         default: Value("1"),
         unit: "I/Os",
-        help: "Completions to wait for per reap; 0 polls without waiting. Capped at iodepth.",
+        help: "Completions to wait for per reap. Capped at iodepth. 0 is kept as written but \
+               waits for 1, as in fio: the worker reaps only when the queue is full (or it \
+               must wait), and a full queue must give one back.",
     },
     OptionDef {
         name: "iodepth_batch_complete_max",

@@ -123,6 +123,18 @@ macro_rules! engine_table {
                 },
                 help: "no I/O: burns cpuload % of a CPU beside other jobs",
             },
+            Vsync {
+                name: "vsync",
+                backend: vsync::VsyncBackend,
+                caps: EngineCaps {
+                    offload_refused: Some(
+                        "its file position would be shared by the threads; use psync",
+                    ),
+                    ..QUEUED_FILES
+                },
+                help: "lseek then readv/writev, one call per run of neighbouring I/Os staged \
+                       together (iodepth_batch_submit), as fio merges them; the calls block",
+            },
         }
     };
 }

@@ -135,6 +135,13 @@ macro_rules! engine_table {
                 help: "lseek then readv/writev, one call per run of neighbouring I/Os staged \
                        together (iodepth_batch_submit), as fio merges them; the calls block",
             },
+            Posixaio {
+                name: "posixaio",
+                backend: posixaio::PosixAioBackend,
+                caps: QUEUED_FILES,
+                help: "POSIX AIO through the C library (aio_read/aio_write, aio_suspend); \
+                       asynchronous: honours iodepth, with or without direct=1",
+            },
         }
     };
 }

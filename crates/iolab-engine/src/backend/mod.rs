@@ -165,8 +165,10 @@ pub trait Backend: Sized {
         Ok(0)
     }
     /// Wait for at least `min` completions (0 = don't wait) and append up to
-    /// `max` of them to `out`; returns how many were appended. The default
-    /// is for synchronous backends, whose requests complete in `queue`.
+    /// `max` of them to `out`; returns how many were appended (vsync appends
+    /// every completion of the calls it made, as fio's does: the worker takes
+    /// all that come back). The default is for synchronous backends, whose
+    /// requests complete in `queue`.
     fn reap(&mut self, _min: u32, _max: u32, _out: &mut Vec<Completion>) -> std::io::Result<u32> {
         Ok(0)
     }

@@ -281,17 +281,12 @@ fn verified_write_catches_a_changed_byte(engine: &[&str]) {
 }
 
 /// vsync merges the neighbours one commit stages into one readv/writev
-/// (iodepth_batch=8, all 8 completions taken back at once, as fio's vsync
-/// returns them).
+/// (iodepth_batch=8: runs of 8, all 8 completions handed back at once, as
+/// fio's vsync returns them).
 #[test]
 fn vsync_merged_writes_verify() {
     let _serial = serial();
-    verified_write_catches_a_changed_byte(&[
-        "ioengine=vsync",
-        "iodepth=8",
-        "iodepth_batch_submit=8",
-        "iodepth_batch_complete_max=8",
-    ]);
+    verified_write_catches_a_changed_byte(&["ioengine=vsync", "iodepth=8", "iodepth_batch=8"]);
 }
 
 /// posixaio keeps iodepth requests in flight in the C library's threads,

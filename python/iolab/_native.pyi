@@ -13,6 +13,8 @@ RESULT_SCHEMA: str
 SUMMARY_SCHEMA: str
 NBD_REQUEST_BYTES: int
 NBD_SIMPLE_REPLY_BYTES: int
+#: Engines that open no files (null, nbd, cpuio): from the engine table.
+ENGINES_WITHOUT_FILES: list[str]
 
 def prepare_job(name: str, options: Options) -> str:
     """Validate one job; return the prepared job as JSON. Raises JobError."""

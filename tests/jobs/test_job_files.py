@@ -65,6 +65,13 @@ def test_sync_engines_each_move_the_whole_size(cli: Callable[..., Any], workdir:
     assert [j["read"]["io_bytes"] for j in doc["jobs"]] == [2 << 20] * 4
 
 
+def test_vsync_file_writes_and_verifies(cli: Callable[..., Any], workdir: Path) -> None:
+    (job,) = _run(cli, "vsync.fio")["jobs"]
+    # Every block written, then read back and checked (crc32c) by the same engine.
+    assert (job["write"]["io_bytes"], job["read"]["io_bytes"]) == (2 << 20, 2 << 20)
+    assert job["error"] == 0
+
+
 def test_distributions_run_on_null(cli: Callable[..., Any], workdir: Path) -> None:
     doc = _run(cli, "null-distributions.fio")
     assert [j["read"]["total_ios"] for j in doc["jobs"]] == [(64 << 20) // 4096] * 3

@@ -106,57 +106,8 @@ impl BsSpec {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum IoEngine {
-    IoUring,
-    Psync,
-    Null,
-    /// An NBD server over a socket (the engine's own client; see [`NbdTarget`]).
-    Nbd,
-    /// Linux native AIO (`io_submit`/`io_getevents`).
-    Libaio,
-    /// `lseek` then `read`/`write`.
-    Sync,
-    /// `preadv`/`pwritev`.
-    Pvsync,
-    /// `preadv2`/`pwritev2` (with `RWF_HIPRI` under `hipri`).
-    Pvsync2,
-    /// No I/O: burns `cpuload` % of a CPU (fio's `cpuio`).
-    Cpuio,
-    /// Copies to and from a shared mapping of the file.
-    Mmap,
-}
-
-impl IoEngine {
-    pub fn name(self) -> &'static str {
-        match self {
-            IoEngine::IoUring => "io_uring",
-            IoEngine::Psync => "psync",
-            IoEngine::Null => "null",
-            IoEngine::Nbd => "nbd",
-            IoEngine::Libaio => "libaio",
-            IoEngine::Sync => "sync",
-            IoEngine::Pvsync => "pvsync",
-            IoEngine::Pvsync2 => "pvsync2",
-            IoEngine::Cpuio => "cpuio",
-            IoEngine::Mmap => "mmap",
-        }
-    }
-
-    /// True for engines that complete each I/O inside its system call
-    /// (one I/O in flight per worker whatever iodepth says, as in fio).
-    pub fn synchronous(self) -> bool {
-        matches!(
-            self,
-            IoEngine::Psync
-                | IoEngine::Sync
-                | IoEngine::Pvsync
-                | IoEngine::Pvsync2
-                | IoEngine::Mmap
-        )
-    }
-}
+/// The engines and what each can do: one table, `crate::engines`.
+pub use crate::engines::IoEngine;
 
 /// How to reach an NBD server: `nbd://host[:port]/export` (TCP, port 10809
 /// by default) or `nbd+unix:///export?socket=PATH` (libnbd's and fio's URI

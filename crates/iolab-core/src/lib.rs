@@ -1,6 +1,8 @@
 //! iolab-core: everything about an I/O experiment that is not the doing of I/O.
 //!
 //! - [`units`]: fio-compatible parsing of sizes, times and percentages.
+//! - [`engines`]: the engine table — each I/O engine's name, capabilities
+//!   and backend in one row, read by the options and by iolab-engine.
 //! - [`options`]: the declarative option table (name, type, default, help) —
 //!   the single source for validation, `--help` and docs.
 //! - [`job`]: [`job::JobSpec`] (raw fio-style options) → [`job::PreparedJob`]
@@ -19,6 +21,7 @@
 //! This crate never depends on PyO3 and is tested with `cargo test` alone.
 
 pub mod cpu;
+pub mod engines;
 pub mod error;
 pub mod gen;
 pub mod hist;

@@ -7,7 +7,6 @@
 //! /tmp/kit.sock memory 1G`; extra fio options are appended, e.g.
 //! `nbd_connections=2`).
 
-#[path = "common/mod.rs"]
 mod common;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -8,7 +8,6 @@
 //! `iodepth_batch_complete_max=32`). Prints IOPS, latency percentiles and
 //! CPU per I/O.
 
-#[path = "common/mod.rs"]
 mod common;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

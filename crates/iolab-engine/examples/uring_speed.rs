@@ -8,7 +8,6 @@
 //! e.g. `ioengine=psync`). The file `DIR/uring_speed.0.0` is created and
 //! filled on first use and kept, so fio can run on the same file.
 
-#[path = "common/mod.rs"]
 mod common;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

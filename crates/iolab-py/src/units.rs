@@ -53,8 +53,11 @@ pub fn parse_uint(text: &str) -> PyResult<u64> {
     units::parse_uint(text).map_err(|e| value_error(text, e))
 }
 
-/// The module's constants: schema ids and NBD framing sizes.
+/// The module's constants: schema ids, NBD framing sizes, and the engines
+/// that open no files (from the engine table).
 pub fn add_constants(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let no_files = iolab_core::job::IoEngine::names_that(|c| !c.target.opens_files());
+    m.add("ENGINES_WITHOUT_FILES", no_files)?;
     m.add("RESULT_SCHEMA", iolab_core::stats::SCHEMA)?;
     m.add("SUMMARY_SCHEMA", iolab_core::summary::SUMMARY_SCHEMA)?;
     m.add("NBD_REQUEST_BYTES", iolab_nbd::REQUEST_BYTES)?;

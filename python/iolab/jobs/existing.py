@@ -26,6 +26,7 @@ import os
 import stat
 from typing import Optional
 
+from iolab import _native
 from iolab.jobs import JobSpec
 from iolab.jobs.percent import _file_bytes as file_bytes
 from iolab.jobs.percent import _last  # one reading of 'the option in force' for both
@@ -35,7 +36,7 @@ DEFAULT_FORMAT = "$jobname.$jobnum.$filenum"
 #: With one of these the job is sized another way, or (offset) the files'
 #: sizes alone do not give its region: left to the engine's rules.
 _SIZED_OTHERWISE = ("size", "filesize", "filename", "io_size", "io_limit", "offset")
-_NO_FILES = ("null", "nbd", "cpuio")
+_NO_FILES = tuple(_native.ENGINES_WITHOUT_FILES)
 
 
 def _count(spec: JobSpec, name: str) -> Optional[int]:

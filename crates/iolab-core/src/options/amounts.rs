@@ -2,8 +2,8 @@
 //! region's passes, and cpuio, which does no I/O at all.
 
 use super::draft::Draft;
+use crate::engines::Target;
 use crate::error::JobError;
-use crate::job::IoEngine;
 
 /// io_size beyond one pass repeats the region, as fio does: loops is
 /// raised to cover it, and the worker stops once io_size is issued.
@@ -31,7 +31,7 @@ pub(super) fn amounts(d: &mut Draft) -> Result<(), JobError> {
 /// finish), and its region is a placeholder of one block, which it never
 /// touches.
 pub(super) fn cpuio(d: &mut Draft) -> Result<(), JobError> {
-    if d.ioengine != IoEngine::Cpuio {
+    if d.ioengine.caps().target != Target::NoIo {
         return Ok(());
     }
     if d.engine.cpuload == 0 {

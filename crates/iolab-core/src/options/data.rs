@@ -4,8 +4,9 @@
 //! that cannot act.
 
 use super::draft::Draft;
+use crate::engines::Target;
 use crate::error::JobError;
-use crate::job::{IoDir, IoEngine, RwMix, VerifyKind, VERIFY_HEADER_BYTES};
+use crate::job::{IoDir, RwMix, VerifyKind, VERIFY_HEADER_BYTES};
 
 fn conflict(text: String) -> Result<(), JobError> {
     Err(JobError::Conflict(text))
@@ -32,7 +33,7 @@ pub(super) fn check(d: &mut Draft, rw: RwMix) -> Result<(), JobError> {
     }
     // A read/write mix verifies what it wrote (its reads are not checked),
     // as fio does; see the engine's worker/data.rs.
-    if d.ioengine == IoEngine::Null {
+    if d.ioengine.caps().target == Target::Discarded {
         return conflict(
             "verify needs an engine that moves data; ioengine=null moves none".to_string(),
         );

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use super::draft::Draft;
 use super::values::{self, RwDirs};
 use super::DEFAULT_RANDSEED;
+use crate::engines::Target;
 use crate::error::JobError;
 use crate::job::{
     BsSpec, CpusAllowedPolicy, IoDir, IoEngine, JobSpec, Pattern, PreparedJob, RandomDistribution,
@@ -172,8 +173,10 @@ fn done_dirs(rw: RwMix) -> impl Iterator<Item = IoDir> {
 
 fn check_size(d: &Draft, rw: RwMix, nfiles: usize) -> Result<(), JobError> {
     let Some(size) = d.size else {
-        // nbd: the export's size, learnt when the engine connects.
-        if d.filename.is_none() && !matches!(d.ioengine, IoEngine::Nbd | IoEngine::Cpuio) {
+        // nbd: the export's size, learnt when the engine connects; cpuio
+        // does no I/O.
+        let sized_elsewhere = matches!(d.ioengine.caps().target, Target::NbdExport | Target::NoIo);
+        if d.filename.is_none() && !sized_elsewhere {
             return Err(JobError::BadForm {
                 option: "size".into(),
                 reason: "is required when iolab creates the files (no filename given); give \
@@ -268,6 +271,11 @@ fn check_direct(d: &Draft, rw: RwMix, blockalign: &[u64; 2]) -> Result<(), JobEr
     Ok(())
 }
 
+/// fio's depth rules (fixup_options), applied here and nowhere else: the
+/// engine's worker runs the prepared values as they are. A synchronous
+/// engine keeps 1 I/O in flight; iodepth_batch_submit 0 means iodepth;
+/// every batch is capped at iodepth; complete_max defaults to complete_min
+/// (at least 1) and may not be below it.
 fn queueing(d: &mut Draft) -> Result<Depth, JobError> {
     let mut iodepth = d.iodepth;
     let offload = d.control.submit_mode == crate::job::SubmitMode::Offload;
@@ -354,52 +362,37 @@ fn seed(d: &Draft) -> u64 {
 /// A distribution on sequential I/O is reset to uniform once reported, so
 /// the prepared job says what is done (the generator refuses it otherwise).
 fn note_no_effect(d: &mut Draft, rw: RwMix) {
+    let caps = d.ioengine.caps();
     let cpu_given = d.explicit.contains("cpuload") || d.explicit.contains("cpuchunks");
-    if cpu_given && d.ioengine != IoEngine::Cpuio {
+    if cpu_given && caps.target != Target::NoIo {
         d.warnings.push(format!(
             "cpuload and cpuchunks have no effect with ioengine={} (they are cpuio's)",
             d.ioengine.name()
         ));
     }
-    if d.engine.hipri && d.ioengine != IoEngine::Pvsync2 {
+    if d.engine.hipri && !caps.hipri {
         d.warnings.push(format!(
-            "hipri has no effect with ioengine={} (iolab honours it with pvsync2)",
-            d.ioengine.name()
+            "hipri has no effect with ioengine={} (iolab honours it with {})",
+            d.ioengine.name(),
+            IoEngine::names_that(|c| c.hipri).join(", ")
         ));
     }
-    if d.ioengine == IoEngine::Mmap && d.direct {
-        d.warnings.push(
-            "direct=1 has no effect on ioengine=mmap's copies (the mapping goes through the \
-             page cache)"
-                .into(),
-        );
+    match (d.direct, caps.direct_note, caps.buffered_note) {
+        (true, Some(note), _) | (false, _, Some(note)) => d.warnings.push(note.into()),
+        _ => {}
     }
-    if d.ioengine == IoEngine::Libaio && !d.direct {
-        d.warnings.push(
-            "ioengine=libaio without direct=1: Linux completes buffered AIO inside io_submit, \
-             so the queue depth is not real (fio behaves the same); add direct=1"
-                .into(),
-        );
-    }
-    if d.ioengine != IoEngine::Nbd && d.explicit.contains("nbd_connections") {
+    if caps.target != Target::NbdExport && d.explicit.contains("nbd_connections") {
         d.warnings.push(format!(
             "nbd_connections has no effect with ioengine={}",
             d.ioengine.name()
         ));
     }
-    if d.ioengine == IoEngine::Nbd {
-        if d.direct {
-            d.warnings.push(
-                "direct=1 has no effect with ioengine=nbd: the server decides how it caches".into(),
-            );
-        }
-        if d.nbd_connections > d.iodepth {
-            d.warnings.push(format!(
-                "nbd_connections={} is more than iodepth={}: only {} connections are opened \
-                 (each needs at least one request in flight)",
-                d.nbd_connections, d.iodepth, d.iodepth
-            ));
-        }
+    if caps.target == Target::NbdExport && d.nbd_connections > d.iodepth {
+        d.warnings.push(format!(
+            "nbd_connections={} is more than iodepth={}: only {} connections are opened \
+             (each needs at least one request in flight)",
+            d.nbd_connections, d.iodepth, d.iodepth
+        ));
     }
     if d.distribution != RandomDistribution::Uniform {
         if rw.pattern == Pattern::Sequential {

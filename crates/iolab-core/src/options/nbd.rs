@@ -11,8 +11,9 @@
 use std::path::PathBuf;
 
 use super::draft::Draft;
+use crate::engines::Target;
 use crate::error::JobError;
-use crate::job::{IoEngine, NbdAddr, NbdTarget};
+use crate::job::{NbdAddr, NbdTarget};
 
 /// The IANA port of NBD, used when `nbd://host/` names none.
 pub const NBD_DEFAULT_PORT: u16 = 10809;
@@ -128,7 +129,7 @@ fn percent_decode(s: &str) -> Result<String, String> {
 /// The job's NBD target, or `None` for other engines (where `uri=` and
 /// `nbd_connections=` are refused rather than ignored).
 pub(super) fn target(d: &Draft) -> Result<Option<NbdTarget>, JobError> {
-    if d.ioengine != IoEngine::Nbd {
+    if d.ioengine.caps().target != Target::NbdExport {
         // A uri= without ioengine=nbd is almost surely a forgotten engine.
         if d.explicit.contains("uri") {
             return Err(JobError::Conflict(format!(

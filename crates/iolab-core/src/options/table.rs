@@ -108,7 +108,12 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "io_size",
-        set: |d, v| put(&mut d.amounts.io_size, v.size().and_then(|n| v.positive(n)).map(Some)),
+        set: |d, v| {
+            put(
+                &mut d.amounts.io_size,
+                v.size().and_then(|n| v.positive(n)).map(Some),
+            )
+        },
         aliases: &["io_limit"],
         kind: Size,
         default: Note("size x loops"),
@@ -118,7 +123,12 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "number_ios",
-        set: |d, v| put(&mut d.amounts.number_ios, v.size().and_then(|n| v.positive(n)).map(Some)),
+        set: |d, v| {
+            put(
+                &mut d.amounts.number_ios,
+                v.size().and_then(|n| v.positive(n)).map(Some),
+            )
+        },
         aliases: &[],
         kind: Int,
         default: Note("no limit"),
@@ -249,8 +259,8 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         kind: Int,
         default: Value("1"),
         unit: "I/Os",
-        help: "I/Os kept in flight per worker. Synchronous engines (psync, sync, pvsync, pvsync2) \
-               always keep 1.",
+        help: "I/Os kept in flight per worker. Synchronous engines (see ioengine) always \
+               keep 1.",
     },
     OptionDef {
         name: "iodepth_batch_submit",
@@ -268,7 +278,9 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         kind: Int,
         default: Value("1"),
         unit: "I/Os",
-        help: "Completions to wait for per reap; 0 polls without waiting. Capped at iodepth.",
+        help: "Completions to wait for per reap. Capped at iodepth. 0 is kept as written but \
+               waits for 1, as in fio: the worker reaps only when the queue is full (or it \
+               must wait), and a full queue must give one back.",
     },
     OptionDef {
         name: "iodepth_batch_complete_max",
@@ -427,18 +439,10 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         name: "ioengine",
         set: |d, v| put(&mut d.ioengine, v.wrap(values::parse_ioengine(v.text()))),
         aliases: &[],
-        kind: Choice(&[
-            "io_uring", "libaio", "psync", "sync", "pvsync", "pvsync2", "mmap", "null", "nbd",
-            "cpuio",
-        ]),
+        kind: Choice(crate::engines::ENGINE_NAMES),
         default: Value("psync"),
         unit: "",
-        help: "How I/O is issued: io_uring and libaio (asynchronous, honour iodepth and the \
-               iodepth_batch options), psync (pread/pwrite, fio's default on Linux), sync \
-               (lseek then read/write), pvsync (preadv/pwritev), pvsync2 (preadv2/pwritev2, \
-               see hipri), mmap (copies to and from a shared mapping; syncs are msync), null (no I/O, measures iolab itself), nbd (requests to an NBD \
-               server named by uri=, pipelined up to iodepth) or cpuio (no I/O: burns \
-               cpuload % of a CPU beside other jobs).",
+        help: crate::engines::IOENGINE_HELP,
     },
     OptionDef {
         name: "cpuload",
@@ -541,7 +545,13 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "ratecycle",
-        set: |d, v| put(&mut d.amounts.ratecycle_ms, v.wrap(units::parse_uint(v.text())).and_then(|n| v.positive(n))),
+        set: |d, v| {
+            put(
+                &mut d.amounts.ratecycle_ms,
+                v.wrap(units::parse_uint(v.text()))
+                    .and_then(|n| v.positive(n)),
+            )
+        },
         aliases: &["rate_cycle"],
         kind: Int,
         default: Value("1000"),
@@ -598,7 +608,12 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
     },
     OptionDef {
         name: "numa_cpu_nodes",
-        set: |d, v| put(&mut d.engine.numa_cpu_nodes, v.wrap(units::parse_cpu_list(v.text())).map(Some)),
+        set: |d, v| {
+            put(
+                &mut d.engine.numa_cpu_nodes,
+                v.wrap(units::parse_cpu_list(v.text())).map(Some),
+            )
+        },
         aliases: &[],
         kind: CpuList,
         default: Note("any node"),

@@ -165,13 +165,16 @@ pub(super) fn check(d: &mut Draft) -> Result<(), JobError> {
                 "verify",
                 d.data.verify != crate::job::VerifyKind::Off || d.data.verify_only,
             ),
-            (
-                "ioengine=sync (its file position would be shared by the threads; use psync)",
-                d.ioengine == crate::job::IoEngine::Sync,
-            ),
-            ("ioengine=cpuio", d.ioengine == crate::job::IoEngine::Cpuio),
         ];
-        if let Some((name, _)) = clash.iter().find(|(_, on)| *on) {
+        let engine = d.ioengine.caps().offload_refused.map(|why| match why {
+            "" => format!("ioengine={}", d.ioengine.name()),
+            why => format!("ioengine={} ({why})", d.ioengine.name()),
+        });
+        let clash = clash
+            .iter()
+            .find(|(_, on)| *on)
+            .map(|(name, _)| name.to_string());
+        if let Some(name) = clash.or(engine) {
             return Err(JobError::Conflict(format!(
                 "io_submit_mode=offload with {name} is not supported: iolab's submitter \
                  threads issue reads and writes only; use io_submit_mode=inline"

@@ -104,6 +104,7 @@ pub(super) static ERROR_OPTIONS: &[OptionDef] = &[
 /// Checks of these options against the others (called by `finish`).
 pub(super) fn check(d: &mut super::draft::Draft, rw: crate::job::RwMix) -> Result<(), JobError> {
     use crate::job::{IoDir, IoEngine};
+    let atomic_engines = || IoEngine::names_that(|c| c.atomic).join(", ");
     if d.direct && !d.offset_increment.is_multiple_of(DIRECT_ALIGN_BYTES) {
         return Err(JobError::Conflict(format!(
             "offset_increment={} bytes is not a multiple of {DIRECT_ALIGN_BYTES}, which direct=1 \
@@ -120,13 +121,10 @@ pub(super) fn check(d: &mut super::draft::Draft, rw: crate::job::RwMix) -> Resul
     if !d.engine.atomic {
         return Ok(());
     }
-    if !matches!(
-        d.ioengine,
-        IoEngine::Pvsync2 | IoEngine::Libaio | IoEngine::IoUring
-    ) {
+    if !d.ioengine.caps().atomic {
         return Err(JobError::Conflict(format!(
-            "atomic=1 needs an engine that can issue RWF_ATOMIC writes (pvsync2, libaio, \
-             io_uring), not ioengine={}",
+            "atomic=1 needs an engine that can issue RWF_ATOMIC writes ({}), not ioengine={}",
+            atomic_engines(),
             d.ioengine.name()
         )));
     }

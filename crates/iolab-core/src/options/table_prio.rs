@@ -162,11 +162,13 @@ pub(super) static PRIO_OPTIONS: &[OptionDef] = &[
 /// bssplit and percentage exclude each other; cpumode is cpuio's (a
 /// warning, as for cpuload).
 pub(super) fn check(d: &mut Draft) -> Result<(), JobError> {
-    if d.prio.per_command() && !matches!(d.ioengine, IoEngine::IoUring | IoEngine::Libaio) {
+    let caps = d.ioengine.caps();
+    if d.prio.per_command() && !caps.per_io_prio {
         return Err(JobError::Conflict(format!(
             "cmdprio_percentage/cmdprio_bssplit set a priority per I/O, which only \
-             ioengine=io_uring and libaio do (as in fio); with ioengine={} use \
+             ioengine={} do (as in fio); with ioengine={} use \
              prio/prioclass for the whole job",
+            IoEngine::names_that(|c| c.per_io_prio).join(" and "),
             d.ioengine.name()
         )));
     }
@@ -176,7 +178,7 @@ pub(super) fn check(d: &mut Draft) -> Result<(), JobError> {
                 .into(),
         ));
     }
-    if d.explicit.contains("cpumode") && d.ioengine != IoEngine::Cpuio {
+    if d.explicit.contains("cpumode") && caps.target != crate::engines::Target::NoIo {
         d.warnings.push(format!(
             "cpumode has no effect with ioengine={} (it is cpuio's)",
             d.ioengine.name()

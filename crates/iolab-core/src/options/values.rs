@@ -65,31 +65,20 @@ fn parse_rw_kind(text: &str) -> Result<(Pattern, RwDirs), String> {
     })
 }
 
-/// Parses `ioengine=`. Only engines iolab implements are accepted; others
-/// are refused rather than mapped to a near one, because they issue
-/// different system calls (and so cost different CPU).
+/// Parses `ioengine=`: a name of the engine table. Others are refused
+/// rather than mapped to a near one, because they issue different system
+/// calls (and so cost different CPU).
 pub(super) fn parse_ioengine(text: &str) -> Result<IoEngine, String> {
-    match text.trim() {
-        "io_uring" => Ok(IoEngine::IoUring),
-        "psync" => Ok(IoEngine::Psync),
-        "null" => Ok(IoEngine::Null),
-        "nbd" => Ok(IoEngine::Nbd),
-        "libaio" => Ok(IoEngine::Libaio),
-        "sync" => Ok(IoEngine::Sync),
-        "pvsync" => Ok(IoEngine::Pvsync),
-        "pvsync2" => Ok(IoEngine::Pvsync2),
-        "cpuio" => Ok(IoEngine::Cpuio),
-        "mmap" => Ok(IoEngine::Mmap),
-        "vsync" => Err(
-            "iolab has no 'vsync' engine (readv/writev merging neighbours); use sync or pvsync"
-                .into(),
-        ),
+    let name = text.trim();
+    if let Some(engine) = IoEngine::from_name(name) {
+        return Ok(engine);
+    }
+    match name {
         "iouring" | "uring" => Err("did you mean io_uring?".into()),
-        _ => Err(
-            "not supported by iolab; supported engines: io_uring, libaio, psync, sync, \
-                  pvsync, pvsync2, mmap, null, nbd, cpuio"
-                .into(),
-        ),
+        _ => Err(format!(
+            "iolab has no '{name}' engine; supported engines: {}",
+            crate::engines::ENGINE_NAMES.join(", ")
+        )),
     }
 }
 

@@ -21,22 +21,13 @@
 
 use iolab_core::job::{JobSpec, PreparedJob};
 
-// A test crate root looks for modules beside it, hence the paths.
-#[path = "options/compat.rs"]
 mod compat;
-#[path = "options/errors.rs"]
 mod errors;
-#[path = "options/failures.rs"]
 mod failures;
-#[path = "options/files.rs"]
 mod files;
-#[path = "options/jobs.rs"]
 mod jobs;
-#[path = "options/nbd.rs"]
 mod nbd;
-#[path = "options/table.rs"]
 mod table;
-#[path = "options/units.rs"]
 mod units;
 
 /// A job named "t" from `key=value` / bare `key` strings.

@@ -13,9 +13,7 @@
 //! - JSON: `summarize_json` equals `summarize`; the example fixture that the
 //!   Python tests read (tests/results/data) is the current output.
 
-#[path = "summary/support.rs"]
 mod common;
-#[path = "summary/groups.rs"]
 mod groups;
 // Per-direction runtime (verify phases) and exact latency extremes.
 #[path = "summary/phases.rs"]

@@ -3,7 +3,7 @@
 //! busy for the load's share of the cycle, asleep for the rest. Used to
 //! load a host beside the I/O jobs.
 //!
-//! Not a [`super::Backend`]: there is nothing to queue, and cycles are not
+//! Its backend is the null one ([`CpuioBackend`]): there is nothing to queue, and cycles are not
 //! I/Os, so the worker runs [`CpuBurner::cycle`] instead of its I/O loop
 //! (no I/O is reported; the run's CPU accounting shows the load).
 //!
@@ -19,6 +19,10 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use iolab_core::job::CpuMode;
+
+/// cpuio's row in the engine table names this: the null backend, opened
+/// but never queued to, since the worker burns CPU instead of its I/O loop.
+pub type CpuioBackend = super::null::NullBackend;
 
 /// Numbers sorted per qsort round (32 KiB of u64: a cache-sized array).
 const QSORT_LEN: usize = 4096;

@@ -7,23 +7,67 @@
 //! complete inside `queue` and say so
 //! through [`Queued::Done`]. Workers are generic over `B: Backend`, so the
 //! per-I/O path is statically dispatched.
+//!
+//! Which backend an engine uses is a row of the engine table
+//! (`iolab_core::engines`): [`engine_backends`] expands the rows here, once,
+//! into the engine modules' declarations (one file each, named by the
+//! row), [`with_backend`] — the one dispatch from an engine to its backend
+//! type, made when a worker starts — and a compile-time check that each
+//! backend's [`Backend::SYNC`] agrees with its row. The modules below are
+//! the shared machinery that no row names.
 
 pub mod atomic;
 pub mod blocking;
-pub mod cpuio;
-pub mod libaio;
-pub mod mmap;
-pub mod nbd;
-pub mod null;
 pub mod offload;
-pub mod psync;
-pub mod pvsync;
-pub mod sync;
-pub mod uring;
 
 use std::os::fd::RawFd;
 
+use iolab_core::engines::IoEngine;
 use iolab_core::job::IoDir;
+
+/// What runs with a worker's backend type: [`with_backend`] calls
+/// `run::<B>` with the type the engine table names.
+pub trait WithBackend {
+    type Output;
+    fn run<B: Backend>(self) -> Self::Output;
+}
+
+/// Expands the engine table's rows in this crate (see the module doc).
+macro_rules! engine_backends {
+    ($(
+        $variant:ident {
+            name: $name:literal,
+            backend: $module:ident :: $backend:ident,
+            caps: $caps:expr,
+            help: $help:literal $(,)?
+        }
+    ),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// Runs `w` with `engine`'s backend, behind the offload pool of
+        /// submitter threads under `offload`. Chosen once per worker; the
+        /// per-I/O path inside is statically dispatched.
+        pub fn with_backend<W: WithBackend>(engine: IoEngine, offload: bool, w: W) -> W::Output {
+            match (engine, offload) {
+                $(
+                    (IoEngine::$variant, false) => w.run::<$module::$backend>(),
+                    (IoEngine::$variant, true) => {
+                        w.run::<offload::OffloadBackend<$module::$backend>>()
+                    }
+                )*
+            }
+        }
+
+        const _: () = {
+            $(assert!(
+                <$module::$backend as Backend>::SYNC == IoEngine::$variant.caps().synchronous,
+                concat!("Backend::SYNC disagrees with the engine table's row ", $name)
+            );)*
+        };
+    };
+}
+
+iolab_core::engine_table!(engine_backends);
 
 /// What a request does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,8 +165,10 @@ pub trait Backend: Sized {
         Ok(0)
     }
     /// Wait for at least `min` completions (0 = don't wait) and append up to
-    /// `max` of them to `out`; returns how many were appended. The default
-    /// is for synchronous backends, whose requests complete in `queue`.
+    /// `max` of them to `out`; returns how many were appended (vsync appends
+    /// every completion of the calls it made, as fio's does: the worker takes
+    /// all that come back). The default is for synchronous backends, whose
+    /// requests complete in `queue`.
     fn reap(&mut self, _min: u32, _max: u32, _out: &mut Vec<Completion>) -> std::io::Result<u32> {
         Ok(0)
     }

@@ -8,7 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use iolab_core::job::{IoEngine, Preallocate, PreparedJob};
+use iolab_core::engines::Target;
+use iolab_core::job::{Preallocate, PreparedJob};
 use iolab_core::JobError;
 
 use crate::EngineError;
@@ -64,10 +65,7 @@ impl FileNeed {
 /// does none, and nbd jobs do theirs on a server's export (set up in
 /// `run::nbd`).
 pub(crate) fn uses_files(job: &PreparedJob) -> bool {
-    !matches!(
-        job.ioengine,
-        IoEngine::Null | IoEngine::Nbd | IoEngine::Cpuio
-    )
+    job.ioengine.caps().target.opens_files()
 }
 
 /// Every path the jobs use, in first-use order, each described once.
@@ -147,7 +145,7 @@ pub(crate) fn per_file_len(job: &PreparedJob) -> Result<Option<u64>, EngineError
     }
     let Some(size) = job.size else {
         // nbd: the export's size, known once connected (run::nbd).
-        if uses_files(job) || job.ioengine == IoEngine::Nbd {
+        if uses_files(job) || job.ioengine.caps().target == Target::NbdExport {
             return Ok(None);
         }
         return Err(JobError::Conflict(format!(

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use iolab_core::gen::{FileRegion, IoGen};
-use iolab_core::job::{IoEngine, PreparedJob};
+use iolab_core::job::PreparedJob;
 use iolab_core::rate::RateLimiter;
 use iolab_core::stats::{JobResult, RunResult, SCHEMA};
 
@@ -125,10 +125,7 @@ fn worker_spec(
         None => layout::regions_for_worker(layout, job, w)?,
     };
     let mut files = Vec::new();
-    if !matches!(
-        job.ioengine,
-        IoEngine::Null | IoEngine::Nbd | IoEngine::Cpuio
-    ) {
+    if job.ioengine.caps().target.opens_files() {
         for r in &regions {
             let pf = layout.file(&r.path).ok_or_else(|| not_laid_out(&r.path))?;
             let f = layout::open(pf, job)?;

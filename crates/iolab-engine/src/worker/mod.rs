@@ -167,24 +167,18 @@ struct Params {
 }
 
 impl Params {
+    /// The queue settings are the prepared job's: fio's depth rules
+    /// (iodepth_batch 0 = iodepth, caps at iodepth, complete_max's default)
+    /// are applied once, by the option layer (`queueing` in
+    /// iolab_core's options/finish.rs). A complete_min of 0 stays 0 there,
+    /// as written; the worker reaps only when it must, and then at least one
+    /// completion (`Worker::reap`), which is what fio does with a full queue.
     fn of(job: &PreparedJob) -> Params {
-        let iodepth = job.iodepth.max(1);
-        // fio's rules (fixup_options): iodepth_batch 0 or > iodepth means
-        // iodepth; complete_min 0 means 1 (a full queue must reap one);
-        // complete_max below complete_min (0 = unset) means complete_min —
-        // so by default fio, and iolab, reap one completion at a time.
-        let batch_submit = if job.iodepth_batch_submit == 0 {
-            iodepth
-        } else {
-            job.iodepth_batch_submit.min(iodepth)
-        };
-        let complete_min = job.iodepth_batch_complete_min.clamp(1, iodepth);
-        let complete_max = job.iodepth_batch_complete_max.clamp(complete_min, iodepth);
         Params {
-            iodepth,
-            batch_submit,
-            complete_min,
-            complete_max,
+            iodepth: job.iodepth,
+            batch_submit: job.iodepth_batch_submit,
+            complete_min: job.iodepth_batch_complete_min,
+            complete_max: job.iodepth_batch_complete_max,
             thinktime_ns: job.thinktime_ns,
             fsync_every: job.fsync,
             fdatasync_every: job.fdatasync,

@@ -7,20 +7,11 @@ use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use iolab_core::job::{CpusAllowedPolicy, IoEngine, PreparedJob, SubmitMode};
+use iolab_core::job::{CpusAllowedPolicy, PreparedJob, SubmitMode};
 
 use super::record::Recorder;
 use super::{Control, Worker, WorkerId, WorkerMsg, WorkerOutcome, WorkerSpec};
-use crate::backend::libaio::LibaioBackend;
-use crate::backend::mmap::MmapBackend;
-use crate::backend::nbd::NbdBackend;
-use crate::backend::null::NullBackend;
-use crate::backend::offload::OffloadBackend;
-use crate::backend::psync::PsyncBackend;
-use crate::backend::pvsync::{Pvsync2Backend, PvsyncBackend};
-use crate::backend::sync::SyncBackend;
-use crate::backend::uring::UringBackend;
-use crate::backend::Backend;
+use crate::backend::{self, Backend, WithBackend};
 use crate::EngineError;
 
 /// A spawned worker, waiting for its start instant.
@@ -172,20 +163,26 @@ pub fn spawn(
     let name = format!("iolab-w{}.{}", id.job, id.worker);
     let join = std::thread::Builder::new()
         .name(name)
-        .spawn(move || match engine {
-            _ if offload => offload_main(engine, spec, ctl, tx, ready_tx, go_rx),
-            IoEngine::IoUring => thread_main::<UringBackend>(spec, ctl, tx, ready_tx, go_rx),
-            IoEngine::Psync => thread_main::<PsyncBackend>(spec, ctl, tx, ready_tx, go_rx),
-            // cpuio does no I/O: the worker burns CPU instead of its loop.
-            IoEngine::Null | IoEngine::Cpuio => {
-                thread_main::<NullBackend>(spec, ctl, tx, ready_tx, go_rx)
+        .spawn(move || {
+            // The job was refused when prepared; this says so again rather
+            // than run something else.
+            if offload && engine.caps().offload_refused.is_some() {
+                let _ = ready_tx.send(Err(EngineError::Lifecycle(format!(
+                    "io_submit_mode=offload does not run ioengine={}",
+                    engine.name()
+                ))));
+                return WorkerOutcome::default();
             }
-            IoEngine::Nbd => thread_main::<NbdBackend>(spec, ctl, tx, ready_tx, go_rx),
-            IoEngine::Libaio => thread_main::<LibaioBackend>(spec, ctl, tx, ready_tx, go_rx),
-            IoEngine::Sync => thread_main::<SyncBackend>(spec, ctl, tx, ready_tx, go_rx),
-            IoEngine::Mmap => thread_main::<MmapBackend>(spec, ctl, tx, ready_tx, go_rx),
-            IoEngine::Pvsync => thread_main::<PvsyncBackend>(spec, ctl, tx, ready_tx, go_rx),
-            IoEngine::Pvsync2 => thread_main::<Pvsync2Backend>(spec, ctl, tx, ready_tx, go_rx),
+            let start = Start {
+                spec,
+                ctl,
+                tx,
+                ready: ready_tx,
+                go: go_rx,
+            };
+            // The one dispatch on the engine: the backend type the engine
+            // table names (behind the offload pool under offload).
+            backend::with_backend(engine, offload, start)
         })
         .map_err(|e| EngineError::Lifecycle(format!("cannot start a worker thread: {e}")))?;
     Ok(WorkerHandle {
@@ -196,33 +193,19 @@ pub fn spawn(
     })
 }
 
-/// io_submit_mode=offload: the job's engine behind a pool of submitter
-/// threads (sync and cpuio are refused when the job is prepared).
-fn offload_main(
-    engine: IoEngine,
+/// What a worker thread starts with, until its backend type is known.
+struct Start {
     spec: WorkerSpec,
     ctl: Arc<Control>,
     tx: Sender<WorkerMsg>,
     ready: SyncSender<Result<Vec<String>, EngineError>>,
     go: Receiver<u64>,
-) -> WorkerOutcome {
-    type O<B> = OffloadBackend<B>;
-    match engine {
-        IoEngine::IoUring => thread_main::<O<UringBackend>>(spec, ctl, tx, ready, go),
-        IoEngine::Psync => thread_main::<O<PsyncBackend>>(spec, ctl, tx, ready, go),
-        IoEngine::Null => thread_main::<O<NullBackend>>(spec, ctl, tx, ready, go),
-        IoEngine::Nbd => thread_main::<O<NbdBackend>>(spec, ctl, tx, ready, go),
-        IoEngine::Libaio => thread_main::<O<LibaioBackend>>(spec, ctl, tx, ready, go),
-        IoEngine::Mmap => thread_main::<O<MmapBackend>>(spec, ctl, tx, ready, go),
-        IoEngine::Pvsync => thread_main::<O<PvsyncBackend>>(spec, ctl, tx, ready, go),
-        IoEngine::Pvsync2 => thread_main::<O<Pvsync2Backend>>(spec, ctl, tx, ready, go),
-        IoEngine::Sync | IoEngine::Cpuio => {
-            let _ = ready.send(Err(EngineError::Lifecycle(format!(
-                "io_submit_mode=offload does not run ioengine={}",
-                engine.name()
-            ))));
-            WorkerOutcome::default()
-        }
+}
+
+impl WithBackend for Start {
+    type Output = WorkerOutcome;
+    fn run<B: Backend>(self) -> WorkerOutcome {
+        thread_main::<B>(self.spec, self.ctl, self.tx, self.ready, self.go)
     }
 }
 

@@ -19,29 +19,16 @@
 //!   start(at), stop(), progress.
 //! - `zones`: zonemode=zbd and strided on real files, fill_device.
 
-#[path = "engine/atomic.rs"]
 mod atomic;
-#[path = "engine/common.rs"]
 mod common;
-#[path = "engine/control.rs"]
 mod control;
-#[path = "engine/counts.rs"]
 mod counts;
-#[path = "engine/data.rs"]
 mod data;
-#[path = "engine/exits.rs"]
 mod exits;
-#[path = "engine/files.rs"]
 mod files;
-#[path = "engine/nrfiles.rs"]
 mod nrfiles;
-#[path = "engine/prio.rs"]
 mod prio;
-#[path = "engine/shape.rs"]
 mod shape;
-#[path = "engine/timing.rs"]
 mod timing;
-#[path = "engine/verify_mix.rs"]
 mod verify_mix;
-#[path = "engine/zones.rs"]
 mod zones;

@@ -16,15 +16,9 @@
 //! Several tests mount small tmpfs/ramfs filesystems or attach loop
 //! devices; they need root and say so when they skip.
 
-#[path = "layout/common.rs"]
 mod common;
-#[path = "layout/devices.rs"]
 mod devices;
-#[path = "layout/direct.rs"]
 mod direct;
-#[path = "layout/files.rs"]
 mod files;
-#[path = "layout/regions.rs"]
 mod regions;
-#[path = "layout/system.rs"]
 pub mod system;

@@ -84,9 +84,8 @@ fn unsupported_choices() {
     assert!(err(&["size=1m", "rw=read:x"]).contains("'rw'"));
     assert!(err(&["size=1m", "rw=trim"]).contains("does not issue trims"));
     assert!(err(&["size=1m", "rw=sideways"]).contains("expected read, write"));
-    assert!(err(&["size=1m", "ioengine=posixaio"])
+    assert!(err(&["size=1m", "ioengine=splice"])
         .contains("supported engines: io_uring, libaio, psync, sync, pvsync, pvsync2, mmap, null"));
-    assert!(err(&["size=1m", "ioengine=vsync"]).contains("no 'vsync' engine"));
     assert!(err(&["size=1m", "sync=maybe"]).contains("expected none (or 0)"));
     assert!(err(&["size=1m", "rate_process=bursty"]).contains("linear or poisson"));
     assert!(err(&["size=1m", "cpus_allowed_policy=spread"]).contains("shared or split"));
@@ -160,4 +159,58 @@ fn conflicts() {
         "iodepth_batch_complete_max=2"
     ])
     .contains("less than iodepth_batch_complete_min=4"));
+}
+
+/// vsync (fio's readv/writev engine) queues: iodepth stands, it merges what
+/// one commit stages, and it is refused where it cannot go.
+#[test]
+fn vsync_keeps_iodepth_and_names_what_it_cannot_do() {
+    let j = super::prep(&["size=1m", "ioengine=vsync", "iodepth=8", "iodepth_batch=8"]);
+    assert_eq!(
+        (j.ioengine.name(), j.iodepth, j.iodepth_batch_submit),
+        ("vsync", 8, 8)
+    );
+    assert!(j.warnings.is_empty(), "{:?}", j.warnings);
+    assert!(
+        err(&["size=1m", "ioengine=vsync", "io_submit_mode=offload"])
+            .contains("io_submit_mode=offload with ioengine=vsync (its file position")
+    );
+    assert!(err(&[
+        "size=1m",
+        "ioengine=vsync",
+        "rw=write",
+        "direct=1",
+        "atomic=1"
+    ])
+    .contains("(io_uring, libaio, pvsync2), not ioengine=vsync"));
+    let j = super::prep(&["size=1m", "ioengine=vsync", "hipri"]);
+    assert_eq!(
+        j.warnings,
+        ["hipri has no effect with ioengine=vsync (iolab honours it with pvsync2)"]
+    );
+}
+
+/// posixaio is asynchronous: iodepth and the batch options stand, with or
+/// without direct=1, and nothing is refused that other queued file engines
+/// accept (offload included).
+#[test]
+fn posixaio_keeps_iodepth() {
+    let j = super::prep(&[
+        "size=1m",
+        "ioengine=posixaio",
+        "iodepth=16",
+        "iodepth_batch=4",
+    ]);
+    assert_eq!(
+        (j.ioengine.name(), j.iodepth, j.iodepth_batch_submit),
+        ("posixaio", 16, 4)
+    );
+    assert!(j.warnings.is_empty(), "{:?}", j.warnings);
+    let offload = ["ioengine=posixaio", "io_submit_mode=offload", "iodepth=4"];
+    let j = super::prep(&[&["size=1m"][..], &offload].concat());
+    assert_eq!(j.iodepth, 4);
+    assert!(
+        err(&["size=1m", "ioengine=posixaio", "cmdprio_percentage=50"])
+            .contains("only ioengine=io_uring and libaio do")
+    );
 }

@@ -50,6 +50,6 @@ fn every_option_is_accepted_and_documented() {
         prep(&["size=1m", &format!("{}={value}", o.name)]);
     }
     assert!(md.contains(
-        "Values: io_uring, libaio, psync, sync, pvsync, pvsync2, mmap, null, nbd, cpuio."
+        "Values: io_uring, libaio, psync, sync, pvsync, pvsync2, mmap, null, nbd, cpuio, vsync, posixaio."
     ));
 }

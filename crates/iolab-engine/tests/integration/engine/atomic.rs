@@ -11,7 +11,7 @@ use std::path::Path;
 
 use iolab_engine::backend::atomic::{limits, AtomicLimits};
 use iolab_engine::backend::libaio::LibaioBackend;
-use iolab_engine::backend::pvsync::Pvsync2Backend;
+use iolab_engine::backend::pvsync2::Pvsync2Backend;
 use iolab_engine::backend::uring::UringBackend;
 use iolab_engine::backend::{Backend, BackendConfig, Op, OpenFile, Queued, Request};
 use iolab_engine::layout::direct_supported;

@@ -102,6 +102,30 @@ fn batches_and_large_iodepth_keep_counts_exact() {
     assert_eq!(worker(&r, 0, 0).dirs[0].ios, 2563);
 }
 
+/// The prepared job keeps iodepth_batch_complete_min=0 as written (the
+/// option layer's depth rules are the only ones); the worker then waits for
+/// one completion whenever the queue is full, so the run still does every
+/// I/O, as with 1. (Before, the worker re-derived 1 from the job itself.)
+#[test]
+fn complete_min_zero_reaps_one_when_the_queue_is_full() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let opts = [
+        "ioengine=null",
+        "size=1m",
+        "iodepth=16",
+        "iodepth_batch_submit=0",
+        "iodepth_batch_complete_min=0",
+    ];
+    let j = job("z", dir.path(), &opts);
+    assert_eq!(
+        (j.iodepth_batch_submit, j.iodepth_batch_complete_min),
+        (16, 0)
+    );
+    let r = run_ok(config(vec![j]));
+    assert_eq!(worker(&r, 0, 0).dirs[0].ios, 256);
+}
+
 #[test]
 fn stonewall_runs_groups_one_after_another() {
     let _serial = serial();

@@ -190,14 +190,33 @@ fn a_numa_node_the_host_lacks_stops_the_run_with_its_name() {
 }
 
 /// The tid of this process's thread named `name`, waited for (deadline).
-fn thread_named(name: &str) -> Option<i64> {
+/// The threads of this process called `name` now.
+fn threads_named(name: &str) -> Vec<i64> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter(|t| {
+            let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+            comm.trim() == name
+        })
+        .filter_map(|t| t.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// A thread called `name` that is not one of `before`. Threads that the C
+/// library starts for posixaio's requests take their worker's name and
+/// linger idle for a second after its run, so a name alone may be an
+/// earlier test's (the posixaio tests run in this process too).
+fn thread_named(name: &str, before: &[i64]) -> Option<i64> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while std::time::Instant::now() < deadline {
-        for t in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
-            let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
-            if comm.trim() == name {
-                return t.file_name().to_str()?.parse().ok();
-            }
+        if let Some(t) = threads_named(name)
+            .into_iter()
+            .find(|t| !before.contains(t))
+        {
+            return Some(t);
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
@@ -222,9 +241,10 @@ fn prio_and_prioclass_set_a_sync_engines_worker_thread_priority() {
             "prio=5",
         ],
     )]);
+    let before = threads_named("iolab-w0.0");
     let mut run = iolab_engine::Run::prepare(cfg).unwrap();
     run.start(None).unwrap();
-    let tid = thread_named("iolab-w0.0").expect("the worker thread appears");
+    let tid = thread_named("iolab-w0.0", &before).expect("the worker thread appears");
     // Safety: a plain syscall with integer arguments (IOPRIO_WHO_PROCESS = 1).
     let got = unsafe { libc::syscall(libc::SYS_ioprio_get, 1, tid) };
     run.stop();

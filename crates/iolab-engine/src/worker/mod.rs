@@ -47,8 +47,9 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use iolab_core::engines::Target;
 use iolab_core::gen::{IoGen, IoUnit};
-use iolab_core::job::{IoEngine, PreparedJob};
+use iolab_core::job::PreparedJob;
 use iolab_core::rate::RateLimiter;
 use iolab_core::stats::{IntervalSample, WorkerResult};
 
@@ -363,7 +364,7 @@ impl<B: Backend> Worker<B> {
             error: None,
             ctl,
             data,
-            burner: (spec.job.ioengine == IoEngine::Cpuio).then(|| {
+            burner: (spec.job.ioengine.caps().target == Target::NoIo).then(|| {
                 CpuBurner::new(spec.job.engine.cpuload, spec.job.engine.cpuchunks_us)
                     .with_mode(spec.job.worker.cpumode)
             }),

@@ -9,7 +9,7 @@
 //! seed), so it takes no lock and repeats with the seed.
 
 use iolab_core::hist::LatHist;
-use iolab_core::job::{IoEngine, PreparedJob, PrioOptions};
+use iolab_core::job::{PreparedJob, PrioOptions};
 use iolab_core::stats::{DirStats, PrioStat};
 
 use super::Worker;
@@ -99,7 +99,7 @@ impl PrioPicker {
             per_command,
             default: default.unwrap_or(0),
             opts,
-            in_request: matches!(job.ioengine, IoEngine::IoUring | IoEngine::Libaio),
+            in_request: job.ioengine.caps().per_io_prio,
             state: seed | 1,
         })
     }

@@ -93,3 +93,13 @@ def test_fio_default_mix_of_a_pure_read_is_not_shown_or_plotted() -> None:
     from iolab.report.charts import all_charts
 
     assert not any("vs rwmixread" in c.title for c in all_charts(an))
+
+
+def test_a_mix_written_to_make_a_job_pure_had_its_effect() -> None:
+    # A mix sweep's randrw at rwmixread=100 runs as randread: its rwmixread is
+    # a position on the axis, not "-" (the fio-study lab's mix sweep failed on it).
+    assert not no_effect("rwmixread", "randread", "100") and not no_effect("rwmixread", "randwrite", 0)
+    assert not no_effect("rwmixwrite", "randwrite", "100")
+    # fio's default 50 on a pure randread changed nothing; nor does an unknown value.
+    assert no_effect("rwmixread", "randread", 50) and no_effect("rwmixread", "randread")
+    assert not no_effect("rwmixread", "randrw", 50) and not no_effect("bs", "randread", "4k")

@@ -150,12 +150,15 @@ impl Fidelity {
         for op in Op::ALL {
             late.merge(&e.ops.get(op).hold_late_ns);
         }
+        // A percentile is its bucket's highest value, which can pass the
+        // exact maximum kept beside the buckets: no percentile is above it.
+        let max = late.max();
         Fidelity {
             export: e.name.clone(),
             held: late.count(),
-            late_ns_p50: late.percentile(50.0),
-            late_ns_p99: late.percentile(99.0),
-            late_ns_max: late.max(),
+            late_ns_p50: late.percentile(50.0).min(max),
+            late_ns_p99: late.percentile(99.0).min(max),
+            late_ns_max: max,
             late_ns: late,
         }
     }

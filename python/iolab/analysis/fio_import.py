@@ -434,7 +434,7 @@ def _attach_device(doc: Json, samples: list[Sample]) -> None:
 def _ran(options: dict[str, str], sample: Sample) -> dict[str, Scalar]:
     """A point's options with fio's defaults filled in, "-" for those without effect."""
     full = {**FIO_DEFAULTS, **options}
-    return {k: "-" if no_effect(k, sample.config.rw) else v for k, v in full.items()}
+    return {k: "-" if no_effect(k, sample.config.rw, v) else v for k, v in full.items()}
 
 
 def _point_options(opts: list[dict[str, str]]) -> dict[str, str]:
@@ -452,7 +452,7 @@ def _axes(
 ) -> tuple[list[str], list[dict[str, Scalar]], list[dict[str, float]]]:
     """Axis names, each point's params and numeric values."""
     for po, s in zip(per_point, samples):
-        po.update({k: "-" for k in po if no_effect(k, s.config.rw)})
+        po.update({k: "-" for k, v in po.items() if no_effect(k, s.config.rw, v)})
     keys = dict.fromkeys(k for po in per_point for k in po)
     table = {
         k: [po.get(k, "-" if no_effect(k, s.config.rw) else FIO_DEFAULTS.get(k, "(default)"))

@@ -34,9 +34,26 @@ NOT_OPTIONS = ("name", "stonewall", "new_group", "group")
 _REWRITTEN = ("rw", "bs", "rate_iops", "rate_bytes_per_s")
 
 
-def no_effect(option: str, rw: str) -> bool:
-    """True when ``option`` changes nothing for a job of ``rw`` (fio's name)."""
-    return option in MIX_OPTIONS and rw not in MIXED_RW
+#: The read share (%) a pure rw mode stands for: a mix option written with
+#: that share is what made the job pure (``randrw`` at ``rwmixread=100``).
+_PURE_READ_PCT = {"read": 100.0, "randread": 100.0, "write": 0.0, "randwrite": 0.0}
+
+
+def no_effect(option: str, rw: str, value: Optional[Scalar] = None) -> bool:
+    """True when ``option`` changes nothing for a job of ``rw`` (fio's name,
+    as the job ran). A mix option whose ``value`` is the share the pure
+    ``rw`` stands for is what made the job pure (a mix sweep's ``randrw`` at
+    ``rwmixread=100`` runs as ``randread``): it had its effect."""
+    if option not in MIX_OPTIONS or rw in MIXED_RW:
+        return False
+    read_pct = _PURE_READ_PCT.get(rw)
+    try:
+        given = float(value) if value not in (None, "", "-") else None
+    except (TypeError, ValueError):
+        given = None
+    if read_pct is None or given is None:
+        return True
+    return given != (read_pct if option == "rwmixread" else 100.0 - read_pct)
 
 
 def rw_name(rw: Json) -> str:

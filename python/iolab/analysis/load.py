@@ -84,7 +84,9 @@ def _refuse_broken_iolab(p: Path, text: str, e: json.JSONDecodeError) -> None:
         return
     schema = m.group(1)
     redo = "iolab run --output-format json --output FILE" if schema == RESULT_SCHEMA else "the command that wrote it"
-    if e.pos >= len(text.rstrip()):
+    # Ended inside the document, or inside a string (a JSON string cannot
+    # hold a raw newline, so an unterminated one runs to the end of the text).
+    if e.pos >= len(text.rstrip()) or e.msg.startswith("Unterminated string"):
         what = f"cut short (it ends at line {e.lineno}, inside the document)"
     else:
         what = f"that is not valid JSON ({e.msg} at line {e.lineno})"
@@ -174,7 +176,9 @@ def run_dataset(rec: RunRecord, name: str, path: str, *, by_job: bool = False) -
         axes.insert(0, "job")
     points = []
     for i, (s, opts) in enumerate(zip(samples, options), 1):
-        params: dict[str, Scalar] = _effective({a: opts[a] if a in opts else _resolved(a, s) for a in axes}, s)
+        params: dict[str, Scalar] = {
+            a: _effective({a: opts[a]}, s)[a] if a in opts else _default_effective(a, s) for a in axes
+        }
         points.append(Point(i, params, numeric_values(params, s), [s]))
     warm = any(s.config.ramp_time_ns > 0 for s in samples)
     plan: Json = {"repeats": 1, "warmup": warm, "precondition": False, "drop_caches": None}
@@ -184,7 +188,14 @@ def run_dataset(rec: RunRecord, name: str, path: str, *, by_job: bool = False) -
 
 def _effective(options: dict[str, Scalar], sample: Sample) -> dict[str, Scalar]:
     """Options as they acted on the sample's job: "-" for one without effect (rwmixread of a randread job)."""
-    return {k: "-" if no_effect(k, sample.config.rw) else v for k, v in options.items()}
+    return {k: "-" if no_effect(k, sample.config.rw, v) else v for k, v in options.items()}
+
+
+def _default_effective(option: str, s: Sample) -> Scalar:
+    """An option the group did not write, as it acted: "-" where it has no
+    effect on the group's rw (fio's rwmixread=50 on a randread job), else
+    its resolved default."""
+    return "-" if no_effect(option, s.config.rw) else _resolved(option, s)
 
 
 def _resolved(option: str, s: Sample) -> Scalar:
@@ -233,7 +244,7 @@ def numeric_values(params: dict[str, Scalar], sample: Optional[Sample]) -> dict[
     """The numeric axes of a point: from its resolved job where iolab knows the option, else parsed."""
     out: dict[str, float] = {}
     for name, value in params.items():
-        if value == "-" or (sample is not None and no_effect(name, sample.config.rw)):
+        if value == "-" or (sample is not None and no_effect(name, sample.config.rw, value)):
             continue  # an option without effect is no position on an axis
         got = _CONFIG_NUMBERS[name](sample) if name in _CONFIG_NUMBERS and sample is not None else None
         number = float(got) if got is not None else parse_number(value)

@@ -512,7 +512,13 @@ fn verify_conflicts_are_named() {
         "verify_offset=4080"
     ])
     .contains("does not fit"));
-    assert!(e(&["size=1m", "verify=crc32"]).contains("not supported yet"));
+    assert!(e(&["size=1m", "verify=sha512"]).contains("not supported yet"));
+    for kind in ["crc32", "crc16", "crc7"] {
+        let j = spec(&["size=1m", "rw=write", &format!("verify={kind}")])
+            .prepare()
+            .unwrap();
+        assert_eq!(j.data.verify.name(), kind);
+    }
     assert!(spec(&["size=1m", "rw=write", "verify=crc64"])
         .prepare()
         .is_ok());

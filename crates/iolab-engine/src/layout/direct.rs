@@ -10,7 +10,9 @@
 //! with `direct=1` runs there as under fio), the logical block size
 //! of the underlying device in sysfs, and finally 4096 bytes, a multiple of
 //! every common logical block size (the notes say when it was assumed).
-//! Block devices use their logical block size (`BLKSSZGET`).
+//! Block devices use their logical block size (`BLKSSZGET`). The memory
+//! side (`stx_dio_mem_align`) needs no check: every I/O buffer starts on a
+//! 4096-byte boundary (worker/buffers.rs `BUF_ALIGN`).
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;

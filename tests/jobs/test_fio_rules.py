@@ -5,6 +5,8 @@ on a run (issue 26 item 4), against what fio 3.33 does:
 - ``nrfiles`` beside a ``filename`` list: the first ``nrfiles`` names, or
   all the names when it is larger (fio runs ``nrfiles=3`` with one name
   as one file holding the whole size);
+- ``time_based`` without ``runtime`` does the job's size once, as fio 3.33
+  does (its manual suggests running on; fio ends after one pass);
 - two jobs of one run draw different offsets (fio seeds by job number),
   and a run repeats itself (``randrepeat=1``);
 - ``log_unix_epoch=1``: the logs' times are Unix epoch ms;
@@ -54,6 +56,14 @@ def test_nrfiles_beside_filename_uses_the_files_fio_uses(
     assert _summary_job(r)["write"]["bytes"] == 3 << 20
     assert {p.name: p.stat().st_size for p in workdir.iterdir() if p.name.startswith("f")} == sizes
     assert "as fio does" in r.stderr, r.stderr
+
+
+def test_time_based_without_runtime_does_the_size_once_as_fio(cli: Callable[..., Any]) -> None:
+    """fio 3.33 (null engine, size=4g, time_based, no runtime) ends after one
+    pass: 1048576 I/Os of 4 KiB. A job file that ends under fio must end here."""
+    r = cli("run", "--name=t", "--size=1m", "--bs=4k", "--rw=randread", "--time_based", *NULL)
+    assert _summary_job(r)["read"]["bytes"] == 1 << 20
+    assert "time_based without runtime has no effect" in r.stderr, r.stderr
 
 
 def _offsets(path: Path) -> list[int]:

@@ -24,6 +24,7 @@ struct Depth {
 }
 
 pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobError> {
+    time_based_without_runtime(&mut d);
     let nbd = super::nbd::target(&d)?;
     let (mut filenames, directory) = files(&d)?;
     let shared_files = d.filename.is_some();
@@ -35,7 +36,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     let blockalign = blockalign(&mut d, rw);
     super::table_errors::check(&mut d, rw)?;
     let depth = queueing(&mut d)?;
-    check_time_and_cpus(&mut d)?;
+    check_time_and_cpus(&d)?;
     super::amounts::cpuio(&mut d)?;
     super::table_prio::check(&mut d)?;
     let (rate_bytes_per_s, rate_iops) = rates(&d)?;
@@ -261,16 +262,22 @@ fn queueing(d: &mut Draft) -> Result<Depth, JobError> {
     })
 }
 
-fn check_time_and_cpus(d: &mut Draft) -> Result<(), JobError> {
+/// fio 3.33 (null engine, size=4g): time_based without runtime (or
+/// runtime=0) does the job's size once and ends — time_based has no
+/// effect. iolab does the same rather than run until stopped, so a job
+/// file that ends under fio ends here too.
+fn time_based_without_runtime(d: &mut Draft) {
     if d.time_based && d.runtime_ns == 0 {
-        // fio 3.33 runs such a job until it is stopped; so does iolab, and
-        // Ctrl-C keeps what was measured (as any interrupted run).
+        d.time_based = false;
         d.warnings.push(
-            "time_based without runtime: the job runs until stopped (Ctrl-C keeps the results \
-             so far), as in fio; give runtime= to bound it"
+            "time_based without runtime has no effect (as in fio 3.33): the job does its size \
+             once (loops times); give runtime= to keep it running for a time"
                 .into(),
         );
     }
+}
+
+fn check_time_and_cpus(d: &Draft) -> Result<(), JobError> {
     if d.cpus_policy == CpusAllowedPolicy::Split && d.cpus_allowed.is_none() {
         return Err(JobError::Conflict(
             "cpus_allowed_policy=split needs cpus_allowed (the CPUs to split), e.g. \

@@ -306,8 +306,9 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         kind: Bool,
         default: Value("0"),
         unit: "",
-        help: "Keep running (looping over the region) until runtime has passed; without \
-               runtime, until stopped (Ctrl-C keeps the results so far), as in fio, with a note.",
+        help: "Keep running (looping over the region) until runtime has passed. Without \
+               runtime it has no effect, as in fio 3.33 (the job does its size once), with a \
+               note.",
     },
     OptionDef {
         name: "ramp_time",

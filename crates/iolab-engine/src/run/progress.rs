@@ -181,12 +181,6 @@ impl Tracker {
             .filter(|(_, &g)| g == group)
             .map(|(j, _)| j)
             .collect();
-        if in_group
-            .iter()
-            .any(|j| j.time_based && j.runtime_ns.is_none())
-        {
-            return; // runs until stopped: nothing remains to count down
-        }
         if !in_group.is_empty() && in_group.iter().all(|j| j.time_based) {
             let total = in_group
                 .iter()

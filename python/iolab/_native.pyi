@@ -93,6 +93,7 @@ class Run:
         interval_ns: int = 1_000_000_000,
         allow_overwrite: bool = False,
         host: Optional[str] = None,
+        host_index: int = 0,
     ) -> Run: ...
     def layout_notes(self) -> list[str]:
         """What layout did, one line each."""

@@ -367,3 +367,16 @@ def test_each_rank_takes_the_run_pipelines_prepare_stage(tmp_path: Path) -> None
     hosts = [h["document"]["summary"]["jobs"][0]["merged"]["read"]["bytes"] for h in doc["hosts"]]
     assert hosts == [16 * 2**20, 16 * 2**20]
     assert doc["total"]["summary"]["jobs"][0]["merged"]["read"]["bytes"] == 32 * 2**20
+
+
+def test_hosts_sharing_a_target_with_a_fixed_randseed_get_the_methodology_note(tmp_path: Path) -> None:
+    """Each host mixes its rank into its seeds; ``randseed`` asks for the same
+    offsets on every host, and on one target rank 0 says a cache then serves
+    every host after the first (iolab.fleet.seeds)."""
+    job = ["--name=r", f"--filename={tmp_path / 'shared'}", "--rw=randread", "--bs=4k", "--size=1m"]
+    fixed = _fleet(tmp_path, 2, *job, "--randseed=7")
+    assert fixed.returncode == 0, fixed.stderr[-3000:]
+    assert "draw the same offsets for job 'r'" in fixed.stderr and "randseed=7 given" in fixed.stderr, fixed.stderr
+    own = _fleet(tmp_path, 2, *job)
+    assert own.returncode == 0, own.stderr[-3000:]
+    assert "draw the same offsets" not in own.stderr, own.stderr

@@ -224,6 +224,10 @@ def test_openfiles_at_least_the_files_runs_and_fewer_is_refused(cli: Callable[..
     assert r.exit_code == 2 and "openfiles=2: each worker has 4 file(s)" in r.stderr, r.output
     r = cli("run", "--name=f", f"--filename={tmp_path}/a:{tmp_path}/b", "--size=8k", "--openfiles=1", "--parse-only")
     assert r.exit_code == 2 and "openfiles=1: each worker has 2 file(s)" in r.stderr, r.output
+    # nrfiles=1 beside two names uses the first (fio's rule): one file, openfiles=1 is enough.
+    two = f"--filename={tmp_path}/a:{tmp_path}/b"
+    r = cli("run", "--name=f", two, "--nrfiles=1", "--size=8k", "--openfiles=1", "--parse-only")
+    assert r.exit_code == 0, r.output
 
 
 def test_extras_read_booleans_numbers_and_times_as_the_engine_does(cli: Callable[..., Any]) -> None:

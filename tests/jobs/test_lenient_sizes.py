@@ -25,7 +25,8 @@ TYPO = Path(__file__).parent / "data" / "compat" / "typo-sizes.fio"
         ("1MiB/x", 1024, 1000**2),
         ("8kb:junk", 1024, 8192),
         ("1.5k", 1024, None),  # fio reads 1: a misreading, not a typo
-        ("1ki", 1024, None),  # ambiguous, refused by parse_size with its reason
+        ("1kix", 1024, 1024),  # fio reads the bare prefix as k and drops the rest
+        ("4Gi-8Gi", 1024, 4 << 30),
         ("-4k-8k", 1024, None),
         ("4x", 1024, None),
         ("4k", 1024, None),  # nothing after the unit: not this module's case
@@ -62,3 +63,14 @@ def test_garbage_stays_an_error(cli: Callable[..., Any], workdir: Path) -> None:
     r = cli("run", "--name=j", "--filename=x.dat", "--size=1.5m", "--parse-only")
     assert r.exit_code != 0
     assert "1.5m" in r.output
+
+
+@pytest.mark.parametrize(("text", "kb_base", "nbytes"), [("4Gi", 1024, 4 << 30), ("16Ki", 1000, 16000)])
+def test_a_bare_iec_prefix_is_kept_and_noted(text: str, kb_base: int, nbytes: int) -> None:
+    """fio 3.33 reads ``4Gi`` as ``4g`` (a power of kb_base); its manual says
+    a power of 1000. The value is kept (the engine reads it as fio does) and
+    the note names both readings."""
+    spec = JobSpec("j", (("kb_base", str(kb_base)), ("size", text)))
+    out, notes = read_sizes_as_fio(spec)
+    assert out.options == spec.options
+    assert len(notes) == 1 and f"read as {nbytes} bytes" in notes[0] and "manual" in notes[0], notes

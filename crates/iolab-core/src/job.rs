@@ -283,6 +283,19 @@ pub struct PreparedJob {
     pub cpus_allowed_policy: CpusAllowedPolicy,
     pub randseed: u64,
     pub randrepeat: bool,
+    /// `randseed` was written by the user: every host of a fleet draws the
+    /// same sequence (otherwise each host's rank is mixed into the seeds).
+    #[serde(default)]
+    pub randseed_given: bool,
+    /// The run-wide number of this job's first worker (fio's
+    /// `thread_number` less one), mixed into its workers' seeds so that
+    /// jobs differ as fio's do. Set by the engine's run; 0 for a lone job.
+    #[serde(default)]
+    pub first_worker: u32,
+    /// The fleet host's rank, mixed into the seeds unless `randseed` was
+    /// given; 0 for a single-host run.
+    #[serde(default)]
+    pub seed_host: u32,
     pub norandommap: bool,
     pub random_distribution: RandomDistribution,
     /// Percentiles to report, in percent (e.g. 99.9).

@@ -53,6 +53,9 @@ pub struct RunConfig {
     /// Host name recorded in results (fleet: the rank's host); empty: this
     /// host's own name (uname).
     pub host: String,
+    /// A fleet host's rank (0 for a single run): mixed into the workers'
+    /// seeds unless a job gives `randseed`, so hosts draw their own offsets.
+    pub host_index: u32,
 }
 
 /// Live view of a running run, from the latest interval snapshots.
@@ -132,12 +135,24 @@ pub struct Run {
     unlink: Vec<std::path::PathBuf>,
 }
 
+/// fio's `thread_number` for seeds: workers numbered across the run, job
+/// after job, and the host's rank beside them.
+fn number_workers(cfg: &mut RunConfig) {
+    let mut next = 0u32;
+    for job in &mut cfg.jobs {
+        job.first_worker = next;
+        job.seed_host = cfg.host_index;
+        next = next.wrapping_add(job.numjobs);
+    }
+}
+
 impl Run {
     /// Validate, check safety, lay out files, open them, allocate buffers.
     pub fn prepare(mut cfg: RunConfig) -> Result<Run, EngineError> {
         // One name for the host in every part of the result: workers, CPU
         // accounting, host facts.
         cfg.host = host::host_name(&cfg.host);
+        number_workers(&mut cfg);
         let setup::Prepared {
             specs,
             groups,

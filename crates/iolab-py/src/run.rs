@@ -47,13 +47,14 @@ fn waited() -> PyErr {
 #[pymethods]
 impl PyRun {
     #[new]
-    #[pyo3(signature = (jobs, interval_ns = 1_000_000_000, allow_overwrite = false, host = None))]
+    #[pyo3(signature = (jobs, interval_ns = 1_000_000_000, allow_overwrite = false, host = None, host_index = 0))]
     fn new(
         py: Python<'_>,
         jobs: Vec<JobArg>,
         interval_ns: u64,
         allow_overwrite: bool,
         host: Option<String>,
+        host_index: u32,
     ) -> PyResult<Self> {
         if interval_ns == 0 {
             return Err(PyValueError::new_err("interval_ns must be > 0"));
@@ -68,6 +69,7 @@ impl PyRun {
             interval: Duration::from_nanos(interval_ns),
             allow_overwrite,
             host: host.unwrap_or_default(),
+            host_index,
         };
         let run = gil::on_thread(py, "iolab-prepare", move || Run::prepare(cfg))?
             .map_err(engine_error)?;

@@ -41,6 +41,7 @@ from iolab.fleet.parts import (
     prestart_guard,
 )
 from iolab.fleet.prepare import prepare_in_waves
+from iolab.fleet.seeds import same_sequence_notes, seed_keys
 from iolab.fleet.spool import Spool
 from iolab.jobs import JobSpec
 from iolab.run.local import POLL_S, RunLike, native_jobs
@@ -112,6 +113,10 @@ def fleet_run(
     """The whole run on this rank; rank 0 returns the outcome."""
     with prestart_guard(PRESTART_LIMIT_S + cfg.deadline_s, f"rank {world.rank}: planning, preparing and starting"):
         run, labels, specs, samples, offsets, run_id, start_mono = _before_start(world, plan, cfg, run_factory)
+        keys = world.allgather(seed_keys(specs))  # every rank: a collective
+    if world.rank == 0:
+        for line in same_sequence_notes(keys, labels):
+            note(line)
     spool = Spool(cfg.spool_root / run_id, world.rank)
     snap = Snapshotter(world.rank, labels[world.rank], start_mono, cfg.interval_ns / 1e9)
     if world.rank != 0:
@@ -192,6 +197,7 @@ def _prepare_everywhere(
             interval_ns=cfg.interval_ns,
             allow_overwrite=cfg.allow_overwrite,
             host=labels[world.rank],
+            host_index=world.rank,
         )
 
     return prepare_in_waves(world, hostnames, labels, make)

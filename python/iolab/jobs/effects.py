@@ -132,11 +132,14 @@ def _check_openfiles(e: JobExtras, spec: JobSpec) -> None:
     if not isinstance(limit, int):
         return
     filename = _option(spec, "filename")
+    text = (_option(spec, "nrfiles") or _option(spec, "nr_files") or "").strip()
+    nrfiles = int(text) if text.isdigit() else None
     if filename:
+        # fio's rule (the core's options/files.rs): the first nrfiles names.
         nfiles = len(filename.replace("\\:", "").split(":"))
+        nfiles = min(nfiles, nrfiles) if nrfiles else nfiles
     else:
-        text = (_option(spec, "nrfiles") or "1").strip()
-        nfiles = int(text) if text.isdigit() else 1
+        nfiles = nrfiles or 1
     if limit < nfiles:
         raise ParseError(
             f"job {spec.name}",

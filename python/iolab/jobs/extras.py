@@ -233,6 +233,13 @@ EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
         "log_offset", "bool", "0", "Add fio's offset column (the I/O's offset per I/O; 0 in windowed logs, as in fio)."
     ),
     ExtraDef(
+        "log_unix_epoch",
+        "bool",
+        "0",
+        "1: the logs' time column is Unix epoch time in ms (the measured window's start plus the time "
+        "in the run), as in fio; 0: ms from the start of the measured window.",
+    ),
+    ExtraDef(
         "log_prio",
         "bool",
         "0",

@@ -12,7 +12,7 @@ learns that fio never ran the range they wrote.
 Only a value that iolab's own size parser refuses is looked at, and only
 when it starts with a whole number and a complete unit (``k``, ``kb``,
 ``KiB``... as in :mod:`iolab._native` ``parse_size``); fractions (``1.5k``,
-which fio reads as 1), a sign, a bare ``ki`` and unknown letters stay
+which fio reads as 1), a sign and unknown letters stay
 errors, because there fio's reading is a silent misreading, not a typo
 with one obvious meaning. The unit takes the job's ``kb_base`` as in fio.
 
@@ -29,7 +29,10 @@ from iolab import _native
 from iolab.jobs import JobSpec
 
 #: A whole number, then a complete unit, then something fio ignores.
-_SIZE_WITH_TAIL = re.compile(r"(\d+)((?:[kmgtp]ib|[kmgtp]b?))(.+)", re.IGNORECASE)
+_SIZE_WITH_TAIL = re.compile(r"(\d+)((?:[kmgtp]ib|[kmgtp]i|[kmgtp]b?))(.+)", re.IGNORECASE)
+#: A bare IEC prefix (``4Gi``, ``16Ki``): fio 3.33 reads it as the kb_base
+#: unit (``4g``), while its manual lists ``Ki`` with the powers of 1000.
+_BARE_IEC = re.compile(r"(\d+)([kmgtp])i", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=1)
@@ -69,15 +72,27 @@ def fio_reading(text: str, kb_base: int) -> Optional[int]:
     """The bytes fio reads ``text`` as when a complete unit is followed by
     more text (``4k-512k`` → 4096, ``64mG`` → 64 MiB); None otherwise."""
     m = _SIZE_WITH_TAIL.fullmatch(text.strip())
-    if m is None or m.group(3)[0] in "iI":
-        return None  # '1ki': ambiguous (see parse_size), not a typo with one reading
+    if m is None:
+        return None
     # The head is a whole number and a complete unit: the engine's own parser reads it.
     return _native.parse_size(m.group(1) + m.group(2), kb_base)
 
 
+def _bare_iec_note(key: str, part: str, kb_base: int) -> str:
+    m = _BARE_IEC.fullmatch(part)
+    assert m is not None
+    plain = m.group(1) + m.group(2).lower()
+    return (
+        f"{key}={part}: read as {_native.parse_size(part, kb_base)} bytes ({plain}, powers of kb_base={kb_base}), "
+        f"as fio 3.33 computes it; fio's manual lists '{m.group(2).upper()}i' with the powers of 1000 — "
+        f"write {plain} to say the same without the doubt"
+    )
+
+
 def read_sizes_as_fio(spec: JobSpec) -> tuple[JobSpec, list[str]]:
     """``spec`` with sizes that only fio's lenient parser accepts replaced by
-    the bytes fio reads, and one note per value saying so."""
+    the bytes fio reads, and one note per value saying so. A bare IEC prefix
+    (``4Gi``) is kept and noted: fio and its manual disagree on it."""
     sizes = _size_options()
     kb_base = _kb_base(spec)
     notes: list[str] = []
@@ -87,6 +102,8 @@ def read_sizes_as_fio(spec: JobSpec) -> tuple[JobSpec, list[str]]:
             parts = value.split(",") if sizes[key] else [value]
             for i, part in enumerate(parts):
                 part = part.strip()
+                if _BARE_IEC.fullmatch(part):
+                    notes.append(_bare_iec_note(key, part, kb_base))
                 if _strict_ok(part, kb_base, key):
                     continue
                 nbytes = fio_reading(part, kb_base)

@@ -29,7 +29,9 @@ the workers' records in time order into fio's text. With ``log_prio=1``
 the priority column is the I/O's ioprio value (``0x%04x``), else 1 for the
 realtime class and 0 otherwise (fio's columns).
 
-Times are ms from the start of the measured window, at the window's end.
+Times are ms from the start of the measured window, at the window's end;
+with ``log_unix_epoch=1`` the window's wall-clock start (the result's
+``start_unix_ns``, in ms) is added, so they are Unix epoch ms as fio writes.
 Files are named as fio names them: ``PREFIX_bw.N.log`` with ``N`` the
 worker's number in the run (1-based, over all jobs' workers), or
 ``PREFIX_bw.log`` with ``per_job_logs=0`` (then the job's workers are summed
@@ -175,6 +177,16 @@ def _per_io(
     return written
 
 
+def _to_unix_epoch(path: Path, start_ms: int) -> None:
+    """Shift the time column (the first) of a written log by ``start_ms``."""
+    tmp = path.with_name(path.name + ".epoch")
+    with path.open() as src, tmp.open("w") as dst:
+        for line in src:
+            t, sep, rest = line.partition(",")
+            dst.write(f"{int(t) + start_ms}{sep}{rest}")
+    tmp.replace(path)
+
+
 def write_fio_logs(result: Json, extras: Sequence[JobExtras], directory: Path = Path(".")) -> list[Path]:
     """Write the logs every job asked for; return the files written.
     ``extras`` are the jobs' extra options, in the result's job order. The
@@ -185,6 +197,7 @@ def write_fio_logs(result: Json, extras: Sequence[JobExtras], directory: Path = 
         workers: list[Json] = job["workers"]
         groups = [[w] for w in workers] if e.flag("per_job_logs") else [workers]
         records = _records_dir(job)
+        first_new = len(written)
         for group in groups:
             number += len(group)
             suffix = f".{number}.log" if e.flag("per_job_logs") else ".log"
@@ -198,6 +211,9 @@ def write_fio_logs(result: Json, extras: Sequence[JobExtras], directory: Path = 
                 path = directory / f"{prefix}{kind}{suffix}"
                 path.write_text(_log_text(option, group, e, result["interval_ns"], _block_sizes(job)))
                 written.append(path)
+        if e.flag("log_unix_epoch"):
+            for path in written[first_new:]:
+                _to_unix_epoch(path, result["start_unix_ns"] // 1_000_000)
         if records is not None and records.name.startswith("iolab-iolog-"):
             shutil.rmtree(records, ignore_errors=True)
     return written

@@ -4,9 +4,13 @@
 //! about 1 ns per 64-bit output, and a documented output stream, so a
 //! `randrepeat=1` run repeats exactly across builds and machines).
 //!
-//! Seeds: with `randrepeat=1` (fio's default) worker `i` of a job is seeded
-//! from `randseed` and `i`, so every run repeats the same offsets, sizes and
-//! directions while two workers still get different streams. With
+//! Seeds: with `randrepeat=1` (fio's default) a worker is seeded from
+//! `randseed` and its run-wide number (fio's `thread_number`: the job's
+//! first worker plus the clone index), so every run repeats the same
+//! offsets, sizes and directions while two workers — of one job or of two
+//! jobs — get different streams, as in fio (whose seeds are `randseed ×
+//! thread_number`). A fleet host's rank is mixed in too unless `randseed`
+//! was given, so hosts on one target draw different offsets. With
 //! `randrepeat=0` the base seed comes from the operating system's entropy;
 //! [`super::IoGen::seed`] tells it, so such a run can still be reproduced.
 
@@ -35,7 +39,9 @@ pub fn worker_seed(job: &PreparedJob, worker: u32) -> u64 {
     } else {
         rand::random::<u64>()
     };
-    mix64(base ^ mix64(u64::from(worker).wrapping_add(0x1000)))
+    let host = if job.randseed_given { 0 } else { job.seed_host };
+    let thread = u64::from(job.first_worker.wrapping_add(worker)) | (u64::from(host) << 32);
+    mix64(base ^ mix64(thread.wrapping_add(0x1000)))
 }
 
 /// A generator for stream `stream` of `seed` (streams keep the generators

@@ -97,6 +97,13 @@ pub enum VerifyKind {
     /// fio's crc64 (CRC-64/REDIS: reflected, init 0, no final xor); last,
     /// so the kind byte in headers written before it stays the same.
     Crc64,
+    /// fio's crc32 (crc/crc32.c): polynomial 0x04C11DB7, not reflected,
+    /// init 0, no final xor — not zlib's CRC-32.
+    Crc32,
+    /// fio's crc16 (crc/crc16.c): CRC-16/ARC.
+    Crc16,
+    /// fio's crc7 (crc/crc7.c): CRC-7/MMC, one byte.
+    Crc7,
 }
 
 impl VerifyKind {
@@ -105,6 +112,9 @@ impl VerifyKind {
             VerifyKind::Off => "0",
             VerifyKind::Crc32c => "crc32c",
             VerifyKind::Crc64 => "crc64",
+            VerifyKind::Crc32 => "crc32",
+            VerifyKind::Crc16 => "crc16",
+            VerifyKind::Crc7 => "crc7",
             VerifyKind::Md5 => "md5",
             VerifyKind::Sha1 => "sha1",
             VerifyKind::Sha256 => "sha256",

@@ -8,16 +8,37 @@ use super::DEFAULT_RANDSEED;
 use crate::error::JobError;
 use crate::job::{draw_sizes, IoDir, RwMix};
 
-/// `named`: how many files `filename=` lists (0 when iolab names them).
-pub(super) fn resolve(d: &mut Draft, rw: RwMix, named: usize) -> Result<(), JobError> {
-    if named > 0 {
-        if d.explicit.contains("nrfiles") && d.files.nrfiles as usize != named {
-            return Err(JobError::Conflict(format!(
-                "nrfiles={} but filename= names {named} file(s); drop nrfiles (filename= \
-                 decides the files) or drop filename= to let iolab create nrfiles files",
-                d.files.nrfiles
-            )));
+/// `filenames`: the files `filename=` lists (empty when iolab names them).
+/// fio 3.33's rule for `nrfiles` beside `filename=` (checked by the files
+/// it creates): the job uses the first `nrfiles` names when the list is
+/// longer, and only the names listed when it is shorter — `nrfiles=3` with
+/// one name is one file holding the whole size. iolab does the same and
+/// says so.
+pub(super) fn resolve(
+    d: &mut Draft,
+    rw: RwMix,
+    filenames: &mut Vec<std::path::PathBuf>,
+) -> Result<(), JobError> {
+    let listed = filenames.len();
+    if listed > 0 && d.explicit.contains("nrfiles") && d.files.nrfiles as usize != listed {
+        let n = d.files.nrfiles;
+        if (n as usize) < listed {
+            filenames.truncate(n as usize);
+            d.warnings.push(format!(
+                "nrfiles={n} with {listed} names in filename=: the job uses the first {n} \
+                 (as fio does)"
+            ));
+        } else {
+            d.warnings.push(format!(
+                "nrfiles={n} but filename= names {listed} file(s): the job uses those {listed} \
+                 (as fio does; the size is spread over them)"
+            ));
         }
+    }
+    let named = filenames.len();
+    if named > 0 {
+        // The prepared job says how many files it uses.
+        d.files.nrfiles = named as u32;
         if d.explicit.contains("filename_format") {
             d.warnings
                 .push("filename_format has no effect: filename= names the files".into());

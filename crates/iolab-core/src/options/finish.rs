@@ -12,13 +12,9 @@ use super::DEFAULT_RANDSEED;
 use crate::engines::Target;
 use crate::error::JobError;
 use crate::job::{
-    BsSpec, CpusAllowedPolicy, IoDir, IoEngine, JobSpec, Pattern, PreparedJob, RandomDistribution,
-    RwMix, SyncMode,
+    CpusAllowedPolicy, IoDir, IoEngine, JobSpec, Pattern, PreparedJob, RandomDistribution, RwMix,
+    SyncMode,
 };
-
-/// O_DIRECT needs at least this alignment of sizes and offsets; the device
-/// may need more (4096), which only the engine can see.
-const DIRECT_ALIGN_BYTES: u64 = 512;
 
 /// Queue settings after fio's adjustments.
 struct Depth {
@@ -29,16 +25,16 @@ struct Depth {
 }
 
 pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobError> {
+    time_based_without_runtime(&mut d);
     let nbd = super::nbd::target(&d)?;
-    let (filenames, directory) = files(&d)?;
+    let (mut filenames, directory) = files(&d)?;
     let shared_files = d.filename.is_some();
     let rw = rw_mix(&mut d);
     super::zones::resolve_counts(&mut d)?;
-    super::files::resolve(&mut d, rw, filenames.len())?;
+    super::files::resolve(&mut d, rw, &mut filenames)?;
     check_size(&d, rw, filenames.len().max(d.files.nrfiles as usize).max(1))?;
     super::amounts::amounts(&mut d)?;
     let blockalign = blockalign(&mut d, rw);
-    check_direct(&d, rw, &blockalign)?;
     super::table_errors::check(&mut d, rw)?;
     let depth = queueing(&mut d)?;
     check_time_and_cpus(&d)?;
@@ -98,6 +94,9 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         cpus_allowed_policy: d.cpus_policy,
         randseed,
         randrepeat: d.randrepeat || d.allrandrepeat || d.explicit.contains("randseed"),
+        randseed_given: d.explicit.contains("randseed"),
+        first_worker: 0,
+        seed_host: 0,
         norandommap: d.norandommap,
         random_distribution: d.distribution,
         percentile_list: d.percentiles,
@@ -231,46 +230,6 @@ fn blockalign(d: &mut Draft, rw: RwMix) -> [u64; 2] {
     out
 }
 
-fn block_sizes(bs: &BsSpec) -> Vec<u64> {
-    match bs {
-        BsSpec::Fixed(b) => vec![*b],
-        // Range sizes are multiples of the minimum, so the minimum decides.
-        BsSpec::Range { min, .. } => vec![*min],
-        BsSpec::Split(v) => v.iter().map(|(b, _)| *b).collect(),
-    }
-}
-
-fn check_direct(d: &Draft, rw: RwMix, blockalign: &[u64; 2]) -> Result<(), JobError> {
-    if !d.direct {
-        return Ok(());
-    }
-    let misaligned = |what: String, bytes: u64| {
-        JobError::Conflict(format!(
-            "direct=1 needs sizes and offsets in multiples of {DIRECT_ALIGN_BYTES} bytes, \
-             but {what} is {bytes} bytes"
-        ))
-    };
-    for dir in done_dirs(rw) {
-        let i = dir as usize;
-        if let Some(b) = block_sizes(&d.bs[i])
-            .into_iter()
-            .find(|b| !b.is_multiple_of(DIRECT_ALIGN_BYTES))
-        {
-            return Err(misaligned(format!("the {} block size", dir.name()), b));
-        }
-        if !blockalign[i].is_multiple_of(DIRECT_ALIGN_BYTES) {
-            return Err(misaligned(
-                format!("the {} blockalign", dir.name()),
-                blockalign[i],
-            ));
-        }
-    }
-    if !d.offset.is_multiple_of(DIRECT_ALIGN_BYTES) {
-        return Err(misaligned("offset".into(), d.offset));
-    }
-    Ok(())
-}
-
 /// fio's depth rules (fixup_options), applied here and nowhere else: the
 /// engine's worker runs the prepared values as they are. A synchronous
 /// engine keeps 1 I/O in flight; iodepth_batch_submit 0 means iodepth;
@@ -311,12 +270,22 @@ fn queueing(d: &mut Draft) -> Result<Depth, JobError> {
     })
 }
 
-fn check_time_and_cpus(d: &Draft) -> Result<(), JobError> {
+/// fio 3.33 (null engine, size=4g): time_based without runtime (or
+/// runtime=0) does the job's size once and ends — time_based has no
+/// effect. iolab does the same rather than run until stopped, so a job
+/// file that ends under fio ends here too.
+fn time_based_without_runtime(d: &mut Draft) {
     if d.time_based && d.runtime_ns == 0 {
-        return Err(JobError::Conflict(
-            "time_based needs runtime (how long to keep running), e.g. runtime=60".into(),
-        ));
+        d.time_based = false;
+        d.warnings.push(
+            "time_based without runtime has no effect (as in fio 3.33): the job does its size \
+             once (loops times); give runtime= to keep it running for a time"
+                .into(),
+        );
     }
+}
+
+fn check_time_and_cpus(d: &Draft) -> Result<(), JobError> {
     if d.cpus_policy == CpusAllowedPolicy::Split && d.cpus_allowed.is_none() {
         return Err(JobError::Conflict(
             "cpus_allowed_policy=split needs cpus_allowed (the CPUs to split), e.g. \

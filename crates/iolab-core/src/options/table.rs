@@ -318,7 +318,9 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         kind: Bool,
         default: Value("0"),
         unit: "",
-        help: "Keep running (looping over the region) until runtime has passed. Needs runtime.",
+        help: "Keep running (looping over the region) until runtime has passed. Without \
+               runtime it has no effect, as in fio 3.33 (the job does its size once), with a \
+               note.",
     },
     OptionDef {
         name: "ramp_time",
@@ -356,7 +358,9 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         default: Value("0"),
         unit: "",
         help: "Open with O_DIRECT (bypass the page cache). Block sizes, blockalign and \
-               offset must then be multiples of 512.",
+               offset must then be multiples of the file system's O_DIRECT alignment (statx \
+               STATX_DIOALIGN, else a read probe, else the device's logical block size): 1 \
+               on FUSE or tmpfs that take unaligned O_DIRECT, 512 or 4096 on ext4/xfs.",
     },
     OptionDef {
         name: "buffered",
@@ -645,7 +649,10 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         kind: Int,
         default: Note("0xb1899bed when randrepeat=1, else a fresh random seed (recorded)"),
         unit: "",
-        help: "Seed of the offset, block-size and mix generators.",
+        help: "Seed of the offset, block-size and mix generators. Each worker's seed also \
+               mixes in its number in the run (fio's rule: two jobs never draw the same \
+               offsets); given, every fleet host draws the same sequence, else each host's \
+               rank is mixed in too.",
     },
     OptionDef {
         name: "randrepeat",
@@ -654,7 +661,8 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         kind: Bool,
         default: Value("1"),
         unit: "",
-        help: "Use the fixed default seed so runs repeat the same pattern.",
+        help: "Use the fixed default seed so runs repeat the same pattern (each job and \
+               each fleet host still its own, as fio's jobs are).",
     },
     OptionDef {
         name: "allrandrepeat",

@@ -99,6 +99,9 @@ pub(super) static DATA_OPTIONS: &[OptionDef] = &[
             "crc32c",
             "crc32c-intel",
             "crc64",
+            "crc32",
+            "crc16",
+            "crc7",
             "md5",
             "sha1",
             "sha256",
@@ -112,7 +115,8 @@ pub(super) static DATA_OPTIONS: &[OptionDef] = &[
         help: "Check written data when it is read back: a header (offset, length, seed) per \
                verify_interval plus a digest of the data; meta checks the header only, \
                pattern compares every byte with verify_pattern, null writes headers but \
-               checks nothing. A write job reads everything back after writing (do_verify); \
+               checks nothing. crc32, crc16 and crc7 are fio's variants (crc32 is not \
+               zlib's). A write job reads everything back after writing (do_verify); \
                a read job checks what it reads. iolab's header is its own: fio cannot \
                verify iolab's data nor iolab fio's.",
     },

@@ -19,7 +19,9 @@ pub(super) static FILE_OPTIONS: &[OptionDef] = &[
         default: Value("1"),
         unit: "files",
         help: "Files per worker that iolab creates in directory= (when no filename= is \
-               given); size is split equally among them, as in fio.",
+               given); size is split equally among them, as in fio. Beside a filename= \
+               list, as fio 3.33: the first nrfiles names, or all names when there are \
+               fewer (nrfiles=3 with one name is one file), with a note.",
     },
     OptionDef {
         name: "filesize",

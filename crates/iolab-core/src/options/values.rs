@@ -89,6 +89,9 @@ pub(super) fn parse_verify(text: &str) -> Result<VerifyKind, String> {
         "0" | "none" => VerifyKind::Off,
         "crc32c" | "crc32c-intel" => VerifyKind::Crc32c,
         "crc64" => VerifyKind::Crc64,
+        "crc32" => VerifyKind::Crc32,
+        "crc16" => VerifyKind::Crc16,
+        "crc7" => VerifyKind::Crc7,
         "md5" => VerifyKind::Md5,
         "sha1" => VerifyKind::Sha1,
         "sha256" => VerifyKind::Sha256,
@@ -96,18 +99,20 @@ pub(super) fn parse_verify(text: &str) -> Result<VerifyKind, String> {
         "meta" => VerifyKind::Meta,
         "pattern" => VerifyKind::Pattern,
         "null" => VerifyKind::Null,
-        other @ ("crc32" | "crc16" | "crc7" | "sha224" | "sha384" | "sha512" | "sha3-224"
-        | "sha3-256" | "sha3-384" | "sha3-512" | "xxhash64") => {
+        other @ ("sha224" | "sha384" | "sha512" | "sha3-224" | "sha3-256" | "sha3-384"
+        | "sha3-512" | "xxhash64") => {
             return Err(format!(
-            "verify={other} is not supported yet; use crc32c, crc64, md5, sha1, sha256, xxhash, \
-                 meta, pattern or null"
-        ))
+                "verify={other} is not supported yet; use crc32c, crc32, crc64, crc16, crc7, md5, \
+                 sha1, sha256, xxhash, meta, pattern or null"
+            ))
         }
-        _ => return Err(
-            "expected 0, crc32c, crc32c-intel, crc64, md5, sha1, sha256, xxhash, meta, pattern \
-                 or null"
-                .into(),
-        ),
+        _ => {
+            return Err(
+                "expected 0, crc32c, crc32c-intel, crc32, crc64, crc16, crc7, md5, sha1, sha256, \
+                 xxhash, meta, pattern or null"
+                    .into(),
+            )
+        }
     })
 }
 

@@ -563,6 +563,33 @@ mod mix_and_seeds {
         assert_ne!(first(&j, 0, 1000), first(&other_seed, 0, 1000));
     }
 
+    /// fio seeds a worker from randseed and its thread number (run-wide):
+    /// a job's worker 0 after a 2-clone job is worker 2 of the run, and
+    /// draws what that clone would. A fleet host's rank is mixed in unless
+    /// randseed was written (then every host draws the same sequence).
+    #[test]
+    fn jobs_and_hosts_differ_unless_randseed_is_given() {
+        let a = job(&["rw=randread", "numjobs=2"]);
+        let b = PreparedJob {
+            first_worker: 2,
+            ..a.clone()
+        };
+        assert_ne!(first(&a, 0, 500), first(&b, 0, 500));
+        assert_eq!(first(&a, 2, 500), first(&b, 0, 500));
+        let host1 = PreparedJob {
+            seed_host: 1,
+            ..a.clone()
+        };
+        assert_ne!(first(&a, 0, 500), first(&host1, 0, 500));
+        let fixed = job(&["rw=randread", "randseed=7"]);
+        assert!(fixed.randseed_given && !a.randseed_given);
+        let fixed_host1 = PreparedJob {
+            seed_host: 1,
+            ..fixed.clone()
+        };
+        assert_eq!(first(&fixed, 0, 500), first(&fixed_host1, 0, 500));
+    }
+
     #[test]
     fn without_randrepeat_runs_differ_and_the_seed_is_told() {
         let j = job(&["rw=randrw", "randrepeat=0"]);

@@ -28,6 +28,7 @@ pub fn run(
         interval: Duration::from_secs(1),
         allow_overwrite: false,
         host: String::new(),
+        host_index: 0,
     };
     let mut run = Run::prepare(cfg)?;
     run.start(None)?;

@@ -4,11 +4,15 @@
 //! says nothing useful to the person who typed `bs=`).
 //!
 //! The alignment of a file comes from, in order: `statx(STATX_DIOALIGN)`
-//! (Linux 6.1+, ext4/xfs/f2fs/...), a read probe (O_DIRECT reads of 512,
-//! 1024, 2048, 4096 bytes until one is accepted), the logical block size
+//! (Linux 6.1+, ext4/xfs/f2fs/...), a read probe (O_DIRECT reads of 1,
+//! 512, 1024, 2048, 4096 bytes until one is accepted: a filesystem that
+//! takes unaligned O_DIRECT, as FUSE and tmpfs do, answers 1, so `bs=1`
+//! with `direct=1` runs there as under fio), the logical block size
 //! of the underlying device in sysfs, and finally 4096 bytes, a multiple of
 //! every common logical block size (the notes say when it was assumed).
-//! Block devices use their logical block size (`BLKSSZGET`).
+//! Block devices use their logical block size (`BLKSSZGET`). The memory
+//! side (`stx_dio_mem_align`) needs no check: every I/O buffer starts on a
+//! 4096-byte boundary (worker/buffers.rs `BUF_ALIGN`).
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -103,7 +107,7 @@ fn align_of(f: &File) -> DirectAlign {
     }
 }
 
-/// The smallest of 512..4096 that an O_DIRECT read accepts as offset and
+/// The smallest of 1, 512..4096 that an O_DIRECT read accepts as offset and
 /// length. Needs a file of at least 8 KiB: reads at or past the end return
 /// 0 before any alignment check.
 fn read_probe(f: &File) -> Option<u64> {
@@ -114,7 +118,7 @@ fn read_probe(f: &File) -> Option<u64> {
     let mut raw = vec![0u8; PROBE_FILE_BYTES + 4096];
     let start = raw.as_ptr().align_offset(4096);
     let buf = &mut raw[start..start + PROBE_FILE_BYTES];
-    for size in [512usize, 1024, 2048, 4096] {
+    for size in [1usize, 512, 1024, 2048, 4096] {
         match f.read_at(&mut buf[..size], size as u64) {
             Ok(n) if n == size => return Some(size as u64),
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => continue,

@@ -20,6 +20,25 @@ const MAGIC: u32 = u32::from_le_bytes(*b"IOLV");
 /// fio's `verify=crc64` (crc/crc64.c, `fio_crc64`): polynomial
 /// 0x95AC9329AC4BC9B5 reflected, init 0, no final xor: CRC-64/REDIS.
 const CRC64: crc::Crc<u64> = crc::Crc::<u64>::new(&crc::CRC_64_REDIS);
+/// fio's `verify=crc32` (crc/crc32.c, `fio_crc32`): the table-driven MSB-first
+/// CRC over polynomial 0x04C11DB7 from 0, with no final xor (POSIX cksum
+/// without its length and complement). No catalogue entry has these
+/// parameters, so they are spelled out; the check value is computed.
+const CRC32_FIO_ALG: crc::Algorithm<u32> = crc::Algorithm {
+    width: 32,
+    poly: 0x04c1_1db7,
+    init: 0,
+    refin: false,
+    refout: false,
+    xorout: 0,
+    check: 0x89a1_897f,
+    residue: 0,
+};
+const CRC32_FIO: crc::Crc<u32> = crc::Crc::<u32>::new(&CRC32_FIO_ALG);
+/// fio's `verify=crc16` (crc/crc16.c): CRC-16/ARC.
+const CRC16: crc::Crc<u16> = crc::Crc::<u16>::new(&crc::CRC_16_ARC);
+/// fio's `verify=crc7` (crc/crc7.c): CRC-7/MMC.
+const CRC7: crc::Crc<u8> = crc::Crc::<u8>::new(&crc::CRC_7_MMC);
 
 /// How chunks are built and checked.
 #[derive(Debug, Clone)]
@@ -48,6 +67,9 @@ fn digest(kind: VerifyKind, data: &[u8]) -> Vec<u8> {
     match kind {
         VerifyKind::Crc32c => crc32c::crc32c(data).to_le_bytes().to_vec(),
         VerifyKind::Crc64 => CRC64.checksum(data).to_le_bytes().to_vec(),
+        VerifyKind::Crc32 => CRC32_FIO.checksum(data).to_le_bytes().to_vec(),
+        VerifyKind::Crc16 => CRC16.checksum(data).to_le_bytes().to_vec(),
+        VerifyKind::Crc7 => vec![CRC7.checksum(data)],
         VerifyKind::Md5 => md5::Md5::digest(data).to_vec(),
         VerifyKind::Sha1 => sha1::Sha1::digest(data).to_vec(),
         VerifyKind::Sha256 => sha2::Sha256::digest(data).to_vec(),
@@ -234,6 +256,9 @@ mod tests {
         for kind in [
             VerifyKind::Crc32c,
             VerifyKind::Crc64,
+            VerifyKind::Crc32,
+            VerifyKind::Crc16,
+            VerifyKind::Crc7,
             VerifyKind::Md5,
             VerifyKind::Sha1,
             VerifyKind::Sha256,

@@ -105,6 +105,7 @@ pub(crate) fn outcome(jobs: Vec<PreparedJob>) -> Result<RunOutcome, EngineError>
         interval: Duration::from_secs(1),
         allow_overwrite: false,
         host: "test".into(),
+        host_index: 0,
     };
     let mut run = Run::prepare(cfg)?;
     run.start(None)?;

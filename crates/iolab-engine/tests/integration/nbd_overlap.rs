@@ -98,6 +98,7 @@ fn probe_run(opts: &[&str]) -> (RunOutcome, u64, u64) {
         interval: Duration::from_secs(1),
         allow_overwrite: false,
         host: "test".into(),
+        host_index: 0,
     })
     .unwrap();
     run.start(None).unwrap();

@@ -131,24 +131,7 @@ fn conflicts() {
         other => panic!("{opts:?}: expected a conflict, got {other:?}"),
     };
     assert!(conflict(&["size=1m", "rate=1m", "rate_iops=100"]).contains("mutually exclusive"));
-    assert!(conflict(&["size=1m", "time_based"]).contains("time_based needs runtime"));
     assert!(conflict(&["size=1m", "cpus_allowed_policy=split"]).contains("needs cpus_allowed"));
-    assert_eq!(
-        conflict(&["size=1m", "direct=1", "bs=1000"]),
-        "direct=1 needs sizes and offsets \
-        in multiples of 512 bytes, but the read block size is 1000 bytes"
-    );
-    assert!(conflict(&[
-        "size=1m",
-        "direct=1",
-        "rw=randwrite",
-        "bssplit=4k/50:1k/25:100/25"
-    ])
-    .contains("write block size is 100"));
-    assert!(conflict(&["size=1m", "direct=1", "offset=100"]).contains("offset is 100"));
-    assert!(
-        conflict(&["size=1m", "direct=1", "rw=randread", "ba=100"]).contains("blockalign is 100")
-    );
     assert!(conflict(&["size=8k", "bs=16k"]).contains("less than the largest block size (16384"));
     assert!(conflict(&["filename=a:b", "size=8k", "bs=8k"]).contains("4096 bytes per file"));
     assert!(conflict(&[

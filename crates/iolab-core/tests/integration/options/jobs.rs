@@ -265,6 +265,18 @@ fn time_options() {
     assert_eq!((j.thinktime_ns, j.loops), (250_000, 3));
     assert_eq!(prep(&["size=1m", "runtime=0"]).runtime_ns, None);
     assert!(!prep(&["size=1m", "time_based=0"]).time_based);
+    // fio 3.33 does the size once when time_based has no runtime (or runtime=0).
+    for no_runtime in [
+        &["size=1m", "time_based"][..],
+        &["size=1m", "time_based", "runtime=0"],
+    ] {
+        let j = prep(no_runtime);
+        assert!(!j.time_based && j.runtime_ns.is_none());
+        assert!(j
+            .warnings
+            .iter()
+            .any(|w| w.contains("time_based without runtime has no effect")));
+    }
 }
 
 #[test]
@@ -512,7 +524,13 @@ fn verify_conflicts_are_named() {
         "verify_offset=4080"
     ])
     .contains("does not fit"));
-    assert!(e(&["size=1m", "verify=crc32"]).contains("not supported yet"));
+    assert!(e(&["size=1m", "verify=sha512"]).contains("not supported yet"));
+    for kind in ["crc32", "crc16", "crc7"] {
+        let j = spec(&["size=1m", "rw=write", &format!("verify={kind}")])
+            .prepare()
+            .unwrap();
+        assert_eq!(j.data.verify.name(), kind);
+    }
     assert!(spec(&["size=1m", "rw=write", "verify=crc64"])
         .prepare()
         .is_ok());

@@ -29,6 +29,7 @@ pub fn config(jobs: Vec<PreparedJob>) -> RunConfig {
         interval: Duration::from_secs(1),
         allow_overwrite: false,
         host: "test".into(),
+        host_index: 0,
     }
 }
 

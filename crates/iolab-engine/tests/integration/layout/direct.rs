@@ -187,3 +187,20 @@ fn open_refuses_what_prepare_did_not_check() {
         Err(EngineError::Lifecycle(_))
     ));
 }
+
+/// tmpfs, like FUSE, takes O_DIRECT at any offset and length: the read
+/// probe finds 1, so `bs=1` with `direct=1` runs there (fio runs it too)
+/// instead of being refused against an assumed 512.
+#[test]
+fn a_filesystem_taking_unaligned_o_direct_gets_alignment_1() {
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    if !layout::direct_supported(shm.path()) {
+        eprintln!("SKIP: tmpfs here has no O_DIRECT (Linux < 6.6)");
+        return;
+    }
+    let mut j = direct_job(&shm.path().join("f"), 100);
+    j.bs = [BsSpec::Fixed(1), BsSpec::Fixed(1)];
+    j.offset = 3;
+    let l = prepare(&[j], false).unwrap();
+    assert_eq!(l.files[0].direct_align_bytes, Some(1));
+}

@@ -296,7 +296,7 @@ impl<B: Backend> Worker<B> {
     /// checked; the slot is free (nothing in flight uses its buffer).
     #[inline]
     pub(super) fn prepare_data(&mut self, slot: u32) {
-        let s = &mut self.slots[slot as usize];
+        let s = &mut self.q.slots[slot as usize];
         if s.dir == IoDir::Write {
             // Safety: the slot is being issued, so no I/O uses its buffer;
             // len ≤ the largest block size = the slot size.
@@ -311,7 +311,7 @@ impl<B: Backend> Worker<B> {
     /// A whole I/O completed: log a write, check a verify read.
     #[inline]
     pub(super) fn data_done(&mut self, slot: u32) {
-        let s = self.slots[slot as usize];
+        let s = self.q.slots[slot as usize];
         if s.dir == IoDir::Write {
             self.data.written(slot_unit(&s), s.seed);
         } else if s.check {

@@ -15,12 +15,12 @@ impl<B: Backend> Worker<B> {
     #[cold]
     pub(super) fn space_ran_out(&mut self, dir: IoDir, result: i64) -> bool {
         let full = result == -i64::from(libc::ENOSPC) || result == -i64::from(libc::EDQUOT);
-        if !self.fill_device || dir != IoDir::Write || !full {
+        if !self.limits.fill_device || dir != IoDir::Write || !full {
             return false;
         }
-        self.space_full = true;
-        self.gen_done = true;
-        self.pending = None;
+        self.limits.space_full = true;
+        self.src.gen_done = true;
+        self.src.pending = None;
         true
     }
 }

@@ -92,9 +92,9 @@ impl Drop for FlowMember {
 impl<B: super::Backend> super::Worker<B> {
     /// Join the job's flow group, if it has one (when I/O starts).
     pub(super) fn flow_join(&mut self) {
-        let c = &self.control;
+        let c = &self.pacing.control;
         if c.flow > 0 {
-            self.flow = Some(self.ctl.flows.join(c.flow_id, c.flow));
+            self.pacing.flow = Some(self.ctl.flows.join(c.flow_id, c.flow));
         }
     }
 
@@ -102,11 +102,11 @@ impl<B: super::Backend> super::Worker<B> {
     /// queue and sleep `flow_sleep`, or (without one) wait for a completion
     /// when there is one to wait for, else give the CPU away once.
     pub(super) fn flow_wait(&mut self) -> Result<(), crate::EngineError> {
-        if self.control.flow_sleep_us > 0 {
+        if self.pacing.control.flow_sleep_us > 0 {
             self.quiesce()?;
-            let until = self.last_ns + self.control.flow_sleep_us * 1000;
+            let until = self.last_ns + self.pacing.control.flow_sleep_us * 1000;
             self.sleep_until(until);
-        } else if self.inflight > 0 {
+        } else if self.q.inflight > 0 {
             self.reap(1)?;
         } else {
             std::thread::yield_now();

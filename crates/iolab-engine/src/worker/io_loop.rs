@@ -31,7 +31,7 @@ use iolab_core::job::IoDir;
 
 use super::clock::now_ns;
 use super::record::IoTimes;
-use super::{io_failed, Worker};
+use super::{io_failed, Params, Source, Syncs, Worker};
 use crate::backend::{Backend, Completion, Op, Queued, Request};
 use crate::EngineError;
 
@@ -109,7 +109,7 @@ impl<B: Backend> Worker<B> {
         if self.error.is_some() || self.ctl.job_halted(self.job_index) {
             return true;
         }
-        if self.lat_done || (self.gen_done && self.pending.is_none()) {
+        if self.pacing.lat_done || (self.src.gen_done && self.src.pending.is_none()) {
             return true;
         }
         match (self.p.runtime_ns, self.rec.measured_start_ns()) {
@@ -125,35 +125,35 @@ impl<B: Backend> Worker<B> {
             if self.stopping() {
                 return Ok(());
             }
-            if self.lat.is_some() && self.lat_follow()? {
+            if self.pacing.lat.is_some() && self.lat_follow()? {
                 continue;
             }
-            if let Some(r) = self.ratemin.as_mut() {
+            if let Some(r) = self.limits.ratemin.as_mut() {
                 let measuring = self.rec.measured_start_ns().is_some();
-                if let Err(e) = r.check(self.last_ns, measuring, self.done) {
+                if let Err(e) = r.check(self.last_ns, measuring, self.limits.done) {
                     self.error.get_or_insert(e);
                     continue;
                 }
             }
-            if let Some((file, op)) = self.sync_due.take() {
+            if let Some((file, op)) = self.syncs.sync_due.take() {
                 self.quiesce()?;
                 self.sync(file, op)?;
                 continue;
             }
-            if self.think_pending {
-                self.think_pending = false;
+            if self.pacing.think_pending {
+                self.pacing.think_pending = false;
                 self.quiesce()?;
                 let until = self.last_ns + self.p.thinktime_ns;
                 self.sleep_until(until);
                 continue;
             }
-            if let Some(due) = self.wait_due {
+            if let Some(due) = self.src.wait_due {
                 if self.last_ns >= due {
-                    self.wait_due = None;
-                } else if self.inflight > 0 && !self.offload {
+                    self.src.wait_due = None;
+                } else if self.q.inflight > 0 && !self.pacing.offload {
                     self.reap(1)?;
                     continue;
-                } else if self.inflight > 0 {
+                } else if self.q.inflight > 0 {
                     // offload: completions carry their own instants, so
                     // take what is there and keep the schedule.
                     self.reap_ready()?;
@@ -161,7 +161,7 @@ impl<B: Backend> Worker<B> {
                     continue;
                 } else {
                     self.sleep_until(due);
-                    self.wait_due = None;
+                    self.src.wait_due = None;
                     continue;
                 }
             }
@@ -169,46 +169,46 @@ impl<B: Backend> Worker<B> {
                 self.reap(1)?;
                 continue;
             }
-            if self.free.is_empty() || self.lat_full() {
-                self.reap(self.p.complete_min.min(self.inflight))?;
+            if self.q.free.is_empty() || self.lat_full() {
+                self.reap(self.p.complete_min.min(self.q.inflight))?;
                 continue;
             }
             self.issue()?;
-            if self.flow_held {
-                self.flow_held = false;
+            if self.pacing.flow_held {
+                self.pacing.flow_held = false;
                 self.flow_wait()?;
             }
         }
     }
 
-    /// Pull up to `want` units that are due into `self.batch`.
+    /// Pull up to `want` units that are due into `self.q.batch`.
     fn fill_batch(&mut self, want: usize) {
-        self.batch.clear();
-        while self.batch.len() < want {
-            let (u, due) = match self.pending.take() {
+        self.q.batch.clear();
+        while self.q.batch.len() < want {
+            let (u, due) = match self.src.pending.take() {
                 Some(p) => p,
-                None if self.flow.as_mut().is_some_and(|f| !f.admit()) => {
-                    self.flow_held = true;
+                None if self.pacing.flow.as_mut().is_some_and(|f| !f.admit()) => {
+                    self.pacing.flow_held = true;
                     return;
                 }
                 None => match self.next_unit() {
-                    Some(u) => (u, self.due_for(&u)),
+                    Some(u) => (u, self.src.due_for(&u)),
                     None => {
-                        self.gen_done = true;
+                        self.src.gen_done = true;
                         return;
                     }
                 },
             };
             if due > self.last_ns && due > self.clock() {
-                self.pending = Some((u, due));
-                self.wait_due = Some(due);
+                self.src.pending = Some((u, due));
+                self.src.wait_due = Some(due);
                 return;
             }
             if self.overlap_holds(u, due) {
                 return;
             }
-            self.batch.push((u, due));
-            if u.dir == IoDir::Write && self.count_write(u.file) {
+            self.q.batch.push((u, due));
+            if u.dir == IoDir::Write && self.syncs.count_write(u.file, &self.p) {
                 return;
             }
         }
@@ -220,69 +220,41 @@ impl<B: Backend> Worker<B> {
         if let Some(u) = self.data.next_read() {
             return Some(u);
         }
-        if self.data.phase || self.bytes_left == 0 || self.ios_left == 0 {
+        if self.data.phase || self.src.bytes_left == 0 || self.src.ios_left == 0 {
             return None;
         }
-        let u = self.gen.next()?;
-        self.bytes_left = self.bytes_left.saturating_sub(u.len);
-        self.ios_left -= 1;
+        let u = self.src.gen.next()?;
+        self.src.bytes_left = self.src.bytes_left.saturating_sub(u.len);
+        self.src.ios_left -= 1;
         Some(self.data.adapt(u))
     }
 
-    /// Intended issue time of `u` (0 = whenever: no rate in its direction).
-    /// The rate schedule starts when I/O starts (ramp included), so the
-    /// pace does not jump when the measured window begins.
-    #[inline]
-    fn due_for(&mut self, u: &IoUnit) -> u64 {
-        match self.rate.as_mut() {
-            Some(r) if r.is_limited(u.dir) => self.rate_origin_ns + r.next_due_ns(u.dir, u.len),
-            _ => 0,
-        }
-    }
-
-    /// Count a write to `file`; true if a sync is due after it.
-    fn count_write(&mut self, file: u32) -> bool {
-        let f = file as usize;
-        self.written[f] = true;
-        if self.p.fsync_every == 0 && self.p.fdatasync_every == 0 {
-            return false;
-        }
-        self.writes[f] += 1;
-        let n = self.writes[f];
-        if self.p.fsync_every > 0 && n.is_multiple_of(self.p.fsync_every) {
-            self.sync_due = Some((file, Op::Fsync));
-        } else if self.p.fdatasync_every > 0 && n.is_multiple_of(self.p.fdatasync_every) {
-            self.sync_due = Some((file, Op::Fdatasync));
-        }
-        self.sync_due.is_some()
-    }
-
     fn issue(&mut self) -> Result<(), EngineError> {
-        let mut want = self.free.len().min(self.p.batch_submit as usize);
-        if let Some(l) = &self.lat {
-            want = want.min(l.qd.saturating_sub(self.inflight) as usize);
+        let mut want = self.q.free.len().min(self.p.batch_submit as usize);
+        if let Some(l) = &self.pacing.lat {
+            want = want.min(l.qd.saturating_sub(self.q.inflight) as usize);
         }
         if self.p.thinktime_ns > 0 {
             want = 1;
         }
         self.fill_batch(want);
-        if self.batch.is_empty() {
+        if self.q.batch.is_empty() {
             return Ok(());
         }
-        self.think_pending = self.p.thinktime_ns > 0;
+        self.pacing.think_pending = self.p.thinktime_ns > 0;
         if B::SYNC {
             return self.issue_sync();
         }
         let t0 = self.clock();
         let mut per_dir = [0u64; 2];
-        for i in 0..self.batch.len() {
-            let (u, due) = self.batch[i];
-            let slot = self.free.pop().expect("batch never exceeds free slots");
-            self.slots[slot as usize] = Slot::issued(&u, t0, 0, due);
-            self.slots[slot as usize].ioprio = self.pick_prio(&u);
+        for i in 0..self.q.batch.len() {
+            let (u, due) = self.q.batch[i];
+            let slot = self.q.free.pop().expect("batch never exceeds free slots");
+            self.q.slots[slot as usize] = Slot::issued(&u, t0, 0, due);
+            self.q.slots[slot as usize].ioprio = self.pick_prio(&u);
             self.overlap_issued(slot, &u);
             self.prepare_data(slot);
-            self.staged.push(slot);
+            self.q.staged.push(slot);
             per_dir[u.dir as usize] += 1;
             self.queue(slot)?;
         }
@@ -290,11 +262,11 @@ impl<B: Backend> Worker<B> {
             .commit()
             .map_err(|e| self.backend_err("submit", e))?;
         let t1 = self.clock();
-        for &slot in &self.staged {
-            self.slots[slot as usize].times.submit_ns = t1;
+        for &slot in &self.q.staged {
+            self.q.slots[slot as usize].times.submit_ns = t1;
         }
-        self.inflight += self.staged.len() as u32;
-        self.staged.clear();
+        self.q.inflight += self.q.staged.len() as u32;
+        self.q.staged.clear();
         self.rec.submitted(0, per_dir[0], t1 - t0);
         self.rec.submitted(1, per_dir[1], t1 - t0);
         Ok(())
@@ -303,11 +275,11 @@ impl<B: Backend> Worker<B> {
     /// Synchronous backends: each unit completes inside `queue`.
     fn issue_sync(&mut self) -> Result<(), EngineError> {
         let slot = 0;
-        for i in 0..self.batch.len() {
-            let (u, due) = self.batch[i];
+        for i in 0..self.q.batch.len() {
+            let (u, due) = self.q.batch[i];
             let t0 = self.clock();
-            self.slots[0] = Slot::issued(&u, t0, t0, due);
-            self.slots[0].ioprio = self.pick_prio(&u);
+            self.q.slots[0] = Slot::issued(&u, t0, t0, due);
+            self.q.slots[0].ioprio = self.pick_prio(&u);
             self.prepare_data(slot);
             loop {
                 let req = self.request(slot);
@@ -323,7 +295,7 @@ impl<B: Backend> Worker<B> {
                     break;
                 }
             }
-            if self.error.is_some() || self.space_full {
+            if self.error.is_some() || self.limits.space_full {
                 break;
             }
         }
@@ -333,7 +305,7 @@ impl<B: Backend> Worker<B> {
     /// The request for what remains of `slot`'s I/O.
     #[inline]
     fn request(&self, slot: u32) -> Request {
-        let s = &self.slots[slot as usize];
+        let s = &self.q.slots[slot as usize];
         Request {
             slot,
             op: Op::from(s.dir),
@@ -360,16 +332,16 @@ impl<B: Backend> Worker<B> {
 
     /// Reap at least `min` (≥ 1 while anything is in flight) completions.
     pub(super) fn reap(&mut self, min: u32) -> Result<(), EngineError> {
-        self.reap_between(min.max(1).min(self.inflight), self.p.complete_max)
+        self.reap_between(min.max(1).min(self.q.inflight), self.p.complete_max)
     }
 
     /// Take the completions already there, without waiting (offload).
     pub(super) fn reap_ready(&mut self) -> Result<(), EngineError> {
-        self.reap_between(0, self.inflight)
+        self.reap_between(0, self.q.inflight)
     }
 
     fn reap_between(&mut self, min: u32, max: u32) -> Result<(), EngineError> {
-        let mut comps = std::mem::take(&mut self.comps);
+        let mut comps = std::mem::take(&mut self.q.comps);
         comps.clear();
         let r = self.backend.reap(min, max, &mut comps);
         let ts = self.clock();
@@ -378,11 +350,11 @@ impl<B: Backend> Worker<B> {
                 for &c in &comps {
                     let ts = self.backend.completed_at(c.slot).unwrap_or(ts);
                     if !self.complete(c, ts) {
-                        self.inflight -= 1;
-                        self.free.push(c.slot);
+                        self.q.inflight -= 1;
+                        self.q.free.push(c.slot);
                         self.overlap_freed(c.slot);
                     } else if let Err(e) = self.resubmit(c.slot) {
-                        self.comps = comps;
+                        self.q.comps = comps;
                         return Err(e);
                     }
                 }
@@ -390,7 +362,7 @@ impl<B: Backend> Worker<B> {
             }
             Err(e) => Err(self.backend_err("reap", e)),
         };
-        self.comps = comps;
+        self.q.comps = comps;
         out
     }
 
@@ -398,7 +370,7 @@ impl<B: Backend> Worker<B> {
     /// go on (the slot stays busy).
     #[inline]
     fn complete(&mut self, c: Completion, ts: u64) -> bool {
-        let s = &mut self.slots[c.slot as usize];
+        let s = &mut self.q.slots[c.slot as usize];
         let left = i64::from(s.len - s.done);
         if c.result >= left {
             let (dir, len, times) = (s.dir, s.len, s.times);
@@ -407,10 +379,11 @@ impl<B: Backend> Worker<B> {
             if self.prio.is_some() || self.iolog.is_some() {
                 self.per_io(c.slot, ts);
             }
-            let d = &mut self.done[dir as usize];
+            let d = &mut self.limits.done[dir as usize];
             (d.0, d.1) = (d.0 + 1, d.1 + u64::from(len));
-            if self.lat.is_some() {
-                self.lat_completed(ts.saturating_sub(times.issue_ns), ts);
+            if self.pacing.lat.is_some() {
+                self.pacing
+                    .lat_completed(ts.saturating_sub(times.issue_ns), ts);
             }
             self.data_done(c.slot);
             return false;
@@ -425,14 +398,17 @@ impl<B: Backend> Worker<B> {
 
     #[cold]
     fn failed(&mut self, c: Completion) {
-        let s = self.slots[c.slot as usize];
+        let s = self.q.slots[c.slot as usize];
         if self.space_ran_out(s.dir, c.result) {
             return;
         }
         self.rec.errored(s.dir);
         let path = &self.paths[s.file as usize];
         let len = u64::from(s.len);
-        let fatal = self.errs.io_failed(path, s.dir, s.offset, len, c.result);
+        let fatal = self
+            .limits
+            .errs
+            .io_failed(path, s.dir, s.offset, len, c.result);
         if fatal && self.error.is_none() {
             let path = path.clone();
             let e = io_failed(path, s.offset, len, s.dir.name(), c.result);
@@ -447,7 +423,40 @@ impl<B: Backend> Worker<B> {
         self.backend
             .commit()
             .map_err(|e| self.backend_err("submit", e))?;
-        self.slots[slot as usize].times.submit_ns = self.clock();
+        self.q.slots[slot as usize].times.submit_ns = self.clock();
         Ok(())
+    }
+}
+
+impl Source {
+    /// Intended issue time of `u` (0 = whenever: no rate in its direction).
+    /// The rate schedule starts when I/O starts (ramp included), so the
+    /// pace does not jump when the measured window begins.
+    #[inline]
+    pub(super) fn due_for(&mut self, u: &IoUnit) -> u64 {
+        match self.rate.as_mut() {
+            Some(r) if r.is_limited(u.dir) => self.rate_origin_ns + r.next_due_ns(u.dir, u.len),
+            _ => 0,
+        }
+    }
+}
+
+impl Syncs {
+    /// Count a write to `file`; true if a sync is due after it.
+    #[inline]
+    pub(super) fn count_write(&mut self, file: u32, p: &Params) -> bool {
+        let f = file as usize;
+        self.written[f] = true;
+        if p.fsync_every == 0 && p.fdatasync_every == 0 {
+            return false;
+        }
+        self.writes[f] += 1;
+        let n = self.writes[f];
+        if p.fsync_every > 0 && n.is_multiple_of(p.fsync_every) {
+            self.sync_due = Some((file, Op::Fsync));
+        } else if p.fdatasync_every > 0 && n.is_multiple_of(p.fdatasync_every) {
+            self.sync_due = Some((file, Op::Fdatasync));
+        }
+        self.sync_due.is_some()
     }
 }

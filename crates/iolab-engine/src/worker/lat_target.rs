@@ -160,15 +160,10 @@ impl LatTarget {
     }
 }
 
-impl<B: super::Backend> super::Worker<B> {
-    /// Whether the latency search's depth is reached (the loop must reap).
-    #[inline]
-    pub(super) fn lat_full(&self) -> bool {
-        self.lat.as_ref().is_some_and(|l| self.inflight >= l.qd)
-    }
-
+impl super::Pacing {
     /// A completion's latency into the search; a step it asks for is kept
     /// for `lat_follow` (a miss is never overwritten).
+    #[inline]
     pub(super) fn lat_completed(&mut self, lat_ns: u64, now_ns: u64) {
         if let Some(l) = self.lat.as_mut() {
             let step = l.completed(lat_ns, now_ns);
@@ -177,14 +172,25 @@ impl<B: super::Backend> super::Worker<B> {
             }
         }
     }
+}
+
+impl<B: super::Backend> super::Worker<B> {
+    /// Whether the latency search's depth is reached (the loop must reap).
+    #[inline]
+    pub(super) fn lat_full(&self) -> bool {
+        self.pacing
+            .lat
+            .as_ref()
+            .is_some_and(|l| self.q.inflight >= l.qd)
+    }
 
     /// Act on the search: what a completion asked, else the window's end.
     /// True when the loop should look again before issuing.
     pub(super) fn lat_follow(&mut self) -> Result<bool, crate::EngineError> {
-        let Some(l) = self.lat.as_mut() else {
+        let Some(l) = self.pacing.lat.as_mut() else {
             return Ok(false);
         };
-        let step = match std::mem::replace(&mut self.lat_step, Step::Go) {
+        let step = match std::mem::replace(&mut self.pacing.lat_step, Step::Go) {
             Step::Go => l.check(self.last_ns),
             s => s,
         };
@@ -199,7 +205,7 @@ impl<B: super::Backend> super::Worker<B> {
                 Ok(true)
             }
             Step::Done => {
-                self.lat_done = true;
+                self.pacing.lat_done = true;
                 Ok(true)
             }
             Step::Missed => {

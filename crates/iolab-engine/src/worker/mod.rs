@@ -193,7 +193,9 @@ impl Params {
 
 /// The state of one running worker. Field order matters: the backend (and
 /// with it an io_uring ring and its buffer registration) drops before the
-/// buffers and files it points into.
+/// buffers and files it points into. What the loop keeps is grouped by
+/// what it is for: [`Queue`], [`Source`], [`Syncs`], [`Pacing`], [`Limits`]
+/// (plain owned parts: no indirection on the per-I/O path).
 pub(crate) struct Worker<B: Backend> {
     backend: B,
     bufs: AlignedBufs,
@@ -201,23 +203,11 @@ pub(crate) struct Worker<B: Backend> {
     _files: Vec<File>,
     paths: Vec<PathBuf>,
     p: Params,
-    slots: Vec<Slot>,
-    free: Vec<u32>,
-    inflight: u32,
-    comps: Vec<Completion>,
-    batch: Vec<(IoUnit, u64)>,
-    staged: Vec<u32>,
-    gen: IoGen,
-    gen_done: bool,
-    /// A unit taken from the generator but not due yet, with its due time.
-    pending: Option<(IoUnit, u64)>,
-    wait_due: Option<u64>,
-    rate: Option<RateLimiter>,
-    rate_origin_ns: u64,
-    writes: Vec<u32>,
-    written: Vec<bool>,
-    sync_due: Option<(u32, Op)>,
-    think_pending: bool,
+    q: Queue,
+    src: Source,
+    syncs: Syncs,
+    pacing: Pacing,
+    limits: Limits,
     last_ns: u64,
     rec: Recorder,
     error: Option<EngineError>,
@@ -225,23 +215,62 @@ pub(crate) struct Worker<B: Backend> {
     data: data::DataState,
     /// cpuio: burn CPU instead of doing I/O.
     burner: Option<CpuBurner>,
-    /// What io_size and number_ios still allow the generator to issue.
-    bytes_left: u64,
-    ios_left: u64,
-    /// exitall and exitall_on_error are read at the end.
-    job_amounts: iolab_core::job::Amounts,
-    /// rate_min / rate_iops_min, and the (I/Os, bytes) completed per direction.
-    ratemin: Option<ratemin::RateMin>,
-    done: [(u64, u64); 2],
-    /// fill_device: ENOSPC ends the writing ([`fill`]); and whether it did.
-    fill_device: bool,
-    space_full: bool,
-    /// Failures counted, and which end the job (continue_on_error).
-    errs: errors::ErrorState,
     /// Each I/O's priority (prio, cmdprio options); None when none is set.
     prio: Option<prio::PrioPicker>,
     /// Per-I/O records (per_io_log); None when no log asks for them.
     iolog: Option<iolog::IoLogWriter>,
+    /// serialize_overlap: the busy slots' byte ranges.
+    overlap: Option<overlap::Overlap>,
+    /// Index of the worker's job in the run (its `Control::job_stop`).
+    job_index: usize,
+}
+
+/// The queue: one slot per iodepth, which are free, how many are in
+/// flight, and the reused vectors a batch is built and reaped in
+/// (allocated once, at the queue's size).
+struct Queue {
+    slots: Vec<Slot>,
+    /// Free slot indexes (a stack).
+    free: Vec<u32>,
+    inflight: u32,
+    /// Completions of one reap.
+    comps: Vec<Completion>,
+    /// The units of the batch being issued, with their due times.
+    batch: Vec<(IoUnit, u64)>,
+    /// The slots of that batch handed to the backend, not yet committed.
+    staged: Vec<u32>,
+}
+
+/// What to issue next: the generator, a unit taken but not due yet, the
+/// rate schedule, and what io_size and number_ios still allow.
+struct Source {
+    gen: IoGen,
+    /// The generator (or the verify phase) has nothing more.
+    gen_done: bool,
+    /// A unit taken from the generator but not due yet, with its due time.
+    pending: Option<(IoUnit, u64)>,
+    /// The loop waits until this instant before issuing.
+    wait_due: Option<u64>,
+    rate: Option<RateLimiter>,
+    /// Where the rate schedule starts (when I/O starts).
+    rate_origin_ns: u64,
+    /// What io_size and number_ios still allow the generator to issue.
+    bytes_left: u64,
+    ios_left: u64,
+}
+
+/// Write tracking: the writes counted per file (fsync / fdatasync every
+/// N), which files were written (end_fsync, the verify phase's flush),
+/// and the sync the loop owes.
+struct Syncs {
+    writes: Vec<u32>,
+    written: Vec<bool>,
+    sync_due: Option<(u32, Op)>,
+}
+
+/// Submission control: what holds issuing back besides the rate — flow
+/// groups, the latency_target search, thinktime, io_submit_mode.
+struct Pacing {
     /// flow, latency_target and io_submit_mode.
     control: iolab_core::job::IoControl,
     /// This worker's place in its flow group while it runs.
@@ -254,15 +283,28 @@ pub(crate) struct Worker<B: Backend> {
     lat_done: bool,
     /// io_submit_mode=offload: never wait on a completion for a due I/O.
     offload: bool,
-    /// serialize_overlap: the busy slots' byte ranges.
-    overlap: Option<overlap::Overlap>,
-    /// Index of the worker's job in the run (its `Control::job_stop`).
-    job_index: usize,
+    /// thinktime: the loop quiesces and sleeps before the next batch.
+    think_pending: bool,
+}
+
+/// Stopping rules besides runtime and the generator: exitall, rate_min,
+/// fill_device, and the error policy.
+struct Limits {
+    /// exitall and exitall_on_error are read at the end.
+    job_amounts: iolab_core::job::Amounts,
+    /// rate_min / rate_iops_min, and the (I/Os, bytes) completed per direction.
+    ratemin: Option<ratemin::RateMin>,
+    done: [(u64, u64); 2],
+    /// fill_device: ENOSPC ends the writing ([`fill`]); and whether it did.
+    fill_device: bool,
+    space_full: bool,
+    /// Failures counted, and which end the job (continue_on_error).
+    errs: errors::ErrorState,
 }
 
 impl<B: Backend> std::fmt::Debug for Worker<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Worker<{}>(inflight={})", B::NAME, self.inflight)
+        write!(f, "Worker<{}>(inflight={})", B::NAME, self.q.inflight)
     }
 }
 
@@ -343,22 +385,47 @@ impl<B: Backend> Worker<B> {
             _files: spec.files,
             paths: spec.paths,
             p,
-            slots: vec![Slot::default(); p.iodepth as usize],
-            free: (0..p.iodepth).rev().collect(),
-            inflight: 0,
-            comps: Vec::with_capacity(p.iodepth as usize + 1),
-            batch: Vec::with_capacity(p.batch_submit as usize),
-            staged: Vec::with_capacity(p.batch_submit as usize),
-            gen: spec.gen,
-            gen_done: false,
-            pending: None,
-            wait_due: None,
-            rate: spec.rate,
-            rate_origin_ns: 0,
-            writes: vec![0; n],
-            written: vec![false; n],
-            sync_due: None,
-            think_pending: false,
+            q: Queue {
+                slots: vec![Slot::default(); p.iodepth as usize],
+                free: (0..p.iodepth).rev().collect(),
+                inflight: 0,
+                comps: Vec::with_capacity(p.iodepth as usize + 1),
+                batch: Vec::with_capacity(p.batch_submit as usize),
+                staged: Vec::with_capacity(p.batch_submit as usize),
+            },
+            src: Source {
+                gen: spec.gen,
+                gen_done: false,
+                pending: None,
+                wait_due: None,
+                rate: spec.rate,
+                rate_origin_ns: 0,
+                bytes_left: spec.job.amounts.io_size.unwrap_or(u64::MAX),
+                ios_left: spec.job.amounts.number_ios.unwrap_or(u64::MAX),
+            },
+            syncs: Syncs {
+                writes: vec![0; n],
+                written: vec![false; n],
+                sync_due: None,
+            },
+            pacing: Pacing {
+                control: spec.job.control.clone(),
+                flow: None,
+                flow_held: false,
+                lat: lat_target::LatTarget::new(&spec.job.control, p.iodepth),
+                lat_step: lat_target::Step::Go,
+                lat_done: false,
+                offload: spec.job.control.submit_mode == iolab_core::job::SubmitMode::Offload,
+                think_pending: false,
+            },
+            limits: Limits {
+                job_amounts: spec.job.amounts.clone(),
+                ratemin: ratemin::RateMin::new(&spec.job),
+                done: [(0, 0); 2],
+                fill_device: spec.job.zones.fill_device,
+                space_full: false,
+                errs,
+            },
             last_ns: 0,
             rec,
             error: None,
@@ -368,23 +435,8 @@ impl<B: Backend> Worker<B> {
                 CpuBurner::new(spec.job.engine.cpuload, spec.job.engine.cpuchunks_us)
                     .with_mode(spec.job.worker.cpumode)
             }),
-            bytes_left: spec.job.amounts.io_size.unwrap_or(u64::MAX),
-            ios_left: spec.job.amounts.number_ios.unwrap_or(u64::MAX),
-            job_amounts: spec.job.amounts.clone(),
-            ratemin: ratemin::RateMin::new(&spec.job),
-            done: [(0, 0); 2],
-            fill_device: spec.job.zones.fill_device,
-            space_full: false,
-            errs,
             prio: prio::PrioPicker::new(&spec.job, prio_seed),
             iolog,
-            control: spec.job.control.clone(),
-            flow: None,
-            flow_held: false,
-            lat: lat_target::LatTarget::new(&spec.job.control, p.iodepth),
-            lat_step: lat_target::Step::Go,
-            lat_done: false,
-            offload: spec.job.control.submit_mode == iolab_core::job::SubmitMode::Offload,
             overlap: overlap::Overlap::new(
                 spec.job.data.serialize_overlap,
                 p.iodepth as usize,
@@ -422,14 +474,14 @@ impl<B: Backend> Worker<B> {
                 error: None,
             };
         };
-        if self.rate.is_some() || self.p.thinktime_ns > 0 {
+        if self.src.rate.is_some() || self.p.thinktime_ns > 0 {
             clock::tighten_timer_slack();
         }
         self.last_ns = origin;
-        self.rate_origin_ns = origin;
+        self.src.rate_origin_ns = origin;
         self.rec.begin(origin, self.p.ramp_ns);
         self.flow_join();
-        if let Some(l) = self.lat.as_mut() {
+        if let Some(l) = self.pacing.lat.as_mut() {
             l.start(origin);
         }
         if let Some(burner) = self.burner {
@@ -452,15 +504,15 @@ impl<B: Backend> Worker<B> {
         if let Some(Err(e)) = self.iolog.as_mut().map(iolog::IoLogWriter::finish) {
             self.error.get_or_insert(e);
         }
-        let a = &self.job_amounts;
+        let a = &self.limits.job_amounts;
         if a.exitall || (a.exitall_on_error && self.error.is_some()) {
-            self.errs.exit_others(&self.ctl);
+            self.limits.errs.exit_others(&self.ctl);
         }
         // Leave the flow group (after a stop, so the others never run free).
-        self.flow = None;
+        self.pacing.flow = None;
         let mut result = self.rec.finish(end, parts.worker, parts.host);
-        self.errs.report(&mut result);
-        result.latency_depth = self.lat.as_ref().map(|l| l.qd);
+        self.limits.errs.report(&mut result);
+        result.latency_depth = self.pacing.lat.as_ref().map(|l| l.qd);
         WorkerOutcome {
             result,
             error: self.error.take(),
@@ -476,7 +528,7 @@ impl<B: Backend> Worker<B> {
             let io_end = self.clock();
             self.rec.end_phase(io_end);
             self.data.phase = true;
-            self.gen_done = false;
+            self.src.gen_done = false;
             let mut verified = self.drop_written();
             if verified.is_ok() && self.error.is_none() {
                 verified = self.main_loop().and_then(|()| self.quiesce());
@@ -485,7 +537,11 @@ impl<B: Backend> Worker<B> {
                 self.error.get_or_insert(e);
             }
         }
-        if let Some(e) = self.data.error().and_then(|e| self.errs.verify_failed(e)) {
+        if let Some(e) = self
+            .data
+            .error()
+            .and_then(|e| self.limits.errs.verify_failed(e))
+        {
             self.error.get_or_insert(e);
         }
     }
@@ -495,7 +551,7 @@ impl<B: Backend> Worker<B> {
     /// is the verify phase's, as in fio).
     fn drop_written(&mut self) -> Result<(), EngineError> {
         for f in 0..self.paths.len() {
-            if self.written[f] && self.sync_unrecorded(f as u32, Op::Fsync)?.is_none() {
+            if self.syncs.written[f] && self.sync_unrecorded(f as u32, Op::Fsync)?.is_none() {
                 return Ok(()); // the failed flush is the job's error; nothing to verify against
             }
         }
@@ -507,7 +563,7 @@ impl<B: Backend> Worker<B> {
 
     fn end_fsync(&mut self) {
         for f in 0..self.paths.len() {
-            if self.written[f] {
+            if self.syncs.written[f] {
                 if let Err(e) = self.sync(f as u32, Op::Fsync) {
                     self.error.get_or_insert(e);
                     return;
@@ -529,16 +585,19 @@ impl<B: Backend> Drop for Worker<B> {
         // The kernel may still write into the buffers of in-flight I/Os (a
         // panic unwound through the loop): wait for them; if even that
         // fails, leak the buffers rather than free memory the kernel uses.
-        if self.inflight > 0 {
+        if self.q.inflight > 0 {
             let mut out = Vec::new();
-            while self.inflight > 0 {
+            while self.q.inflight > 0 {
                 out.clear();
-                match self.backend.reap(self.inflight, self.inflight, &mut out) {
-                    Ok(n) if n > 0 => self.inflight -= n,
+                match self
+                    .backend
+                    .reap(self.q.inflight, self.q.inflight, &mut out)
+                {
+                    Ok(n) if n > 0 => self.q.inflight -= n,
                     _ => break,
                 }
             }
-            if self.inflight > 0 {
+            if self.q.inflight > 0 {
                 let leaked = std::mem::replace(&mut self.bufs, AlignedBufs::new(1, 1, 0));
                 std::mem::forget(leaked);
             }

@@ -64,11 +64,11 @@ impl<B: Backend> Worker<B> {
         let Some(o) = self.overlap.as_mut() else {
             return false;
         };
-        if !o.blocks(&u, &self.batch) {
+        if !o.blocks(&u, &self.q.batch) {
             return false;
         }
         o.wait = true;
-        self.pending = Some((u, due));
+        self.src.pending = Some((u, due));
         true
     }
 
@@ -78,7 +78,7 @@ impl<B: Backend> Worker<B> {
         match self.overlap.as_mut() {
             Some(o) if o.wait => {
                 o.wait = false;
-                self.inflight > 0
+                self.q.inflight > 0
             }
             _ => false,
         }

@@ -170,7 +170,7 @@ impl<B: Backend> Worker<B> {
     /// Per-priority latency and the per-I/O record of a completed slot
     /// (only jobs that ask for them come here).
     pub(super) fn per_io(&mut self, slot: u32, ts: u64) {
-        let s = self.slots[slot as usize];
+        let s = self.q.slots[slot as usize];
         let Some(start) = self.rec.measured_start_ns() else {
             return; // ramp: nothing is kept
         };

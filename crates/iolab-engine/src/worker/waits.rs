@@ -11,8 +11,8 @@ use crate::EngineError;
 impl<B: Backend> Worker<B> {
     /// Wait for every in-flight I/O.
     pub(super) fn quiesce(&mut self) -> Result<(), EngineError> {
-        while self.inflight > 0 {
-            self.reap(self.inflight)?;
+        while self.q.inflight > 0 {
+            self.reap(self.q.inflight)?;
         }
         Ok(())
     }
@@ -53,13 +53,13 @@ impl<B: Backend> Worker<B> {
                 self.backend
                     .commit()
                     .map_err(|e| self.backend_err("submit", e))?;
-                self.comps.clear();
-                while self.comps.is_empty() {
+                self.q.comps.clear();
+                while self.q.comps.is_empty() {
                     self.backend
-                        .reap(1, 1, &mut self.comps)
+                        .reap(1, 1, &mut self.q.comps)
                         .map_err(|e| self.backend_err("reap", e))?;
                 }
-                self.comps[0]
+                self.q.comps[0]
             }
         };
         let t1 = self.clock();

@@ -5,6 +5,7 @@
 //! implementation.
 
 use iolab_core::hist::LatHist;
+use iolab_core::prom;
 use iolab_core::summary::LatSummary;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -71,4 +72,37 @@ pub fn hist_stats<'py>(
     }
     d.set_item("percentiles", pct)?;
     Ok(d)
+}
+
+/// A Prometheus latency family as text (the core's `prom`: one bucket
+/// layout everywhere, so series of different processes add up): every
+/// series `(labels as (name, value) pairs, histogram V2 base64)` as a
+/// classic histogram in seconds, and when `summaries` the quantile summary
+/// family beside it.
+#[pyfunction]
+#[pyo3(signature = (name, help, series, summaries = false))]
+pub fn prom_latency(
+    name: &str,
+    help: &str,
+    series: Vec<(Vec<(String, String)>, String)>,
+    summaries: bool,
+) -> PyResult<String> {
+    let mut decoded = Vec::with_capacity(series.len());
+    for (labels, h) in &series {
+        let pairs: Vec<(&str, &str)> = labels
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        decoded.push((prom::labels_text(&pairs), decode(h)?));
+    }
+    let refs: Vec<(String, &LatHist)> = decoded.iter().map(|(l, h)| (l.clone(), h)).collect();
+    let mut out = String::new();
+    prom::write_latency_family(&mut out, name, help, &refs, summaries);
+    Ok(out)
+}
+
+/// The finite upper bounds of the Prometheus buckets, ns, ascending.
+#[pyfunction]
+pub fn prom_bounds_ns() -> Vec<f64> {
+    prom::bounds_ns().to_vec()
 }

@@ -40,10 +40,19 @@ def target(
         typer.Option("--max-request", help="Largest request payload, e.g. 48m (default and most 64m)."),
     ] = None,
     listen_any: Annotated[bool, typer.Option("--listen-any", help="Allow non-loopback addresses.")] = False,
+    metrics_summaries: Annotated[
+        bool,
+        typer.Option(
+            "--metrics-summaries",
+            help="/metrics also writes latency quantile summaries (not mergeable) beside the histograms.",
+        ),
+    ] = False,
 ) -> None:
     """Serve an NBD target until SIGTERM or SIGINT (then finish, flush, exit 0)."""
     if unix is not None and tcp is not None:
         _usage("--unix and --tcp: give one of the two")
+    if metrics_summaries and stats_http is None:
+        _usage("--metrics-summaries: /metrics is served with --stats-http HOST:PORT; give it too")
     listen = f"unix:{unix}" if unix is not None else tcp
     try:
         toml = config.read_text() if config is not None else None
@@ -57,6 +66,7 @@ def target(
             allow_remote=listen_any,
             pacing=pacing,
             max_request=max_request,
+            metrics_summaries=metrics_summaries,
         )
     except (ValueError, OSError) as e:
         where = f"{config}: " if config is not None and isinstance(e, ValueError) else ""

@@ -99,9 +99,12 @@ fn metrics_are_prometheus_text_with_units() {
     assert!(body.contains("iolab_target_requests_total{export=\"m\",op=\"write\"} 1\n"));
     assert!(body.contains("iolab_target_payload_bytes_total{export=\"m\",op=\"write\"} 8192\n"));
     assert!(body.contains("iolab_target_latency_seconds_count{export=\"m\",op=\"write\"} 1\n"));
-    assert!(
-        body.contains("iolab_target_latency_seconds{export=\"m\",op=\"write\",quantile=\"0.99\"} ")
-    );
+    // A histogram in the core's buckets, summaries only when asked.
+    assert!(body.contains("# TYPE iolab_target_latency_seconds histogram\n"));
+    assert!(body.contains(
+        "iolab_target_latency_seconds_bucket{export=\"m\",op=\"write\",le=\"+Inf\"} 1\n"
+    ));
+    assert!(!body.contains("quantile="));
     assert!(body.contains("iolab_target_pacing_buffers 16\n"));
     assert!(body.contains("iolab_target_cpu_seconds_total{mode=\"user\"} "));
     // The memory backend publishes the storage it allocated: one 64 KiB chunk.

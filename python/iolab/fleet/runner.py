@@ -113,7 +113,7 @@ def fleet_run(
     with prestart_guard(PRESTART_LIMIT_S + cfg.deadline_s, f"rank {world.rank}: planning, preparing and starting"):
         run, labels, specs, samples, offsets, run_id, start_mono = _before_start(world, plan, cfg, run_factory)
     spool = Spool(cfg.spool_root / run_id, world.rank)
-    snap = Snapshotter(world.rank, labels[world.rank], start_mono, cfg.interval_ns / 1e9)
+    snap = Snapshotter(world.rank, labels[world.rank], start_mono, cfg.interval_ns / 1e9, [s.name for s in specs])
     if world.rank != 0:
         _follow(world, run, cfg, snap, spool)
         return None

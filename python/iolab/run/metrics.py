@@ -49,7 +49,8 @@ LATENCY = "iolab_engine_latency_seconds"
 _LATENCY_HELP = "Total latency, submission to completion, of I/Os in measured intervals."
 
 
-def _label(v: str) -> str:
+def label_value(v: str) -> str:
+    """A label value escaped for the text format."""
     return v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
@@ -64,7 +65,7 @@ def engine_metrics_text(
         out += [f"# HELP {name} {help_text}", f"# TYPE {name} counter"]
         for host, job, t in rows:
             for d, direction in enumerate(DIRS):
-                labels = f'job="{_label(job)}",direction="{direction}",host="{_label(host)}"'
+                labels = f'job="{label_value(job)}",direction="{direction}",host="{label_value(host)}"'
                 out.append(f"{name}{{{labels}}} {int(t[key][d])}")
     series = [
         ([("job", job), ("direction", direction), ("host", host)], t["lat_ns"][d])
@@ -168,4 +169,4 @@ class _MetricsSink:
             self.inner.close()
 
 
-__all__ = ["LATENCY", "MetricsServer", "engine_metrics_text", "parse_metrics_address"]
+__all__ = ["LATENCY", "MetricsServer", "engine_metrics_text", "label_value", "parse_metrics_address"]

@@ -63,6 +63,7 @@ def scraped(runtime: int) -> tuple[float, int]:
                 scrapes += 1
             except OSError:
                 return  # the run ended
+
     t = threading.Thread(target=scrape, daemon=True)
     t.start()
     out, err = proc.communicate()
@@ -82,7 +83,7 @@ def main() -> None:
     b: list[float] = []
     scrapes: list[int] = []
     for i in range(args.rounds):
-        for which in ("ab" if i % 2 == 0 else "ba"):
+        for which in "ab" if i % 2 == 0 else "ba":
             if which == "a":
                 a.append(plain(args.runtime))
             else:
@@ -91,10 +92,16 @@ def main() -> None:
                 scrapes.append(n)
     ma, mb = statistics.median(a), statistics.median(b)
     print(f"rounds: {args.rounds} x {args.runtime} s each, interleaved, null engine, randread 4k, QD 1")
-    print(f"  plain iolab run:             median {ma / 1e3:.1f} kIOPS  (all: {', '.join(f'{x / 1e3:.0f}' for x in a)})")
-    print(f"  --metrics, scraped every 1 s: median {mb / 1e3:.1f} kIOPS  (all: {', '.join(f'{x / 1e3:.0f}' for x in b)})")
+    print(
+        f"  plain iolab run:             median {ma / 1e3:.1f} kIOPS  (all: {', '.join(f'{x / 1e3:.0f}' for x in a)})"
+    )
+    print(
+        f"  --metrics, scraped every 1 s: median {mb / 1e3:.1f} kIOPS  (all: {', '.join(f'{x / 1e3:.0f}' for x in b)})"
+    )
     print(f"  scrapes per run: {', '.join(str(n) for n in scrapes)}")
     print(f"  ratio of medians (scraped / plain): {mb / ma:.4f}  ({(mb / ma - 1) * 100:+.2f} %)")
+    paired = statistics.median(y / x for x, y in zip(a, b))
+    print(f"  median of the rounds' ratios (each round's pair): {paired:.4f}  ({(paired - 1) * 100:+.2f} %)")
 
 
 if __name__ == "__main__":

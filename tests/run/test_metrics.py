@@ -76,3 +76,52 @@ def test_a_run_s_metrics_end_equal_to_its_result() -> None:
         assert ios[labels] == sum(w["dirs"][d]["ios"] for w in workers) > 0
         assert _series(text, "iolab_engine_bytes_total")[labels] == sum(w["dirs"][d]["bytes"] for w in workers)
         assert _series(text, f"{LATENCY}_count")[labels] == ios[labels]
+
+
+def test_cli_refuses_summaries_without_an_endpoint_and_a_bad_or_taken_address(cli) -> None:
+    job = ["--name=a", "--ioengine=null", "--size=1m", "--filename=x"]
+    r = cli("run", *job, "--metrics-summaries")
+    assert r.exit_code == 2 and "--metrics-summaries: /metrics is served with --metrics HOST:PORT" in r.stderr
+    r = cli("target", "--export", "m=memory,size=1m", "--metrics-summaries")
+    assert r.exit_code == 2 and "give it too" in r.stderr, r.stderr
+    r = cli("run", *job, "--metrics", "foo:bar")
+    assert r.exit_code == 2 and "expected HOST:PORT or PORT" in r.stderr
+    taken = MetricsServer("127.0.0.1:0")
+    try:
+        r = cli("run", *job, "--metrics", taken.address)
+        assert r.exit_code == 2 and f"--metrics {taken.address}: cannot listen there" in r.stderr, r.stderr
+    finally:
+        taken.close()
+
+
+def test_a_sweep_feeds_the_endpoint_from_every_run(workdir) -> None:
+    from iolab.plans.sweep import SweepOptions, run_sweep
+
+    plan = workdir / "plan.toml"
+    plan.write_text(
+        '[plan]\nname = "m"\n[base]\nfilename = "t.dat"\nsize = "1m"\nrw = "randread"\nioengine = "null"\n'
+        'time_based = true\nruntime = "50ms"\n[axes]\nbs = ["4k", "8k"]\n'
+    )
+    server = MetricsServer("127.0.0.1:0", host="h")
+    seen: list[str] = []
+    try:
+        inner_update = server.update
+
+        def update(names, progress):  # type: ignore[no-untyped-def]
+            inner_update(names, progress)
+            seen.append(server.text())
+
+        server.update = update  # type: ignore[method-assign]
+        out = run_sweep(plan, workdir / "res", SweepOptions(metrics=server))
+    finally:
+        server.close()
+    assert out.runs_done_now == 2
+    # Each run's bytes per I/O is its point's block size: both runs were served.
+    per_io = set()
+    for text in seen:
+        ios = _series(text, "iolab_engine_ios_total")
+        nbytes = _series(text, "iolab_engine_bytes_total")
+        for labels, n in ios.items():
+            if n and 'direction="read"' in labels:
+                per_io.add(nbytes[labels] / n)
+    assert per_io == {4096.0, 8192.0}

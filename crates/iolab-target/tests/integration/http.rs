@@ -112,6 +112,21 @@ fn metrics_are_prometheus_text_with_units() {
     assert!(body.contains(
         "iolab_target_dev_gauge{export=\"m\",path=\"memory\",counter=\"allocated_bytes\"} 65536\n"
     ));
+    // Asked for, the quantile summaries come beside the histograms.
+    let with = StatsHttp::start_with(
+        "127.0.0.1:0".parse().unwrap(),
+        false,
+        t.handle().stats().clone(),
+        t.handle().members().clone(),
+        true,
+    )
+    .unwrap();
+    let (_, text) = http(with.local_addr(), "GET", "/metrics");
+    assert!(text.contains("# TYPE iolab_target_latency_seconds histogram\n"));
+    assert!(text.contains("# TYPE iolab_target_latency_summary_seconds summary\n"));
+    assert!(text.contains(
+        "iolab_target_latency_summary_seconds{export=\"m\",op=\"write\",quantile=\"0.99\"} "
+    ));
     // /metrics does not reset.
     let (_, body) = http(h.local_addr(), "GET", "/stats?reset=1");
     let snap: StatsSnapshot = serde_json::from_str(&body).unwrap();

@@ -23,6 +23,7 @@ INSTALL_HINT = {
     "ip": "apt-get install iproute2",
     "tc": "apt-get install iproute2",
     "prometheus": "apt-get install prometheus (or ./dev.sh setup as root)",
+    "promtool": "apt-get install prometheus (or ./dev.sh setup as root)",
 }
 
 

@@ -125,3 +125,55 @@ def test_a_sweep_feeds_the_endpoint_from_every_run(workdir) -> None:
             if n and 'direction="read"' in labels:
                 per_io.add(nbytes[labels] / n)
     assert per_io == {4096.0, 8192.0}
+
+
+PROTOBUF_ACCEPT = (
+    "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,"
+    "text/plain;version=0.0.4;q=0.3"
+)
+
+
+def _get(address: str, accept: str) -> tuple[str, bytes]:
+    req = urllib.request.Request(f"http://{address}/metrics", headers={"Accept": accept})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return r.headers["Content-Type"], r.read()
+
+
+def _delimited_families(body: bytes) -> int:
+    """How many length-delimited messages ``body`` holds exactly."""
+    n, i = 0, 0
+    while i < len(body):
+        length, shift = 0, 0
+        while True:
+            b = body[i]
+            i += 1
+            length |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                break
+        i += length
+        n += 1
+    assert i == len(body), "the last message runs past the body"
+    return n
+
+
+def test_the_protobuf_exposition_only_for_a_scraper_that_asks() -> None:
+    h = _native.hist_from_counts([(10_000, 5)])
+    totals = {"job": 0, "ios": [5, 0], "bytes": [20480, 0], "lat_ns": [h, h]}
+    for summaries in (False, True):
+        server = MetricsServer("127.0.0.1:0", host="h", summaries=summaries)
+        try:
+            server.update(["j"], {"totals": [totals]})
+            ctype, body = _get(server.address, PROTOBUF_ACCEPT)
+            if summaries:  # summaries exist only in the text format
+                assert ctype.startswith("text/plain") and b"quantile=" in body
+            else:
+                assert ctype == _native.PROM_PROTOBUF_CONTENT_TYPE
+                assert _delimited_families(body) == 3  # two counters and the histogram
+                assert b"iolab_engine_latency_seconds" in body and b"job" in body
+            ctype, body = _get(server.address, "text/plain;version=0.0.4")
+            assert ctype.startswith("text/plain") and b"iolab_engine_latency_seconds_bucket{" in body
+        finally:
+            server.close()
+    with pytest.raises(ValueError, match="a counter family takes numbers"):
+        _native.prom_protobuf([("x_total", "h", "counter", [([], h)])])

@@ -2,10 +2,14 @@
 ``histogram_quantile`` over their summed histograms agrees with iolab's
 exact merge of the same window within one bucket width (2^(1/8), ~9 %).
 
+Twice: Prometheus reading the classic buckets of the text format, and
+(``--enable-feature=native-histograms``) the native histograms of the
+protobuf exposition it then asks for.
+
 The window is the whole of what Prometheus scraped: the engines wait
 (``startdelay``) until Prometheus has their zero counters, so ``rate``
 over the run has no per-bucket start extrapolation; the last scrape's
-``_count`` names the engines' intervals it covered (the counters are sums
+I/O counter names the engines' intervals it covered (the counters are sums
 of whole intervals), and their histograms from the results, merged by the
 core, are the exact answer.
 """
@@ -22,6 +26,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
 from iolab import _native
 from iolab.run.metrics import LATENCY
 
@@ -73,7 +78,11 @@ def _covered(series: list[dict[str, Any]], count: int) -> list[str]:
     return hists
 
 
-def test_prometheus_histogram_quantile_matches_the_exact_merge(tmp_path: Path) -> None:
+@pytest.mark.parametrize("native", [False, True], ids=["classic", "native"])
+def test_prometheus_histogram_quantile_matches_the_exact_merge(tmp_path: Path, native: bool) -> None:
+    """Classic: Prometheus reads the text format's ``_bucket`` series. Native:
+    with ``--enable-feature=native-histograms`` it asks for the protobuf
+    exposition and stores the latency as a native histogram (schema 3)."""
     prometheus = require_peer("prometheus")
     outs = [tmp_path / "a.json", tmp_path / "b.json"]
     engines = [_engine(o, n) for o, n in zip(outs, ("a", "b"))]
@@ -91,7 +100,9 @@ def test_prometheus_histogram_quantile_matches_the_exact_merge(tmp_path: Path) -
             f"  - job_name: iolab\n    honor_labels: true\n    static_configs: [{{targets: [{', '.join(ports)}]}}]\n"
         )
         cmd = [prometheus, f"--config.file={tmp_path / 'prometheus.yml'}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-               f"--web.listen-address=127.0.0.1:{web}", "--enable-feature=native-histograms"]  # fmt: skip
+               f"--web.listen-address=127.0.0.1:{web}"]  # fmt: skip
+        if native:
+            cmd.append("--enable-feature=native-histograms")
         prom = subprocess.Popen(
             cmd,
             stdout=subprocess.DEVNULL,
@@ -100,7 +111,7 @@ def test_prometheus_histogram_quantile_matches_the_exact_merge(tmp_path: Path) -
 
         def zero_scraped() -> bool:
             try:
-                rows = _query(web, f'{LATENCY}_count{{direction="read"}}', time.time())
+                rows = _query(web, 'iolab_engine_ios_total{direction="read"}', time.time())
             except OSError:
                 return False
             return len(rows) == 2
@@ -110,9 +121,9 @@ def test_prometheus_histogram_quantile_matches_the_exact_merge(tmp_path: Path) -
             assert e.wait(timeout=60) == 0, e.stderr.read() if e.stderr else ""
         end = time.time()
         window = "[1m]"
-        firsts = _query(web, f'min_over_time({LATENCY}_count{{direction="read"}}{window})', end)
+        firsts = _query(web, f'min_over_time(iolab_engine_ios_total{{direction="read"}}{window})', end)
         assert [float(r["value"][1]) for r in firsts] == [0.0, 0.0], "the first scrapes saw I/O already"
-        last_q = f'max_over_time({LATENCY}_count{{direction="read"}}{window})'
+        last_q = f'max_over_time(iolab_engine_ios_total{{direction="read"}}{window})'
         lasts = {r["metric"]["job"]: int(float(r["value"][1])) for r in _query(web, last_q, end)}
         exact = _native.hist_merge(
             [h for out, job in zip(outs, ("a", "b")) for h in _covered(_intervals(out), lasts[job])]
@@ -121,7 +132,9 @@ def test_prometheus_histogram_quantile_matches_the_exact_merge(tmp_path: Path) -
         st = _native.hist_stats(exact, percentiles)
         assert st["count"] == sum(lasts.values()) > 0
         for p in percentiles:
-            promql = f'histogram_quantile({p / 100}, sum by (le) (rate({LATENCY}_bucket{{direction="read"}}{window})))'
+            series = f'{LATENCY}{{direction="read"}}' if native else f'{LATENCY}_bucket{{direction="read"}}'
+            summed = f"sum(rate({series}{window}))" if native else f"sum by (le) (rate({series}{window}))"
+            promql = f"histogram_quantile({p / 100}, {summed})"
             (row,) = _query(web, promql, end)
             got_ns = float(row["value"][1]) * 1e9
             want_ns = st["percentiles"][p]

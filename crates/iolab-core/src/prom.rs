@@ -20,6 +20,10 @@
 //!   in: the two agree within one bucket width.
 //! - `_sum` is in seconds (the HDR mean × count).
 //!
+//! Where a scraper asks for the protobuf exposition (Prometheus with
+//! `--enable-feature=native-histograms`), [`native`] writes the same
+//! families with native histograms (schema 3: the same 9.05 % width).
+//!
 //! Quantile summaries ([`write_summary`]) remain for users who ask for them
 //! (`--metrics-summaries`), under their own family name
 //! ([`summary_name`]), beside the histogram.
@@ -28,6 +32,8 @@ use std::fmt::Write as _;
 use std::sync::OnceLock;
 
 use crate::hist::LatHist;
+
+pub mod native;
 
 /// Buckets per doubling of latency.
 pub const BUCKETS_PER_OCTAVE: u32 = 8;

@@ -136,6 +136,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hist::hist_stats, m)?)?;
     m.add_function(wrap_pyfunction!(hist::prom_latency, m)?)?;
     m.add_function(wrap_pyfunction!(hist::prom_bounds_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(hist::prom_protobuf, m)?)?;
+    m.add(
+        "PROM_PROTOBUF_CONTENT_TYPE",
+        iolab_core::prom::native::CONTENT_TYPE,
+    )?;
     m.add("PROM_BUCKET_WIDTH_PCT", iolab_core::prom::BUCKET_WIDTH_PCT)?;
     m.add_function(wrap_pyfunction!(iolog::iolog_to_fio, m)?)?;
     m.add_function(wrap_pyfunction!(lab::lab_model, m)?)?;

@@ -21,6 +21,12 @@ same families for every host):
 - with ``--metrics-summaries``, ``iolab_engine_latency_summary_seconds``:
   quantiles of the same histograms (not mergeable).
 
+A scraper whose ``Accept`` header asks for Prometheus' protobuf exposition
+(Prometheus with ``--enable-feature=native-histograms``) gets the same
+families in it, the latency as a native histogram of schema 3 (the same
+9.05 % width) beside the classic buckets (:func:`engine_metrics_protobuf`);
+with ``--metrics-summaries`` the text format is served to everyone.
+
 Labels: ``job``, ``direction`` (read, write) and ``host``. Every run of a
 sweep starts its counters at 0 again (Prometheus reads that as a counter
 reset). Binding is on loopback unless another host is named.
@@ -54,26 +60,54 @@ def label_value(v: str) -> str:
     return v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def engine_metrics_text(
-    rows: Sequence[tuple[str, str, dict[str, Any]]], *, summaries: bool = False, prefix: str = "iolab_engine"
-) -> str:
-    """Prometheus text for ``(host, job name, totals)`` rows, ``totals`` as
-    ``Run.poll`` gives them (``ios``, ``bytes`` and ``lat_ns`` per direction)."""
-    out: list[str] = []
+Rows = Sequence[tuple[str, str, dict[str, Any]]]
+
+
+def _families(rows: Rows, prefix: str) -> list[tuple[str, str, str, list[tuple[list[tuple[str, str]], Any]]]]:
+    """The engine's families as ``(name, help, kind, [(labels, value)])``."""
+    out: list[tuple[str, str, str, list[tuple[list[tuple[str, str]], Any]]]] = []
     for family, key, help_text in _COUNTERS:
-        name = family.replace("iolab_engine", prefix, 1)
-        out += [f"# HELP {name} {help_text}", f"# TYPE {name} counter"]
-        for host, job, t in rows:
-            for d, direction in enumerate(DIRS):
-                labels = f'job="{label_value(job)}",direction="{direction}",host="{label_value(host)}"'
-                out.append(f"{name}{{{labels}}} {int(t[key][d])}")
-    series = [
+        metrics = [
+            ([("job", job), ("direction", direction), ("host", host)], float(t[key][d]))
+            for host, job, t in rows
+            for d, direction in enumerate(DIRS)
+        ]
+        out.append((family.replace("iolab_engine", prefix, 1), help_text, "counter", metrics))
+    hists = [
         ([("job", job), ("direction", direction), ("host", host)], t["lat_ns"][d])
         for host, job, t in rows
         for d, direction in enumerate(DIRS)
     ]
-    text = "\n".join(out) + "\n"
-    return text + _native.prom_latency(LATENCY.replace("iolab_engine", prefix, 1), _LATENCY_HELP, series, summaries)
+    out.append((LATENCY.replace("iolab_engine", prefix, 1), _LATENCY_HELP, "histogram", hists))
+    return out
+
+
+def engine_metrics_text(rows: Rows, *, summaries: bool = False, prefix: str = "iolab_engine") -> str:
+    """Prometheus text for ``(host, job name, totals)`` rows, ``totals`` as
+    ``Run.poll`` gives them (``ios``, ``bytes`` and ``lat_ns`` per direction)."""
+    out: list[str] = []
+    text = ""
+    for name, help_text, kind, metrics in _families(rows, prefix):
+        if kind == "histogram":
+            text = _native.prom_latency(name, help_text, metrics, summaries)
+            continue
+        out += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
+        for labels, v in metrics:
+            pairs = ",".join(f'{k}="{label_value(x)}"' for k, x in labels)
+            out.append(f"{name}{{{pairs}}} {int(v)}")
+    return "\n".join(out) + "\n" + text
+
+
+def engine_metrics_protobuf(rows: Rows, *, prefix: str = "iolab_engine") -> bytes:
+    """The same families in Prometheus' protobuf exposition: the latency as
+    a native histogram (schema 3, 9.05 % buckets) beside the classic buckets."""
+    return _native.prom_protobuf(_families(rows, prefix))
+
+
+def wants_protobuf(accept: str) -> bool:
+    """Whether a scraper's ``Accept`` header asks for the protobuf exposition
+    (Prometheus with ``--enable-feature=native-histograms`` does)."""
+    return "application/vnd.google.protobuf" in accept and "proto=io.prometheus.client.MetricFamily" in accept
 
 
 def parse_metrics_address(text: str, option: str = "--metrics") -> tuple[str, int]:
@@ -103,7 +137,10 @@ class MetricsServer:
                 if self.path.split("?", 1)[0] != "/metrics":
                     self._send(404, "text/plain", b"not found: try /metrics\n")
                     return
-                self._send(200, "text/plain; version=0.0.4", server.text().encode())
+                if wants_protobuf(self.headers.get("Accept", "")) and not server.summaries:
+                    self._send(200, _native.PROM_PROTOBUF_CONTENT_TYPE, server.protobuf())
+                else:
+                    self._send(200, "text/plain; version=0.0.4", server.text().encode())
 
             def _send(self, status: int, ctype: str, body: bytes) -> None:
                 self.send_response(status)
@@ -132,6 +169,11 @@ class MetricsServer:
         with self._lock:
             rows = list(self._rows)
         return engine_metrics_text(rows, summaries=self.summaries)
+
+    def protobuf(self) -> bytes:
+        with self._lock:
+            rows = list(self._rows)
+        return engine_metrics_protobuf(rows)
 
     def update(self, job_names: Sequence[str], progress: Progress) -> None:
         """Take a snapshot's totals (every job's, since the run started)."""
@@ -169,4 +211,12 @@ class _MetricsSink:
             self.inner.close()
 
 
-__all__ = ["LATENCY", "MetricsServer", "engine_metrics_text", "label_value", "parse_metrics_address"]
+__all__ = [
+    "LATENCY",
+    "MetricsServer",
+    "engine_metrics_protobuf",
+    "engine_metrics_text",
+    "label_value",
+    "parse_metrics_address",
+    "wants_protobuf",
+]

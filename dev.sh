@@ -60,7 +60,7 @@ wait_for() {
 # nbdkit are the NBD peers the target is tested against; iproute2 builds
 # the network namespaces and netem delay of the wire-latency test; chromium
 # opens the HTML reports headless in their tests.
-APT_PACKAGES=(fio util-linux e2fsprogs libnbd-bin qemu-utils nbdkit iproute2 chromium)
+APT_PACKAGES=(fio util-linux e2fsprogs libnbd-bin qemu-utils nbdkit iproute2 chromium prometheus)
 
 setup_system() {
     local missing=()

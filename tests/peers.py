@@ -22,6 +22,8 @@ INSTALL_HINT = {
     "chromium": "apt-get install chromium (or ./dev.sh setup as root)",
     "ip": "apt-get install iproute2",
     "tc": "apt-get install iproute2",
+    "prometheus": "apt-get install prometheus (or ./dev.sh setup as root)",
+    "promtool": "apt-get install prometheus (or ./dev.sh setup as root)",
 }
 
 

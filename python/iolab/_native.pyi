@@ -67,6 +67,25 @@ def hist_stats(hist: str, percentiles: list[float]) -> dict[str, Any]:
     ``percentiles`` ``{percent: value_ns}`` (the core's ``LatSummary``). Raises ValueError for a
     percentile outside 0..100, IolabError for a string that is not a histogram."""
 
+PROM_BUCKET_WIDTH_PCT: float
+
+def prom_latency(name: str, help: str, series: list[tuple[list[tuple[str, str]], str]], summaries: bool = False) -> str:
+    """A Prometheus latency family as text: each ``(labels, histogram)`` as a
+    classic histogram in seconds (the core's one bucket layout), and the
+    quantile summary family beside it when ``summaries``."""
+
+def prom_bounds_ns() -> list[float]:
+    """The finite upper bounds of the Prometheus buckets, ns, ascending."""
+
+PROM_PROTOBUF_CONTENT_TYPE: str
+
+def prom_protobuf(families: list[tuple[str, str, str, list[tuple[list[tuple[str, str]], float | str]]]]) -> bytes:
+    """Families ``(name, help, kind, [(labels, value)])`` as Prometheus'
+    length-delimited protobuf exposition; ``kind`` is counter, gauge or
+    histogram (then each value a V2 base64 histogram): native histograms,
+    schema 3, beside the classic buckets. ValueError for a value of the
+    wrong kind."""
+
 def iolog_to_fio(inputs: list[str], out: str, value: str, log_offset: bool = False, log_prio: bool = False) -> int:
     """Write fio's per-I/O log (``value``: lat, clat, slat, bw or iops) from the workers'
     record files ``inputs`` merged in time order; return the lines written."""
@@ -135,6 +154,7 @@ class Target:
         pacing: Optional[str] = None,
         max_request: Optional[str] = None,
         realtime: bool = False,
+        metrics_summaries: bool = False,
     ) -> Target: ...
     def start(self) -> None:
         """Serve on a background thread."""

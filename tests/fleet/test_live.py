@@ -24,12 +24,24 @@ def _hist(values: list[int]) -> str:
 
 
 def _progress(iops: float, values: list[int]) -> dict[str, object]:
-    return {"iops": [iops, 0.0], "bw_bytes_per_s": [iops * 4096, 0.0], "lat_ns": [_hist(values), _hist([])]}
+    # The totals since the start: this interval's samples twice over.
+    totals = {
+        "job": 0,
+        "ios": [2 * len(values), 0],
+        "bytes": [8192 * len(values), 0],
+        "lat_ns": [_hist(values * 2), _hist([])],
+    }
+    return {
+        "iops": [iops, 0.0],
+        "bw_bytes_per_s": [iops * 4096, 0.0],
+        "lat_ns": [_hist(values), _hist([])],
+        "totals": [totals],
+    }
 
 
 def view() -> ClusterInterval:
-    a = host_row("a", 0, _progress(1000.0, [10_000] * 99 + [900_000]), 12.0)
-    b = host_row("b", 1, _progress(3000.0, [50_000] * 100), 30.0)
+    a = host_row("a", 0, _progress(1000.0, [10_000] * 99 + [900_000]), 12.0, ["j"])
+    b = host_row("b", 1, _progress(3000.0, [50_000] * 100), 30.0, ["j"])
     late = HostRow("c", 2, late=True)
     rows = (a, b, late)
     return ClusterInterval(3, 3_000_000_000, rows, total_of(rows))
@@ -61,7 +73,15 @@ def test_prometheus_has_a_host_label_and_marks_the_late_host() -> None:
     assert 'iolab_fleet_iops{host="total"} 4000.0' in text
     assert 'iolab_fleet_iops{host="c"}' not in text
     assert 'iolab_fleet_host_late{host="c"} 1' in text
-    assert "# TYPE iolab_fleet_lat_p99_ns gauge" in text
+    # Counters and histograms since the start, per host: Prometheus sums them.
+    assert 'iolab_fleet_ios_total{job="j",direction="read",host="a"} 200' in text
+    assert 'iolab_fleet_latency_seconds_count{job="j",direction="read",host="b"} 200' in text
+    assert 'iolab_fleet_latency_seconds_bucket{job="j",direction="read",host="b",le="+Inf"} 200' in text
+    # The interval's percentile gauges only when asked: they cannot be merged.
+    assert "iolab_fleet_lat_p99_ns" not in text and "quantile=" not in text
+    with_summaries = prometheus_text(view(), summaries=True)
+    assert "# TYPE iolab_fleet_lat_p99_ns gauge" in with_summaries
+    assert "# TYPE iolab_fleet_latency_summary_seconds summary" in with_summaries
 
 
 def test_live_page_redraws_in_chromium(tmp_path: Path) -> None:

@@ -191,6 +191,9 @@ def test_live_metrics_during_a_run_have_a_row_per_host(tmp_path: Path) -> None:
     hosts = [h["host"] for h in json.loads(out)["hosts"]]
     for h in [*hosts, "total"]:
         assert f'iolab_fleet_iops{{host="{h}"}}' in seen, seen
+    # Every host's latency histogram since the start: Prometheus adds them up.
+    for h in hosts:
+        assert f'iolab_fleet_latency_seconds_bucket{{job="r",direction="read",host="{h}",le="+Inf"}}' in seen, seen
     totals = [line for line in seen.splitlines() if line.startswith('iolab_fleet_iops{host="total"}')]
     rows = [line for line in seen.splitlines() if line.startswith("iolab_fleet_iops{") and "total" not in line]
     assert abs(float(totals[0].split()[-1]) - sum(float(r.split()[-1]) for r in rows)) < 1e-6 * float(

@@ -90,8 +90,9 @@ def test_notes_progress_and_summary(real_result_json):
     fake, sink = FakeRun(real_result_json, polls=3, interrupt_at=None), Sink()
     out = run_jobs([iolab.Job("n", rw="read", size="1m")], progress=sink, run_factory=make_factory(fake))
     assert sink.notes == ["laid out f: 1 MiB"]
-    assert len(sink.updates) == 3 and sink.closed >= 1
-    assert fake.calls == ["start", "poll", "poll", "poll", "wait"]
+    # Three polls while running, one after the end (the final intervals).
+    assert len(sink.updates) == 4 and sink.closed >= 1
+    assert fake.calls == ["start", "poll", "poll", "poll", "poll", "wait"]
     assert not out.interrupted
     assert out.layout_notes == ("laid out f: 1 MiB",)
     assert out.summary["jobs"][0]["name"] == "n"

@@ -12,6 +12,8 @@
 //! - [`rate`]: rate control (linear, poisson) with intended issue times for
 //!   coordinated-omission-free latency.
 //! - [`hist`]: the latency histogram (HdrHistogram) and its error bound.
+//! - [`prom`]: latency histograms as Prometheus histograms that merge (one
+//!   bucket layout for every `/metrics` iolab serves).
 //! - [`stats`]: per-direction statistics, interval samples, worker/job/run
 //!   results and their exact merges.
 //! - [`summary`]: a run result → what people and tools read (IOPS, bytes/s,
@@ -27,6 +29,7 @@ pub mod gen;
 pub mod hist;
 pub mod job;
 pub mod options;
+pub mod prom;
 pub mod rate;
 pub mod stats;
 pub mod summary;

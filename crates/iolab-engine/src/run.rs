@@ -84,6 +84,21 @@ pub struct Progress {
     /// is judged per job).
     #[serde(default)]
     pub jobs: Vec<JobProgress>,
+    /// Every job's totals since the start of the run (measured intervals;
+    /// ramp left out, as in the result): what `--metrics` exports.
+    #[serde(default)]
+    pub totals: Vec<JobTotals>,
+}
+
+/// One job's running totals: I/Os, bytes and the total-latency histogram
+/// per direction (index = IoDir) over its measured intervals so far.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct JobTotals {
+    /// Index of the job in the run.
+    pub job: u32,
+    pub ios: [u64; 2],
+    pub bytes: [u64; 2],
+    pub lat_ns: [iolab_core::hist::LatHist; 2],
 }
 
 /// One job's share of [`Progress`]: its workers' last interval, merged.

@@ -5,6 +5,8 @@
 //! implementation.
 
 use iolab_core::hist::LatHist;
+use iolab_core::prom;
+use iolab_core::prom::native;
 use iolab_core::summary::LatSummary;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -71,4 +73,104 @@ pub fn hist_stats<'py>(
     }
     d.set_item("percentiles", pct)?;
     Ok(d)
+}
+
+/// A Prometheus latency family as text (the core's `prom`: one bucket
+/// layout everywhere, so series of different processes add up): every
+/// series `(labels as (name, value) pairs, histogram V2 base64)` as a
+/// classic histogram in seconds, and when `summaries` the quantile summary
+/// family beside it.
+#[pyfunction]
+#[pyo3(signature = (name, help, series, summaries = false))]
+pub fn prom_latency(
+    name: &str,
+    help: &str,
+    series: Vec<(Vec<(String, String)>, String)>,
+    summaries: bool,
+) -> PyResult<String> {
+    let mut decoded = Vec::with_capacity(series.len());
+    for (labels, h) in &series {
+        let pairs: Vec<(&str, &str)> = labels
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        decoded.push((prom::labels_text(&pairs), decode(h)?));
+    }
+    let refs: Vec<(String, &LatHist)> = decoded.iter().map(|(l, h)| (l.clone(), h)).collect();
+    let mut out = String::new();
+    prom::write_latency_family(&mut out, name, help, &refs, summaries);
+    Ok(out)
+}
+
+/// The finite upper bounds of the Prometheus buckets, ns, ascending.
+#[pyfunction]
+pub fn prom_bounds_ns() -> Vec<f64> {
+    prom::bounds_ns().to_vec()
+}
+
+/// A metric's value from Python: a number (counter, gauge) or a histogram
+/// (V2 base64).
+#[derive(FromPyObject)]
+pub enum PromValue {
+    Number(f64),
+    Hist(String),
+}
+
+/// Families as Prometheus' length-delimited protobuf exposition (native
+/// histograms, schema 3, beside the classic buckets): each family
+/// `(name, help, kind, [(labels, value)])`, kind `counter`, `gauge` or
+/// `histogram` (values: numbers, or histograms as V2 base64).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub fn prom_protobuf<'py>(
+    py: Python<'py>,
+    families: Vec<(
+        String,
+        String,
+        String,
+        Vec<(Vec<(String, String)>, PromValue)>,
+    )>,
+) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    let mut hists = Vec::new();
+    for (_, _, _, metrics) in &families {
+        for (_, v) in metrics {
+            if let PromValue::Hist(s) = v {
+                hists.push(decode(s)?);
+            }
+        }
+    }
+    let mut next = hists.iter();
+    let mut out = Vec::with_capacity(families.len());
+    for (name, help, kind, metrics) in &families {
+        let mut ms = Vec::with_capacity(metrics.len());
+        for (labels, v) in metrics {
+            let value = match (kind.as_str(), v) {
+                ("counter", PromValue::Number(x)) => native::Value::Counter(*x),
+                ("gauge", PromValue::Number(x)) => native::Value::Gauge(*x),
+                ("histogram", PromValue::Hist(_)) => {
+                    native::Value::Histogram(next.next().expect("decoded above"))
+                }
+                _ => {
+                    return Err(PyValueError::new_err(format!(
+                        "{name}: a {kind} family takes {}",
+                        if kind == "histogram" {
+                            "histograms"
+                        } else {
+                            "numbers"
+                        }
+                    )))
+                }
+            };
+            ms.push((labels.clone(), value));
+        }
+        out.push(native::Family {
+            name: name.clone(),
+            help: help.clone(),
+            metrics: ms,
+        });
+    }
+    Ok(pyo3::types::PyBytes::new(
+        py,
+        &native::encode_delimited(&out),
+    ))
 }

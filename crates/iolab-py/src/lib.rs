@@ -10,7 +10,8 @@
 //!   `OSError` subclasses.
 //! - [`target`]: the `Target` class (an NBD target served from Python).
 //! - [`hist`]: histogram helpers (`hist_merge`, `hist_from_counts`,
-//!   `hist_buckets`, `hist_stats`) on the core's HDR histogram.
+//!   `hist_buckets`, `hist_stats`) on the core's HDR histogram; the
+//!   Prometheus latency family (`prom_latency`, `prom_bounds_ns`).
 //! - [`units`]: fio's size/time syntax, iolab's durations, schema ids and
 //!   NBD framing sizes for Python.
 //! - [`lab`]: `lab_model`, the simulated stack's figures on a virtual clock.
@@ -133,6 +134,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hist::hist_from_counts, m)?)?;
     m.add_function(wrap_pyfunction!(hist::hist_buckets, m)?)?;
     m.add_function(wrap_pyfunction!(hist::hist_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(hist::prom_latency, m)?)?;
+    m.add_function(wrap_pyfunction!(hist::prom_bounds_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(hist::prom_protobuf, m)?)?;
+    m.add(
+        "PROM_PROTOBUF_CONTENT_TYPE",
+        iolab_core::prom::native::CONTENT_TYPE,
+    )?;
+    m.add("PROM_BUCKET_WIDTH_PCT", iolab_core::prom::BUCKET_WIDTH_PCT)?;
     m.add_function(wrap_pyfunction!(iolog::iolog_to_fio, m)?)?;
     m.add_function(wrap_pyfunction!(lab::lab_model, m)?)?;
     m.add_class::<PyRun>()?;

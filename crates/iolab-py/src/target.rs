@@ -45,7 +45,8 @@ pub struct PyTarget {
 impl PyTarget {
     #[new]
     #[pyo3(signature = (config_toml=None, exports=Vec::new(), listen=None, stats_http=None,
-        read_only=false, max_connections=None, allow_remote=false, pacing=None, max_request=None, realtime=false))]
+        read_only=false, max_connections=None, allow_remote=false, pacing=None, max_request=None, realtime=false,
+        metrics_summaries=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         config_toml: Option<&str>,
@@ -58,6 +59,7 @@ impl PyTarget {
         pacing: Option<String>,
         max_request: Option<String>,
         realtime: bool,
+        metrics_summaries: bool,
     ) -> PyResult<PyTarget> {
         let o = Overrides {
             listen,
@@ -92,7 +94,10 @@ impl PyTarget {
                     .parse()
                     .map_err(|e| PyValueError::new_err(format!("stats_http: '{a}': {e}")))?;
                 let (stats, members) = (handle.stats().clone(), handle.members().clone());
-                Some(StatsHttp::start(addr, allow_remote, stats, members).map_err(target_error)?)
+                Some(
+                    StatsHttp::start_with(addr, allow_remote, stats, members, metrics_summaries)
+                        .map_err(target_error)?,
+                )
             }
         };
         Ok(PyTarget {

@@ -152,7 +152,7 @@ mod tests {
         assert!(s[1].counters[0].gauge);
         let stats = crate::stats::Stats::new(&set, vec![], None).unwrap();
         counted.write_at(&mut ctx, &[1u8; 512], 0, false).unwrap();
-        let text = crate::metrics::prometheus(&stats.snapshot().unwrap());
+        let text = crate::metrics::prometheus(&stats.snapshot().unwrap(), false);
         assert!(text.contains("# TYPE iolab_target_dev_counter_total counter\n"));
         assert!(text.contains(
             "iolab_target_dev_counter_total{export=\"a\",path=\"count\",counter=\"writes\"} 5\n"

@@ -6,7 +6,9 @@
 //!   counters are swapped, not read then cleared, so no I/O falls between
 //!   two windows); answers the finished window's JSON. A client run
 //!   brackets its measured window with a reset before and one after.
-//! - `GET /metrics` — Prometheus text ([`crate::metrics::prometheus`]).
+//! - `GET /metrics` — Prometheus text ([`crate::metrics::prometheus`]):
+//!   latency histograms; quantile summaries too when started with
+//!   `summaries` ([`StatsHttp::start_with`], `--metrics-summaries`).
 //! - `POST /member?export=NAME&member=I&state=failed|working` — fail a
 //!   RAID member or restore it (rebuilt first) while serving: the member
 //!   control plane, its own handle ([`MemberControl`], not the stats);
@@ -48,6 +50,18 @@ impl StatsHttp {
         stats: Arc<Stats>,
         members: Arc<MemberControl>,
     ) -> Result<StatsHttp, TargetError> {
+        Self::start_with(addr, allow_remote, stats, members, false)
+    }
+
+    /// [`StatsHttp::start`], and `/metrics` also writes the quantile
+    /// summaries beside the histograms when `summaries`.
+    pub fn start_with(
+        addr: SocketAddr,
+        allow_remote: bool,
+        stats: Arc<Stats>,
+        members: Arc<MemberControl>,
+        summaries: bool,
+    ) -> Result<StatsHttp, TargetError> {
         if !allow_remote && !addr.ip().is_loopback() {
             return Err(TargetError::config(
                 "stats_http",
@@ -73,7 +87,7 @@ impl StatsHttp {
             .name("iolab-stats-http".into())
             .spawn(move || {
                 for req in srv.incoming_requests() {
-                    handle(req, &stats, &members);
+                    handle(req, &stats, &members, summaries);
                 }
             })
             .map_err(|e| TargetError::io("start the stats endpoint thread", e))?;
@@ -112,7 +126,7 @@ fn header(k: &str, v: &str) -> Header {
     Header::from_bytes(k, v).expect("static header is valid")
 }
 
-fn handle(req: Request, stats: &Stats, members: &MemberControl) {
+fn handle(req: Request, stats: &Stats, members: &MemberControl, summaries: bool) {
     let url = req.url().to_string();
     let (path, query) = url.split_once('?').unwrap_or((&url, ""));
     let reset_asked = query
@@ -123,7 +137,7 @@ fn handle(req: Request, stats: &Stats, members: &MemberControl) {
         (Method::Post, "/reset") => json_reply(stats, true),
         (Method::Post, "/member") => member_reply(members, query),
         (Method::Get, "/metrics") => match stats.snapshot() {
-            Ok(s) => (200, prometheus(&s), "text/plain; version=0.0.4"),
+            Ok(s) => (200, prometheus(&s, summaries), "text/plain; version=0.0.4"),
             Err(e) => (500, format!("{e}\n"), "text/plain"),
         },
         (_, "/stats" | "/reset" | "/metrics") => (
@@ -137,7 +151,11 @@ fn handle(req: Request, stats: &Stats, members: &MemberControl) {
             "text/plain",
         ),
     };
+    // One Content-Length reply, never chunked: /metrics with its
+    // histograms outgrows tiny_http's 32 KiB chunking threshold, and simple
+    // clients (ours, curl | grep) read a plain body.
     let resp = Response::from_string(body)
+        .with_chunked_threshold(usize::MAX)
         .with_status_code(code)
         .with_header(header("Content-Type", ctype));
     // A client that went away is its own problem; the endpoint goes on.

@@ -8,12 +8,19 @@
 //!
 //! The Prometheus text has units in the names (`_bytes_total`,
 //! `_latency_seconds`, `_seconds_total`); counters restart at 0 on a reset
-//! (Prometheus treats that as a counter reset); latencies are summaries
-//! with quantiles 0.5, 0.9, 0.99 and 0.999 over the current window.
+//! (Prometheus treats that as a counter reset); latencies are classic
+//! histograms over the current window in the core's one bucket layout
+//! (`iolab_core::prom`: 8 buckets per octave, ~9 % wide, 32 ns .. 137 s),
+//! so `sum by (le)` adds exports, ops and targets correctly. The quantile
+//! summaries (0.5, 0.9, 0.99, 0.999) come beside them only when asked
+//! (`--metrics-summaries`), as `..._summary_seconds`.
 
 use std::fmt::Write as _;
 
 use iolab_core::hist::LatHist;
+use iolab_core::prom::{
+    label_value as label, labels_text, write_head as head, write_latency_family,
+};
 use serde_json::{json, Map, Value};
 
 use crate::measure::{OpStats, OpStatsSet};
@@ -76,36 +83,9 @@ pub fn stats_json(s: &StatsSnapshot) -> Value {
     v
 }
 
-/// A Prometheus label value: backslash, quote and newline escaped.
-fn label(v: &str) -> String {
-    v.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
-
-fn head(out: &mut String, name: &str, kind: &str, help: &str) {
-    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-}
-
-/// Write a latency summary `name` (seconds) with `labels` (`k="v",` each).
-fn summary(out: &mut String, name: &str, labels: &str, h: &LatHist) {
-    for q in QUANTILES {
-        let v = if h.is_empty() {
-            f64::NAN
-        } else {
-            h.percentile(q * 100.0) as f64 / 1e9
-        };
-        let _ = writeln!(out, "{name}{{{labels}quantile=\"{q}\"}} {v}");
-    }
-    let labels = labels.trim_end_matches(',');
-    let sum_s = h.mean() * h.count() as f64 / 1e9;
-    let sum_s = if h.is_empty() { 0.0 } else { sum_s };
-    let _ = writeln!(out, "{name}_sum{{{labels}}} {sum_s}");
-    let _ = writeln!(out, "{name}_count{{{labels}}} {}", h.count());
-}
-
-/// The snapshot as Prometheus text.
-pub fn prometheus(s: &StatsSnapshot) -> String {
+/// The snapshot as Prometheus text; `summaries` adds the quantile
+/// summaries beside the histograms.
+pub fn prometheus(s: &StatsSnapshot, summaries: bool) -> String {
     let mut out = String::new();
     let counters: [Counter; 3] = [
         ("iolab_target_requests_total", "Requests answered.", |o| {
@@ -131,19 +111,21 @@ pub fn prometheus(s: &StatsSnapshot) -> String {
             }
         }
     }
-    let lat = "iolab_target_latency_seconds";
-    head(
+    let series: Vec<(String, &LatHist)> = s
+        .exports
+        .iter()
+        .flat_map(|e| {
+            ops(&e.ops)
+                .map(|(op, st)| (labels_text(&[("export", &e.name), ("op", op)]), &st.lat_ns))
+        })
+        .collect();
+    write_latency_family(
         &mut out,
-        lat,
-        "summary",
+        "iolab_target_latency_seconds",
         "Server-side latency, request received to reply sent.",
+        &series,
+        summaries,
     );
-    for e in &s.exports {
-        for (op, st) in ops(&e.ops) {
-            let labels = format!("export=\"{}\",op=\"{op}\",", label(&e.name));
-            summary(&mut out, lat, &labels, &st.lat_ns);
-        }
-    }
     let cpu = "iolab_target_cpu_seconds_total";
     head(&mut out, cpu, "counter", "CPU time of the target process.");
     let _ = writeln!(
@@ -159,7 +141,7 @@ pub fn prometheus(s: &StatsSnapshot) -> String {
     let act = "iolab_target_connections_active";
     head(&mut out, act, "gauge", "Open client connections.");
     let _ = writeln!(out, "{act} {}", s.connections.active);
-    pacing(&mut out, s);
+    pacing(&mut out, s, summaries);
     dev_counters(&mut out, s);
     out
 }
@@ -202,7 +184,7 @@ fn dev_counters(out: &mut String, s: &StatsSnapshot) {
     }
 }
 
-fn pacing(out: &mut String, s: &StatsSnapshot) {
+fn pacing(out: &mut String, s: &StatsSnapshot, summaries: bool) {
     let Some(p) = &s.pacing else { return };
     let gauges = [
         (
@@ -238,12 +220,11 @@ fn pacing(out: &mut String, s: &StatsSnapshot) {
     let name = "iolab_target_pacing_grants_total";
     head(out, name, "counter", "Requests granted pacing buffers.");
     let _ = writeln!(out, "{name} {}", p.grants);
-    let name = "iolab_target_pacing_wait_seconds";
-    head(
+    write_latency_family(
         out,
-        name,
-        "summary",
+        "iolab_target_pacing_wait_seconds",
         "Time requests waited for pacing buffers.",
+        &[(String::new(), &p.wait_ns)],
+        summaries,
     );
-    summary(out, name, "", &p.wait_ns);
 }

@@ -3,7 +3,8 @@ under MPI (``mpiexec -n N iolab run ...``, ``srun iolab run ...``).
 
 Fleet options of ``iolab run`` exist only under MPI and are written like
 fio options, ``--fleet-hosts=FILE``, ``--fleet-deadline=5s``,
-``--fleet-live-http=HOST:PORT``, ``--fleet-spool=DIR``: they are taken out
+``--fleet-live-http=HOST:PORT``, ``--fleet-spool=DIR``,
+``--fleet-metrics-summaries=1``: they are taken out
 of the command line here before the rest is read as jobs (outside MPI they
 are unknown options, an error that names them).
 """
@@ -20,13 +21,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from iolab.cli.errors import exit_status
+from iolab.cli.options import MetricsSummaries
 from iolab.errors import IolabError, JobError
 from iolab.run.api import parse_interval_ns
 
 if TYPE_CHECKING:
     from iolab.fleet.comm import World
 
-FLEET_OPTIONS = ("hosts", "deadline", "live-http", "spool")
+FLEET_OPTIONS = ("hosts", "deadline", "live-http", "spool", "metrics-summaries")
 
 
 def split_fleet_options(args: list[str]) -> tuple[dict[str, str], list[str]]:
@@ -127,6 +129,8 @@ def run_on_fleet(
     opts, job_args = split_fleet_options(args)
     if target_stats:
         raise JobError("--target-stats is not supported on a fleet run: run the target's stats per host instead")
+    if opts.get("metrics-summaries", "1") != "1" or ("metrics-summaries" in opts and "live-http" not in opts):
+        raise JobError("--fleet-metrics-summaries=1 goes with --fleet-live-http=HOST:PORT (the /metrics it adds to)")
     deadline_s = DEFAULT_DEADLINE_S
     if "deadline" in opts:
         try:
@@ -152,7 +156,8 @@ def run_on_fleet(
     if world.rank == 0 and "live-http" in opts:
         from iolab.fleet.serve import LiveServer
 
-        server = LiveServer(opts["live-http"], f"{world.size} ranks", cfg.interval_ns // 1_000_000)
+        summaries = opts.get("metrics-summaries") == "1"
+        server = LiveServer(opts["live-http"], f"{world.size} ranks", cfg.interval_ns // 1_000_000, summaries)
         server.start()
         typer.echo(f"live view: {server.url} (metrics: {server.url}metrics)", err=True)
 
@@ -356,6 +361,7 @@ def register(app: typer.Typer) -> None:
         mpiexec_arg: Annotated[
             list[str], typer.Option("--mpiexec-arg", help="Extra argument for mpiexec (repeatable).")
         ] = [],  # noqa: B006 - typer reads the default, never mutates it
+        metrics_summaries: MetricsSummaries = False,
     ) -> None:
         from iolab.fleet.launch import find_mpiexec, launch_environ, mpiexec_command
 
@@ -384,6 +390,12 @@ def register(app: typer.Typer) -> None:
             extra.append(f"--fleet-hosts={hosts.resolve()}")
         if live_http is not None:
             extra.append(f"--fleet-live-http={live_http}")
+        if metrics_summaries:
+            if live_http is None:
+                raise JobError(
+                    "--metrics-summaries: the fleet's /metrics is served with --live-http HOST:PORT; give it too"
+                )
+            extra.append("--fleet-metrics-summaries=1")
         argv = mpiexec_command(
             ranks, command, [*args, *extra], hostfile=hostfile, mpiexec=find_mpiexec(), extra=mpiexec_arg
         )

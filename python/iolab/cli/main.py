@@ -8,6 +8,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Callable, Optional
 
@@ -22,7 +23,7 @@ from iolab.cli import report as report_commands
 from iolab.cli import sweep as sweep_commands
 from iolab.cli import target as target_commands
 from iolab.cli.errors import EXIT_INTERRUPTED, IolabGroup
-from iolab.cli.options import AllowOverwrite
+from iolab.cli.options import AllowOverwrite, MetricsAddress, MetricsSummaries, metrics_server
 from iolab.errors import IolabError, JobError
 from iolab.fleet.env import detect as fleet_launch
 from iolab.jobs import command_line, select_sections
@@ -199,6 +200,8 @@ def run(
             "and wire latency, server CPU and wire bytes over the run's window.",
         ),
     ] = None,
+    metrics: MetricsAddress = None,
+    metrics_summaries: MetricsSummaries = False,
 ) -> None:
     if fleet_launch() is not None:  # mpiexec/srun iolab run ...: every rank runs, rank 0 reports
         if dry_run:
@@ -212,6 +215,8 @@ def run(
                 ("--showcmd", showcmd),
                 ("--eta", eta != "auto"),
                 ("--readonly", readonly),
+                ("--metrics (rank 0's --fleet-live-http serves the fleet's /metrics)", metrics is not None),
+                ("--metrics-summaries", metrics_summaries),
             )
             if given
         ]
@@ -262,7 +267,9 @@ def run(
         for path in out.observed.get("fio_logs", {}).get("files", []):
             say(f"fio log: {path}")
 
-    out = pipeline.execute(TerminalProgress(eta_terminal(eta)), report=report)
+    with metrics_server(metrics, metrics_summaries) as server:
+        pipeline.settings = replace(settings, metrics=server)
+        out = pipeline.execute(TerminalProgress(eta_terminal(eta)), report=report)
     if out.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
 

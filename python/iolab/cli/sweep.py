@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -10,7 +11,8 @@ import typer
 
 from iolab.cli.errors import EXIT_INTERRUPTED
 from iolab.cli.fleet import sweep_on_fleet
-from iolab.cli.options import AllowOverwrite
+from iolab.cli.options import AllowOverwrite, MetricsAddress, MetricsSummaries, metrics_server
+from iolab.errors import JobError
 from iolab.fleet.env import detect as fleet_launch
 from iolab.plans.sweep import SweepInterrupted, SweepOptions, SweepOutcome, run_sweep
 
@@ -44,10 +46,18 @@ def sweep(
         bool, typer.Option("--restart", help="Discard the finished points of this plan in RESULTS and start over.")
     ] = False,
     allow_overwrite: AllowOverwrite = False,
+    metrics: MetricsAddress = None,
+    metrics_summaries: MetricsSummaries = False,
 ) -> None:
     opts = SweepOptions(quick=quick, target=target, restart=restart, allow_overwrite=allow_overwrite)
     try:
-        out = sweep_on_fleet(plan, results, opts) if fleet_launch() else run_sweep(plan, results, opts)
+        if fleet_launch():
+            if metrics is not None or metrics_summaries:
+                raise JobError("--metrics: not on a fleet sweep (rank 0's --fleet-live-http serves its /metrics)")
+            out = sweep_on_fleet(plan, results, opts)
+        else:
+            with metrics_server(metrics, metrics_summaries) as server:
+                out = run_sweep(plan, results, replace(opts, metrics=server))
         if out is None:
             return  # a fleet rank other than 0: rank 0 reports
     except SweepInterrupted as e:

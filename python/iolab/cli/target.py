@@ -44,10 +44,19 @@ def target(
         bool,
         typer.Option("--realtime", help="Serving threads under SCHED_FIFO (needs CAP_SYS_NICE or ulimit -r >= 1)."),
     ] = False,
+    metrics_summaries: Annotated[
+        bool,
+        typer.Option(
+            "--metrics-summaries",
+            help="/metrics also writes latency quantile summaries (not mergeable) beside the histograms.",
+        ),
+    ] = False,
 ) -> None:
     """Serve an NBD target until SIGTERM or SIGINT (then finish, flush, exit 0)."""
     if unix is not None and tcp is not None:
         _usage("--unix and --tcp: give one of the two")
+    if metrics_summaries and stats_http is None:
+        _usage("--metrics-summaries: /metrics is served with --stats-http HOST:PORT; give it too")
     listen = f"unix:{unix}" if unix is not None else tcp
     try:
         toml = config.read_text() if config is not None else None
@@ -62,6 +71,7 @@ def target(
             pacing=pacing,
             max_request=max_request,
             realtime=realtime,
+            metrics_summaries=metrics_summaries,
         )
     except (ValueError, OSError) as e:
         where = f"{config}: " if config is not None and isinstance(e, ValueError) else ""

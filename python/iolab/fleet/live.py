@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
 from iolab import _native
+from iolab.run.metrics import engine_metrics_text, label_value
 
 DIRS = ("read", "write")
 
@@ -45,6 +46,9 @@ class HostRow:
     late: bool = False
     #: Declared lost by the watchdog.
     lost: bool = False
+    #: Every job's totals since the start (``Run.poll``'s ``totals``, each
+    #: with its job's ``name``): the counters and histograms of /metrics.
+    totals: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -61,8 +65,11 @@ class ClusterInterval:
         return [r.host for r in self.rows if r.late or r.lost]
 
 
-def host_row(host: str, rank: int, progress: dict[str, Any], cpu_pct: Optional[float]) -> HostRow:
-    """A host's row from its engine progress (``Run.poll``)."""
+def host_row(
+    host: str, rank: int, progress: dict[str, Any], cpu_pct: Optional[float], job_names: Sequence[str] = ()
+) -> HostRow:
+    """A host's row from its engine progress (``Run.poll``); ``job_names``
+    name the jobs of its totals (by index; unnamed ones are ``job<i>``)."""
     hists = [h for h in progress.get("lat_ns", []) if h]
     merged = _native.hist_merge(hists) if hists else None
     p50 = p99 = None
@@ -79,6 +86,10 @@ def host_row(host: str, rank: int, progress: dict[str, Any], cpu_pct: Optional[f
         lat_p99_ns=p99,
         cpu_pct=cpu_pct,
         lat_hist=merged,
+        totals=tuple(
+            {**t, "name": job_names[t["job"]] if t["job"] < len(job_names) else f"job{t['job']}"}
+            for t in progress.get("totals", [])
+        ),
     )
 
 
@@ -141,35 +152,40 @@ def terminal_table(view: ClusterInterval) -> str:
 _METRICS = (
     ("iolab_fleet_iops", "iops", "I/Os per second over the last interval"),
     ("iolab_fleet_bw_bytes_per_s", "bw_bytes_per_s", "bytes per second over the last interval"),
+    ("iolab_fleet_cpu_pct", "cpu_pct", "CPU of the iolab process, percent of one core"),
+)
+#: The last interval's percentiles as gauges: not mergeable, only with
+#: ``--metrics-summaries``.
+_QUANTILE_GAUGES = (
     ("iolab_fleet_lat_p50_ns", "lat_p50_ns", "median total latency of the last interval, ns"),
     ("iolab_fleet_lat_p99_ns", "lat_p99_ns", "99th percentile total latency of the last interval, ns"),
-    ("iolab_fleet_cpu_pct", "cpu_pct", "CPU of the iolab process, percent of one core"),
 )
 
 
-def _label(v: str) -> str:
-    return v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def prometheus_text(view: ClusterInterval) -> str:
-    """Prometheus exposition text: one series per host (``host`` label) and
-    ``host="total"``; a late host's series are left out this interval and
-    ``iolab_fleet_host_late`` says which."""
+def prometheus_text(view: ClusterInterval, summaries: bool = False) -> str:
+    """Prometheus exposition text: the interval's rates, one series per host
+    (``host`` label) and ``host="total"`` (a late host's are left out this
+    interval and ``iolab_fleet_host_late`` says which); every host's
+    counters and latency histograms since the start
+    (:func:`~iolab.run.metrics.engine_metrics_text`, ``iolab_fleet_*``,
+    labels host, job, direction: ``sum by (le)`` is the fleet's histogram);
+    with ``summaries`` also the interval's p50/p99 gauges and quantiles."""
     out = []
     rows = (*view.rows, view.total)
-    for name, attr, help_text in _METRICS:
+    for name, attr, help_text in _METRICS + (_QUANTILE_GAUGES if summaries else ()):
         out += [f"# HELP {name} {help_text}", f"# TYPE {name} gauge"]
         for r in rows:
             v = getattr(r, attr)
             if v is not None and not (r.late or r.lost):
-                out.append(f'{name}{{host="{_label(r.host)}"}} {float(v)}')
+                out.append(f'{name}{{host="{label_value(r.host)}"}} {float(v)}')
     out += [
         "# HELP iolab_fleet_host_late 1 when the host's snapshot missed the interval",
         "# TYPE iolab_fleet_host_late gauge",
     ]
-    out += [f'iolab_fleet_host_late{{host="{_label(r.host)}"}} {int(r.late or r.lost)}' for r in view.rows]
+    out += [f'iolab_fleet_host_late{{host="{label_value(r.host)}"}} {int(r.late or r.lost)}' for r in view.rows]
     out.append(f"iolab_fleet_interval {view.seq}")
-    return "\n".join(out) + "\n"
+    counted = [(r.host, t["name"], t) for r in view.rows if not (r.late or r.lost) for t in r.totals]
+    return "\n".join(out) + "\n" + engine_metrics_text(counted, summaries=summaries, prefix="iolab_fleet")
 
 
 def view_json(view: ClusterInterval) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,8 +83,11 @@ class Snapshotter:
     """A rank's interval snapshots: due every interval after the start,
     a little late so the engine's own interval has landed."""
 
-    def __init__(self, rank: int, host: str, start_mono: float, interval_s: float) -> None:
+    def __init__(
+        self, rank: int, host: str, start_mono: float, interval_s: float, job_names: Sequence[str] = ()
+    ) -> None:
         self.rank, self.host = rank, host
+        self.job_names = tuple(job_names)
         self.interval_s = interval_s
         self.next_at = start_mono + interval_s * 1.15
         self.seq = 0
@@ -105,7 +108,7 @@ class Snapshotter:
         wall, cpu = time.monotonic(), _cpu_s()
         cpu_pct = 100.0 * (cpu - self._cpu[1]) / max(wall - self._cpu[0], 1e-9)
         self._cpu = (wall, cpu)
-        row = host_row(self.host, self.rank, progress, cpu_pct)
+        row = host_row(self.host, self.rank, progress, cpu_pct, self.job_names)
         return {"seq": self.seq, "rank": self.rank, "elapsed_ns": progress.get("elapsed_ns", 0), "row": row.__dict__}
 
 

@@ -118,7 +118,7 @@ def fleet_run(
         for line in same_sequence_notes(keys, labels):
             note(line)
     spool = Spool(cfg.spool_root / run_id, world.rank)
-    snap = Snapshotter(world.rank, labels[world.rank], start_mono, cfg.interval_ns / 1e9)
+    snap = Snapshotter(world.rank, labels[world.rank], start_mono, cfg.interval_ns / 1e9, [s.name for s in specs])
     if world.rank != 0:
         _follow(world, run, cfg, snap, spool)
         return None

@@ -6,7 +6,10 @@ address) serves, from a background thread:
 - ``/``: the live page (:func:`iolab.fleet.live.page_html`), redrawing
   every interval from ``/view.json``;
 - ``/view.json``: the latest :class:`~iolab.fleet.live.ClusterInterval`;
-- ``/metrics``: the same numbers as Prometheus text, a ``host`` label each.
+- ``/metrics``: the same rates as Prometheus text, a ``host`` label each,
+  and every host's counters and latency histograms since the start
+  (:func:`iolab.fleet.live.prometheus_text`); the quantile gauges only
+  with ``summaries`` (``--metrics-summaries``).
 
 The view is replaced whole under a lock; a request never waits on MPI.
 """
@@ -22,7 +25,7 @@ from iolab.fleet.live import ClusterInterval, page_html, prometheus_text, view_j
 
 
 class LiveServer:
-    def __init__(self, address: str, title: str, interval_ms: int) -> None:
+    def __init__(self, address: str, title: str, interval_ms: int, summaries: bool = False) -> None:
         host, _, port = address.rpartition(":")
         if not host or not port.isdigit():
             raise ValueError(f"--fleet-live-http {address!r}: expected HOST:PORT (e.g. 127.0.0.1:8090)")
@@ -41,7 +44,7 @@ class LiveServer:
                     body = json.dumps(None if view is None else view_json(view)).encode()
                     self._send(200, "application/json", body)
                 elif path == "/metrics":
-                    text = "" if view is None else prometheus_text(view)
+                    text = "" if view is None else prometheus_text(view, summaries)
                     self._send(200, "text/plain; version=0.0.4", text.encode())
                 else:
                     self._send(404, "text/plain", b"not found: try /, /view.json or /metrics\n")

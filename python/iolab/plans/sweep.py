@@ -44,6 +44,7 @@ from iolab.results.fio_logs import write_fio_logs
 from iolab.results.rundir import is_complete, observed_files, run_config, write_json, write_run_dir
 from iolab.run.hostfacts import host_facts
 from iolab.run.local import RunLike, RunOutput, prepare_all, run_jobs
+from iolab.run.metrics import MetricsServer
 from iolab.run.pipeline import Runner, RunPipeline, RunSettings
 
 SWEEP_FILE = "sweep.json"
@@ -86,6 +87,8 @@ class SweepOptions:
     cannot_apply: Mapping[str, str] = field(default_factory=dict)
     #: The sweep, in those refusals.
     where: str = "a sweep"
+    #: The engine's /metrics (``--metrics``), fed by every run of the sweep.
+    metrics: Optional[MetricsServer] = None
 
     def run_settings(self, log_dir: Optional[Path] = None) -> RunSettings:
         """How each run of the sweep is taken: the device's diskstats measured,
@@ -97,6 +100,7 @@ class SweepOptions:
             log_dir=log_dir,
             cannot_apply=self.cannot_apply,
             where=self.where,
+            metrics=self.metrics,
         )
 
 

@@ -254,6 +254,9 @@ def _drive(run: RunLike, sink: ProgressSink, shown: tuple[str, ...]) -> tuple[bo
         shown = _show_new_notes(run, sink, shown)
         while not run.finished():
             sink.update(run.poll(POLL_S))
+        # One last snapshot: the workers' final intervals arrive as the run
+        # ends, and a sink that counts (--metrics) must see every one.
+        sink.update(run.poll(0.0))
     except KeyboardInterrupt:
         sink.close()
         sink.note("interrupted: stopping the workers (Ctrl-C again to give up)")

@@ -17,7 +17,9 @@ same stages, so an option one of them honours works in all:
    schedulers checked, ``exec_prerun``, then the engine driven by
    :func:`~iolab.run.local.run_jobs` (or the caller's runner, e.g. a
    fleet's): start, live progress, stop on Ctrl-C, on steady state, or on
-   the caller's own stop (a sweep's per-point timeout wraps the run).
+   the caller's own stop (a sweep's per-point timeout wraps the run). The
+   progress snapshots also feed the engine's Prometheus endpoint when the
+   caller serves one (``--metrics``, :mod:`iolab.run.metrics`).
 3. **record**: fio's ``steadystate`` report into
    ``RunOutput.observed["steadystate"]``; the fio log files the jobs ask
    for, written by the caller's :data:`LogWriter` into ``log_dir`` and
@@ -52,6 +54,7 @@ from iolab.run.diskstats import diskstats_observers
 from iolab.run.exec_hooks import run_exec_hooks
 from iolab.run.iosched import check_ioschedulers
 from iolab.run.local import RunFactory, RunLike, RunObserver, RunOutput, partial_output, prepare_all, run_jobs
+from iolab.run.metrics import MetricsServer
 from iolab.run.progress import ProgressSink
 from iolab.run.readonly import refuse_writes
 from iolab.run.steady import FioSteadyState
@@ -106,6 +109,9 @@ class RunSettings:
     cannot_apply: Mapping[str, str] = field(default_factory=dict)
     #: The caller, in those refusals ("a fleet run").
     where: str = "this run"
+    #: The engine's Prometheus endpoint (``--metrics``): fed every progress
+    #: snapshot of the run; None: not served.
+    metrics: Optional[MetricsServer] = None
 
 
 def refuse_extras(specs: Sequence[JobSpec], cannot_apply: Mapping[str, str], where: str) -> None:
@@ -202,6 +208,8 @@ class RunPipeline:
         check_ioschedulers(self.prepared, self.extras, self.say)
         run_exec_hooks(self.extras, "prerun", self.say)
         observers = self.observers()
+        if s.metrics is not None:
+            progress = s.metrics.sink([j.name for j in self.jobs], progress)
         try:
             out = runner(
                 self.jobs,

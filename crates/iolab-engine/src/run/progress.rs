@@ -1,13 +1,15 @@
 //! Live progress from the workers' messages: the latest interval of every
 //! worker of the running group, merged (histograms exactly), plus how far
-//! the group is (by time for time-based jobs, by bytes for size-based ones).
+//! the group is (by time for time-based jobs, by bytes for size-based ones),
+//! and every job's running totals since the start (measured intervals only,
+//! ramp left out, as in the result): what `--metrics` exports as counters.
 
 use iolab_core::hist::LatHist;
 use iolab_core::job::PreparedJob;
 use iolab_core::stats::IntervalSample;
 
 use super::coordinator::CoordState;
-use super::{JobProgress, Progress};
+use super::{JobProgress, JobTotals, Progress};
 use crate::worker::clock::now_ns;
 use crate::worker::{WorkerId, WorkerMsg};
 
@@ -29,6 +31,8 @@ pub struct Tracker {
     views: Vec<WorkerView>,
     /// Bytes each worker will move (size-based), None when unknown.
     planned_bytes: Vec<Option<u64>>,
+    /// Every job's measured totals so far, indexed by job.
+    totals: Vec<JobTotals>,
 }
 
 impl Tracker {
@@ -45,6 +49,12 @@ impl Tracker {
             job_group: groups.to_vec(),
             views,
             planned_bytes,
+            totals: (0..jobs.len() as u32)
+                .map(|job| JobTotals {
+                    job,
+                    ..Default::default()
+                })
+                .collect(),
         }
     }
 
@@ -60,6 +70,9 @@ impl Tracker {
                 false
             }
             WorkerMsg::Interval { id, sample, ramp } => {
+                if !ramp {
+                    self.totals[id.job as usize].add(&sample);
+                }
                 let v = self.view(id);
                 v.bytes_done += sample.dirs[0].bytes + sample.dirs[1].bytes;
                 v.last = Some(sample);
@@ -125,6 +138,7 @@ impl Tracker {
         self.fill_rates(&members, &mut p);
         self.fill_jobs(st.group, &mut p);
         self.fill_remaining(jobs, st.group, &members, &mut p);
+        p.totals = self.totals.clone();
         p
     }
 
@@ -197,6 +211,16 @@ impl Tracker {
         if let Some(total) = planned.filter(|&t| t > 0) {
             let done: u64 = members.iter().map(|&i| self.views[i].bytes_done).sum();
             p.fraction = Some((done as f64 / total as f64).min(1.0));
+        }
+    }
+}
+
+impl JobTotals {
+    fn add(&mut self, s: &IntervalSample) {
+        for (d, dir) in s.dirs.iter().enumerate() {
+            self.ios[d] += dir.ios;
+            self.bytes[d] += dir.bytes;
+            self.lat_ns[d].merge(&dir.lat_ns.unpack());
         }
     }
 }

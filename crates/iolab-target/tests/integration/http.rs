@@ -99,15 +99,33 @@ fn metrics_are_prometheus_text_with_units() {
     assert!(body.contains("iolab_target_requests_total{export=\"m\",op=\"write\"} 1\n"));
     assert!(body.contains("iolab_target_payload_bytes_total{export=\"m\",op=\"write\"} 8192\n"));
     assert!(body.contains("iolab_target_latency_seconds_count{export=\"m\",op=\"write\"} 1\n"));
-    assert!(
-        body.contains("iolab_target_latency_seconds{export=\"m\",op=\"write\",quantile=\"0.99\"} ")
-    );
+    // A histogram in the core's buckets, summaries only when asked.
+    assert!(body.contains("# TYPE iolab_target_latency_seconds histogram\n"));
+    assert!(body.contains(
+        "iolab_target_latency_seconds_bucket{export=\"m\",op=\"write\",le=\"+Inf\"} 1\n"
+    ));
+    assert!(!body.contains("quantile="));
     assert!(body.contains("iolab_target_pacing_buffers 16\n"));
     assert!(body.contains("iolab_target_cpu_seconds_total{mode=\"user\"} "));
     // The memory backend publishes the storage it allocated: one 64 KiB chunk.
     assert!(body.contains("# TYPE iolab_target_dev_gauge gauge\n"));
     assert!(body.contains(
         "iolab_target_dev_gauge{export=\"m\",path=\"memory\",counter=\"allocated_bytes\"} 65536\n"
+    ));
+    // Asked for, the quantile summaries come beside the histograms.
+    let with = StatsHttp::start_with(
+        "127.0.0.1:0".parse().unwrap(),
+        false,
+        t.handle().stats().clone(),
+        t.handle().members().clone(),
+        true,
+    )
+    .unwrap();
+    let (_, text) = http(with.local_addr(), "GET", "/metrics");
+    assert!(text.contains("# TYPE iolab_target_latency_seconds histogram\n"));
+    assert!(text.contains("# TYPE iolab_target_latency_summary_seconds summary\n"));
+    assert!(text.contains(
+        "iolab_target_latency_summary_seconds{export=\"m\",op=\"write\",quantile=\"0.99\"} "
     ));
     // /metrics does not reset.
     let (_, body) = http(h.local_addr(), "GET", "/stats?reset=1");

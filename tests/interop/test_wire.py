@@ -72,13 +72,14 @@ def test_loopback_wire_latency_band_across_queue_depths(target: dict[str, Any]) 
     # apart. (A delay timer that spun instead of yielding its CPU pushed the
     # reader and client off it: 30 → 330 µs from QD 1 to 32, caught here.)
     # Other work on the machine only adds time, so each QD keeps the best of
-    # up to three short runs (a spinning timer is slow in every run).
+    # up to five short runs (a spinning timer is slow in every run; three
+    # were all late at QD 4 once at load 7, the reply timer waiting for a CPU).
     # The server's own p50 never falls below the delay (a hold that ended
     # early would be a bug in any run) and, in the best run, is within 10 %
     # of it (the reply timer can wake late while other work runs).
     p50, server = {}, {}
     for qd in (1, 4, 16, 32):
-        for _ in range(3):
+        for _ in range(5):
             w = _wire(target, "d", rw="randread", iodepth=qd, time_based=True, runtime="500ms")
             d = w["exports"][0]["directions"]["read"]
             assert d["ios_match"] and d["client_ios"] == d["server_ios"] > 0, d

@@ -28,8 +28,10 @@ MIX_OPTIONS = ("rwmixread", "rwmixwrite")
 #: What a reader needs to know ran, in this order, when all points share it.
 WHAT_RAN = ("rw", "rwmixread", "rwmixwrite", "bs", "bsrange", "bssplit", "rate_iops", "rate", "ioengine",
             "iodepth", "numjobs", "direct")  # fmt: skip
-#: Not shown: they name or order jobs (differ between groups by construction).
-NOT_OPTIONS = ("name", "stonewall", "new_group", "group")
+#: Not shown: they name or order jobs (differ between groups by construction),
+#: or are set by the run rather than written (a job's first worker number and
+#: fleet rank, mixed into its seeds; whether randseed was written).
+NOT_OPTIONS = ("name", "stonewall", "new_group", "group", "first_worker", "seed_host", "randseed_given")
 #: Resolved fields shown in fio's words by :func:`written_options` (not as raw values).
 _REWRITTEN = ("rw", "bs", "rate_iops", "rate_bytes_per_s")
 

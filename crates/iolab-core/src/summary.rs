@@ -69,15 +69,14 @@ impl LatSummary {
     /// all call it. Percentiles outside 0–100 are clamped by HdrHistogram;
     /// [`LatSummary::checked`] refuses them instead.
     pub fn of(h: &LatHist, percentiles: &[f64]) -> LatSummary {
-        let empty = h.is_empty();
+        let (mean_ns, stdev_ns) = h.mean_stdev();
         LatSummary {
             count: h.count(),
             min_ns: h.min(),
             max_ns: h.max(),
-            // hdrhistogram returns 0 for an empty histogram; guard anyway so
-            // an empty direction never prints NaN.
-            mean_ns: if empty { 0.0 } else { h.mean() },
-            stdev_ns: if empty { 0.0 } else { h.stdev() },
+            // (0, 0) for an empty histogram: an empty direction never prints NaN.
+            mean_ns,
+            stdev_ns,
             percentiles: percentiles
                 .iter()
                 .map(|&p| PercentileValue {

@@ -49,11 +49,15 @@ def simulated(base: dict, n: int) -> list[tuple[str, dict]]:
 
 
 def measure(base: dict, n: int, rounds: int) -> dict[str, float]:
-    """Median seconds of each step over ``rounds`` for ``n`` hosts."""
+    """Median seconds of each step over ``rounds`` for ``n`` hosts (wall
+    clock), and ``cpu_s``: the median CPU time of the three steps together
+    (this process's, which on a loaded machine is the steadier figure)."""
     hosts = simulated(base, n)
     sent = [json.dumps(r) for _, r in hosts]  # what the ranks send rank 0
     times: dict[str, list[float]] = {"merge_s": [], "table_s": [], "summary_s": []}
+    cpu: list[float] = []
     for _ in range(rounds):
+        c0 = time.process_time()
         t0 = time.perf_counter()
         total = json.loads(merge_result_jsons(sent))
         t1 = time.perf_counter()
@@ -61,6 +65,7 @@ def measure(base: dict, n: int, rounds: int) -> dict[str, float]:
         t2 = time.perf_counter()
         summary = json.loads(_native.summarize(json.dumps(total)))
         t3 = time.perf_counter()
+        cpu.append(time.process_time() - c0)
         times["merge_s"].append(t1 - t0)
         times["table_s"].append(t2 - t1)
         times["summary_s"].append(t3 - t2)
@@ -68,7 +73,9 @@ def measure(base: dict, n: int, rounds: int) -> dict[str, float]:
     tot = next(r for r in rows if r["host"] == "Total")
     assert tot["ios"] == n * per_host_ios, "the table's total is not every host's I/Os"
     assert summary["groups"][0]["read"]["ios"] == n * per_host_ios, "the summary's total is not every host's I/Os"
-    return {k: statistics.median(v) for k, v in times.items()}
+    med = {k: statistics.median(v) for k, v in times.items()}
+    med["cpu_s"] = statistics.median(cpu)
+    return med
 
 
 def main() -> None:
@@ -80,18 +87,33 @@ def main() -> None:
     args = ap.parse_args()
     base = one_result()
     print(f"rounds: {args.rounds} (medians); per host = all / hosts")
-    print(f"{'hosts':>6} {'merge_s':>8} {'table_s':>8} {'summary_s':>9} {'all_s':>7} {'per_host_ms':>11}")
-    per_host = []
+    print("wall clock per step; all = merge + table + summary; cpu = this process's CPU time for all")
+    head = ("hosts", "merge_s", "table_s", "summary_s", "all_s", "per_host_ms", "cpu_s", "cpu_per_host_ms")
+    print(" ".join(f"{h:>{max(len(h), 6)}}" for h in head))
+    per_host, cpu_per_host = [], []
     for n in args.hosts:
         med = measure(base, n, args.rounds)
-        total_s = sum(med.values())
+        total_s = med["merge_s"] + med["table_s"] + med["summary_s"]
         per_host.append(total_s / n * 1e3)
+        cpu_per_host.append(med["cpu_s"] / n * 1e3)
+        cells = (
+            n,
+            med["merge_s"],
+            med["table_s"],
+            med["summary_s"],
+            total_s,
+            per_host[-1],
+            med["cpu_s"],
+            cpu_per_host[-1],
+        )
         print(
-            f"{n:>6} {med['merge_s']:>8.3f} {med['table_s']:>8.3f} {med['summary_s']:>9.3f} {total_s:>7.3f} {per_host[-1]:>11.3f}",
+            " ".join(f"{c:>{max(len(h), 6)}.3f}" if isinstance(c, float) else f"{c:>6}" for h, c in zip(head, cells)),
             flush=True,
         )
     if len(per_host) > 1:
-        print(f"per-host time, largest / smallest: {max(per_host) / min(per_host):.2f}x")
+        print(
+            f"per-host time, largest / smallest: wall {max(per_host) / min(per_host):.2f}x, cpu {max(cpu_per_host) / min(cpu_per_host):.2f}x"
+        )
 
 
 if __name__ == "__main__":

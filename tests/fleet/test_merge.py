@@ -61,6 +61,37 @@ def test_merged_result_summarises_in_the_core_to_the_same_total() -> None:
     assert [h["hostname"] for h in total["hosts"]] == ["h0", "h1", "h2"]
 
 
+def test_thousand_hosts_total_is_the_union_of_their_samples() -> None:
+    # At fleet scale (issue 29): 1,000 hosts, each with its own distribution;
+    # the core's summary (workers decoded one at a time) and the table's
+    # total both equal the union of every host's samples, and every host
+    # keeps its own row and its own CPU entry.
+    n = 1_000
+    per_host, union = hosts(n, 50)
+    total = merge_results([r for _, r in per_host])
+    rows = table_rows(per_host, total)
+    (tot,) = [r for r in rows if r["host"] == "Total"]
+    assert len(rows) == n + 1
+    assert tot["ios"] == len(union) and tot["bytes"] == len(union) * BS
+    summary = json.loads(_native.summarize(json.dumps(total)))
+    job = summary["jobs"][0]
+    assert len(job["workers"]) == n and job["merged"]["read"]["ios"] == len(union)
+    assert [c["host"] for c in summary["groups"][0]["cpu"]] == [f"h{i}" for i in range(n)]
+    assert all(c["ios"] == 50 for c in summary["groups"][0]["cpu"])
+    lat = job["merged"]["read"]["lat"]
+    assert lat["count"] == len(union)
+    for p in (50.0, 99.0, 99.9):
+        exact = _exact_percentile(union, p)
+        got = next(x["value_ns"] for x in lat["percentiles"] if x["percentile"] == p)
+        assert abs(got - exact) <= exact * 1e-3 + 1, (p, got, exact)
+        key = {50.0: "lat_p50_ns", 99.0: "lat_p99_ns"}.get(p)
+        if key:
+            assert tot[key] == got
+    # The synthetic histograms carry no exact extremes: bucket edges, within 0.1 %.
+    for got, exact in ((lat["min_ns"], min(union)), (lat["max_ns"], max(union))):
+        assert abs(got - exact) <= exact * 1e-3 + 1, (got, exact)
+
+
 def test_fio_json_all_clients_agrees_with_its_hosts() -> None:
     per_host, union = hosts(3, 2_000)
     total = merge_results([r for _, r in per_host])

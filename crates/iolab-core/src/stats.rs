@@ -395,11 +395,35 @@ impl JobResult {
 /// too (a worker without per-direction runtimes counts its whole window);
 /// series are merged interval by interval ([`merge_series`]).
 pub fn merge_workers(workers: &[WorkerResult]) -> WorkerResult {
-    let mut m = WorkerResult::default();
+    let mut m = WorkerMerge::default();
     for w in workers {
+        m.add(w);
+    }
+    m.finish(merge_series(workers.iter().map(|w| &w.series[..])))
+}
+
+/// [`merge_workers`] one worker at a time, so a summary of many workers
+/// holds one worker's decoded histograms at a time (each ~225 KiB dense)
+/// instead of all of them. Everything but the series is folded by
+/// [`WorkerMerge::add`]; the caller merges the series ([`merge_series`],
+/// on the packed interval histograms) and hands them to
+/// [`WorkerMerge::finish`].
+#[derive(Debug, Default)]
+pub struct WorkerMerge {
+    m: WorkerResult,
+    /// Longest runtime per direction ([`WorkerResult::dir_runtime_ns`]).
+    dir_runtime_ns: [u64; 2],
+}
+
+impl WorkerMerge {
+    /// Fold one worker in (exact: counts add, histograms merge bucket by bucket).
+    pub fn add(&mut self, w: &WorkerResult) {
+        let m = &mut self.m;
         m.runtime_ns = m.runtime_ns.max(w.runtime_ns);
         for d in IoDir::ALL {
             m.dirs[d as usize].merge(&w.dirs[d as usize]);
+            self.dir_runtime_ns[d as usize] =
+                self.dir_runtime_ns[d as usize].max(w.dir_runtime_ns(d));
         }
         m.syncs += w.syncs;
         m.sync_lat_ns.merge(&w.sync_lat_ns);
@@ -411,12 +435,16 @@ pub fn merge_workers(workers: &[WorkerResult]) -> WorkerResult {
             m.first_error = w.first_error;
         }
     }
-    for d in IoDir::ALL {
-        let longest = workers.iter().map(|w| w.dir_runtime_ns(d)).max();
-        m.dirs[d as usize].runtime_ns = Some(longest.unwrap_or(0));
+
+    /// The merged worker, with the workers' series already merged.
+    pub fn finish(self, series: Vec<IntervalSample>) -> WorkerResult {
+        let mut m = self.m;
+        for d in IoDir::ALL {
+            m.dirs[d as usize].runtime_ns = Some(self.dir_runtime_ns[d as usize]);
+        }
+        m.series = series;
+        m
     }
-    m.series = merge_series(workers.iter().map(|w| &w.series[..]));
-    m
 }
 
 /// Several time series merged interval by interval (by index): counts add,

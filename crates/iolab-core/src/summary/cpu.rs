@@ -14,6 +14,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use std::collections::HashMap;
+
+use super::JobSummary;
 use crate::cpu::CpuUsage;
 use crate::stats::RunResult;
 
@@ -115,20 +118,35 @@ pub(super) fn located(run: &RunResult, ngroups: u32) -> Vec<Located<'_>> {
         .collect()
 }
 
-/// Group `g`'s CPU usage on each host, with the I/Os that host did.
-pub(super) fn group_cpu(run: &RunResult, g: u32, cpu: &[Located<'_>]) -> Vec<CpuSummary> {
+/// Group `g`'s CPU usage on each host, with the I/Os that host did (from
+/// the workers' summaries: `jobs` of the whole run). Each host's I/Os are
+/// added once, in one pass over the workers, and looked up per CPU entry
+/// (a scan of every worker per entry was quadratic in hosts).
+pub(super) fn group_cpu(
+    run: &RunResult,
+    jobs: &[JobSummary],
+    g: u32,
+    cpu: &[Located<'_>],
+) -> Vec<CpuSummary> {
     // On a single host every worker counts, whatever name it recorded.
     let single_host = run.hosts.len() <= 1;
+    let mut per_host: HashMap<&str, (u64, u64)> = HashMap::new();
+    for w in jobs
+        .iter()
+        .filter(|j| j.group == g)
+        .flat_map(|j| &j.workers)
+    {
+        let key = if single_host { "" } else { w.host.as_str() };
+        let e = per_host.entry(key).or_default();
+        let s = &w.stats;
+        e.0 += s.read.ios + s.write.ios;
+        e.1 += s.read.bytes + s.write.bytes;
+    }
     cpu.iter()
         .filter(|c| c.group == g)
         .map(|c| {
-            let (mut ios, mut bytes) = (0, 0);
-            for j in run.jobs.iter().filter(|j| j.group == g) {
-                for w in j.workers.iter().filter(|w| single_host || w.host == c.host) {
-                    ios += w.dirs.iter().map(|d| d.ios).sum::<u64>();
-                    bytes += w.dirs.iter().map(|d| d.bytes).sum::<u64>();
-                }
-            }
+            let key = if single_host { "" } else { c.host };
+            let (ios, bytes) = per_host.get(key).copied().unwrap_or((0, 0));
             CpuSummary::of(c.usage, c.host, ios, bytes)
         })
         .collect()

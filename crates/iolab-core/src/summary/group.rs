@@ -105,7 +105,7 @@ pub(super) fn group_summaries(
                 read: group_dir(&entries, &[IoDir::Read], &read, pcts),
                 write: group_dir(&entries, &[IoDir::Write], &write, pcts),
                 total: group_dir(&entries, &IoDir::ALL, &both, pcts),
-                cpu: group_cpu(run, g, &cpu),
+                cpu: group_cpu(run, jobs, g, &cpu),
                 series: group_series(run, merged, g),
                 reported,
             }

@@ -453,3 +453,15 @@ fn first_difference(a: &serde_json::Value, b: &serde_json::Value, path: String) 
         _ => (a != b).then(|| format!("{path}: {a} != {b}")),
     }
 }
+
+#[test]
+fn the_json_summary_decoding_one_worker_at_a_time_equals_the_typed_one() {
+    // summarize_json folds each worker as it decodes it (one worker's
+    // histograms alive at a time); it must give exactly summarize's answer,
+    // CPU per host included.
+    let run = two_hosts_two_groups();
+    let text = serde_json::to_string(&run).unwrap();
+    let streamed: serde_json::Value =
+        serde_json::from_str(&iolab_core::summary::summarize_json(&text).unwrap()).unwrap();
+    assert_eq!(streamed, serde_json::to_value(summarize(&run)).unwrap());
+}

@@ -90,7 +90,9 @@ class _SweepMeasure:
             if value not in self.checked:
                 validate(self.sweep.plan, [point], self.sweep.opts.run_settings())
                 self.checked.add(value)
-            self.sweep.run_one(point, repeat, self.max_repeats)
+            # The progress line counts the value's planned repeats; beyond them, up to the most it may get.
+            planned = self.sweep.plan.repeats
+            self.sweep.run_one(point, repeat, planned if repeat <= planned else self.max_repeats)
         (sample,) = run_samples(directory)[:1]
         return repeat_of(sample)
 

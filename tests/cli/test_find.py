@@ -1,0 +1,65 @@
+"""``iolab find`` end to end: a search through the real engine on a target
+whose latency-load curve is known by construction, and bad input refused.
+
+The stack: ``iolab target`` with a pool of one I/O buffer (``--pacing
+buffers=1``: one request in service at a time, first come first served)
+over a memory device behind a 5 ms ``delay`` layer. A closed loop of QD
+requests then always finds QD - 1 ahead of each one: every read takes
+QD x 5 ms (10 ms at QD 2, 15 ms at QD 3). So ``p90 < 12.5 ms`` holds up to
+QD 2 and breaks at QD 3, with 2.5 ms (25 %) either side for the scheduling
+noise of a loaded machine: the answer is 2.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from iolab.analysis.load import load_dataset
+
+from tests.target.test_target_cli import start, stop
+
+
+def test_find_on_a_paced_delay_target_finds_qd_2(iolab_cmd: list[str], tmp_path: Path) -> None:
+    proc, sock = start(iolab_cmd, tmp_path, "--pacing", "buffers=1,cache=0,unit=128k",
+                       "--export", "m=memory,size=4m+delay,read=5ms")  # fmt: skip
+    try:
+        r = subprocess.run(
+            [*iolab_cmd, "find", "--slo", "p90<12.5ms", "--limit", "8", "--resolution", "1",
+             "--repeats", "2", "--max-repeats", "2", "--results", str(tmp_path / "res"),
+             "--name=paced", "--ioengine=nbd", f"--uri=nbd+unix:///m?socket={sock}", "--rw=randread", "--bs=4k",
+             "--runtime=200ms", "--time_based"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        stop(proc)
+    assert r.returncode == 0, r.stderr
+    directory = tmp_path / "res" / "find-paced-iodepth"
+    found = json.loads((directory / "find.json").read_text())
+    assert (found["best"], found["first_fail"]) == (2, 3), r.stdout
+    # 1, 2 pass; 4, 3 break: every value run twice, each a point of the sweep directory.
+    assert [e["value"] for e in found["evaluations"]] == [1, 2, 4, 3]
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("p90 ") and "at QD 2: meets 'p90<12.5ms'" in lines[0], r.stdout
+    assert lines[1].startswith("QD 3 breaks it"), r.stdout
+    data = load_dataset(directory)  # what `iolab report` reads
+    assert data.axes == ["iodepth"] and [p.params["iodepth"] for p in data.points] == [1, 2, 4, 3]
+    assert all(len(p.samples) == 2 for p in data.points)
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--slo", "p99 below 1ms"], "does not parse"),
+        (["--slo", "p99.95<1ms"], "not a percentile iolab records"),
+        (["--slo", "p99<1ms", "--axis", "rw"], "--axis rw: not a numeric job option"),
+        (["--slo", "p99<1ms", "--iodepth=4"], "iodepth=4: is the axis find searches"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(cli, workdir: Path, args: list[str], says: str) -> None:  # type: ignore[no-untyped-def]
+    r = cli("find", *args, "--name=x", "--ioengine=null", "--rw=randread", "--size=1m", "--runtime=10ms")
+    assert r.exit_code == 2, r.output
+    assert says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (workdir / "iolab-results").exists()

@@ -63,3 +63,29 @@ def test_bad_input_is_one_line_exit_2(cli, workdir: Path, args: list[str], says:
     assert r.exit_code == 2, r.output
     assert says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not (workdir / "iolab-results").exists()
+
+
+def test_a_plan_with_axes_is_refused(cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    plan = workdir / "p.toml"
+    plan.write_text('[plan]\nname = "p"\n[base]\nioengine = "null"\nsize = "1m"\n[axes]\nbs = ["4k", "8k"]\n')
+    r = cli("find", "--slo", "p99<1ms", str(plan))
+    assert r.exit_code == 2, r.output
+    assert "has axes (bs); find searches one axis itself" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_the_same_command_reads_back_what_it_measured(cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    plan = workdir / "p.toml"
+    plan.write_text(
+        '[plan]\nname = "nul"\nrepeats = 2\n[base]\nioengine = "null"\nrw = "randread"\nsize = "1m"\n'
+        'time_based = true\nruntime = "20ms"\n'
+    )
+    args = ("find", "--slo", "p99<1s and iops>1", "--limit", "2", "--max-repeats", "2", str(plan))
+    first = cli(*args)
+    assert first.exit_code == 0, first.output
+    runs = sorted((workdir / "iolab-results" / "nul" / "points").glob("*/run.json"))
+    assert [p.parent.name for p in runs] == ["p001-r1", "p001-r2", "p002-r1", "p002-r2"]
+    stamps = [p.stat().st_mtime_ns for p in runs]
+    again = cli(*args)
+    assert again.exit_code == 0, again.output
+    assert again.stdout == first.stdout and "still holds at --limit 2" in again.stdout
+    assert [p.stat().st_mtime_ns for p in runs] == stamps  # read back, not run again

@@ -296,8 +296,21 @@ def format_analysis_text(an: Analysis) -> str:
     if an.knees:
         out += ["Knees:", *(f"  {k}" for k in knee_lines(an))]
     out += [f"Bottleneck: {bottleneck_line(an)}", ""]
+    out += find_lines(an)
     out += [format_text_table(t) + "\n" for t in tables(an)]
     return "\n".join(out).rstrip() + "\n"
+
+
+def find_lines(an: Analysis) -> list[str]:
+    """An ``iolab find`` directory's answer (its find.json statement), as the search printed it."""
+    found = an.dataset.plan.get("find")
+    if not isinstance(found, dict):
+        return []
+    return [
+        f"SLO search (iolab find, '{found.get('slo')}'):",
+        *(f"  {line}" for line in found.get("statement") or []),
+        "",
+    ]
 
 
 #: Percentiles ``iolab compare`` shows without ``--all``.

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from iolab.analysis.analyze import analyze
 from iolab.analysis.load import load_dataset
+from iolab.plans.model import load_plan
 from iolab.report.analysis_text import format_analysis_text
 
 from tests.target.test_target_cli import start, stop
@@ -49,6 +50,8 @@ def test_find_on_a_paced_delay_target_finds_qd_2(iolab_cmd: list[str], tmp_path:
     lines = r.stdout.splitlines()
     assert lines[0].startswith("p50 ") and "at QD 2: meets 'p50<12.5ms'" in lines[0], r.stdout
     assert lines[1].startswith("QD 3 breaks it"), r.stdout
+    kept = load_plan(directory / "plan.toml")  # the job, as a plan file that `iolab sweep` would run
+    assert kept.repeats == 2 and dict(kept.base)["ioengine"] == "nbd" and dict(kept.base)["time_based"] is True
     data = load_dataset(directory)  # what `iolab report` reads: the points along the axis
     assert data.axes == ["iodepth"] and [p.params["iodepth"] for p in data.points] == [1, 2, 3, 4]
     assert [len(p.samples) for p in data.points] == [

@@ -13,7 +13,7 @@ from iolab.cli.options import AllowOverwrite, TestTarget
 from iolab.cli.sweep import DEFAULT_RESULTS
 from iolab.errors import JobError
 from iolab.plans.find import SEARCH_AXES, axis_space, statement
-from iolab.plans.find_run import check_plan, plan_of_job, run_find
+from iolab.plans.find_run import check_plan, plan_of_job, plan_toml, run_find
 from iolab.plans.model import load_plan
 from iolab.plans.slo import parse_slo
 from iolab.plans.sweep import SweepInterrupted, SweepOptions
@@ -96,12 +96,13 @@ def find(
         if len(jobs) != 1:
             raise JobError(f"{len(jobs)} jobs given: find searches one job; give one job")
         plan = plan_of_job(jobs[0], f"find-{jobs[0].name}-{axis}", axis)
-        text = ""
     plan = replace(
         plan,
         name=name or plan.name,
         repeats=repeats if repeats is not None else plan.repeats if from_plan else DEFAULT_REPEATS,
     )
+    if not from_plan:
+        text = plan_toml(plan)
     opts = SweepOptions(target=target, restart=restart, allow_overwrite=allow_overwrite, where="a find")
     try:
         outcome, directory = run_find(plan, text, objective, space, results, opts, max_repeats=max_repeats)

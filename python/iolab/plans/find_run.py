@@ -42,6 +42,19 @@ def plan_of_job(job: JobSpec, name: str, axis: str) -> Plan:
     return Plan(name, f"iolab find over {axis}", "matrix", 1, False, None, tuple(base.items()), ())
 
 
+def plan_toml(plan: Plan) -> str:
+    """The plan.toml kept in the directory of a search given as a job: its
+    [plan] and [base] as a plan file would write them."""
+
+    def value(v: Value) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        return str(v) if isinstance(v, (int, float)) else json.dumps(v)
+
+    lines = ["[plan]", f"name = {json.dumps(plan.name)}", f"repeats = {plan.repeats}", "", "[base]"]
+    return "\n".join([*lines, *(f"{k} = {value(v)}" for k, v in plan.base), ""])
+
+
 def check_plan(plan: Plan, axis: str) -> None:
     """A plan file given to find: its base job is searched; axes are refused."""
     if plan.axes:

@@ -14,6 +14,7 @@ percentile: a stall of the shared 2-core machine that holds the target for
 
 from __future__ import annotations
 
+import html
 import json
 import subprocess
 from pathlib import Path
@@ -23,6 +24,8 @@ from iolab.analysis.analyze import analyze
 from iolab.analysis.load import load_dataset
 from iolab.plans.model import load_plan
 from iolab.report.analysis_text import format_analysis_text
+from iolab.report.html import render_html
+from iolab.report.markdown import format_analysis_markdown
 
 from tests.target.test_target_cli import start, stop
 
@@ -57,8 +60,10 @@ def test_find_on_a_paced_delay_target_finds_qd_2(iolab_cmd: list[str], tmp_path:
     assert [len(p.samples) for p in data.points] == [
         e["repeats"] for e in sorted(found["evaluations"], key=lambda e: e["value"])
     ]
-    report = format_analysis_text(analyze(data))
-    assert "SLO search (iolab find, 'p50<12.5ms'):\n  " + lines[0] in report
+    an = analyze(data)
+    assert "SLO search (iolab find, 'p50<12.5ms'):\n  " + lines[0] in format_analysis_text(an)
+    assert "## SLO search (iolab find, 'p50<12.5ms')" in format_analysis_markdown(an)
+    assert lines[1] in html.unescape(render_html(an))
 
 
 @pytest.mark.parametrize(

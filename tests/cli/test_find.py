@@ -73,6 +73,8 @@ def test_find_on_a_paced_delay_target_finds_qd_2(iolab_cmd: list[str], tmp_path:
         (["--slo", "p99.95<1ms"], "not a percentile iolab records"),
         (["--slo", "p99<1ms", "--axis", "rw"], "--axis rw: not a numeric job option"),
         (["--slo", "p99<1ms", "--iodepth=4"], "iodepth=4: is the axis find searches"),
+        (["--slo", "p99<1ms", "--repeats", "3", "--max-repeats", "2"], "need 1 ≤ repeats ≤ max-repeats"),
+        (["--slo", "p99<1ms", "--search-name", "a/b"], "without '/'"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(cli, workdir: Path, args: list[str], says: str) -> None:  # type: ignore[no-untyped-def]

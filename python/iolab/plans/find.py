@@ -160,10 +160,15 @@ class FindOutcome:
 Measure = Callable[[int, int], Repeat]
 
 
-def search(measure: Measure, slo: Slo, space: AxisSpace, *, repeats: int = 2, max_repeats: int = 5) -> FindOutcome:
-    """Bracket, then bisect (see the module doc)."""
+def check_repeats(repeats: int, max_repeats: int) -> None:
+    """Raises :class:`FindError` unless 1 ≤ repeats ≤ max_repeats."""
     if repeats < 1 or max_repeats < repeats:
         raise FindError(f"--repeats {repeats} / --max-repeats {max_repeats}: need 1 ≤ repeats ≤ max-repeats")
+
+
+def search(measure: Measure, slo: Slo, space: AxisSpace, *, repeats: int = 2, max_repeats: int = 5) -> FindOutcome:
+    """Bracket, then bisect (see the module doc)."""
+    check_repeats(repeats, max_repeats)
     done: list[Evaluation] = []
 
     def evaluate(value: int) -> Evaluation:

@@ -21,7 +21,7 @@ from iolab.analysis.load import run_samples
 from iolab.analysis.model import Sample
 from iolab.errors import JobError
 from iolab.jobs import JobSpec
-from iolab.plans.find import AxisSpace, FindOutcome, outcome_json, search, values_of
+from iolab.plans.find import AxisSpace, FindOutcome, check_repeats, outcome_json, search, values_of
 from iolab.plans.model import Axis, Plan, Value
 from iolab.plans.points import Point, resolve, validate
 from iolab.plans.slo import DIRECTIONS, DirRepeat, Repeat, Slo
@@ -124,6 +124,9 @@ def run_find(
     outcome and that directory. Raises ``JobError`` (the job at the start
     value, before anything runs), :class:`SweepInterrupted`."""
     opts = opts or SweepOptions()
+    check_repeats(plan.repeats, max_repeats)
+    if not plan.name.strip() or "/" in plan.name:
+        raise JobError(f"search name '{plan.name}': give a non-empty name without '/'")
     plan = resolve(replace(plan, axes=(Axis(space.name, ()),)), quick=opts.quick, target=opts.target)
     validate(plan, [Point(1, ((space.name, space.start),))], opts.run_settings())
     sweep = open_sweep(plan, plan_text, results_root, opts)

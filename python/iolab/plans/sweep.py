@@ -232,7 +232,7 @@ class SweepRun:
         self.catalog.set_status(self.plan.name, "running")
         try:
             if todo:
-                self._precondition()
+                self.precondition()
             for point, repeat in todo:
                 self.run_one(point, repeat, self.plan.repeats)
         except KeyboardInterrupt:
@@ -286,9 +286,6 @@ class SweepRun:
 
     def precondition(self) -> None:
         """The plan's fill run, once per directory (before the first point)."""
-        self._precondition()
-
-    def _precondition(self) -> None:
         job = precondition_job(self.plan)
         target = self.dir / "precondition"
         if job is None or is_complete(target):

@@ -289,6 +289,11 @@ def load_sweep_dir(directory: Path) -> Dataset:
         points.append(Point(index, params, numeric_values(params, samples[0]), samples))
     host = _optional_json(directory / "host.json") or {}
     facts = {**_plan_facts(plan, meta, drops), "finished_runs": sum(len(d) for d in by_point.values())}
+    found = _optional_json(directory / str(meta["find"])) if meta.get("find") else None
+    if found is not None:
+        # ``iolab find`` numbers its points in the order it visited them: the tables go along the axis.
+        points.sort(key=lambda p: [p.values.get(a, 0.0) for a in axes])
+        facts["find"] = {k: found.get(k) for k in ("slo", "axis", "best", "first_fail", "statement")}
     return Dataset("iolab-sweep", str(meta.get("id", directory.name)), str(directory), axes, points, host,
                    facts, _tool(directory))  # fmt: skip
 

@@ -16,6 +16,7 @@ import typer
 
 from iolab import _native
 from iolab.cli import catalog as catalog_commands
+from iolab.cli import find as find_commands
 from iolab.cli import fleet as fleet_commands
 from iolab.cli import lab as lab_commands
 from iolab.cli import render
@@ -380,6 +381,7 @@ def docs(
 
 # Plans, sweeps and the results catalog live in their own command modules.
 sweep_commands.register(app)
+find_commands.register(app)
 catalog_commands.register(app)
 target_commands.register(app)
 lab_commands.register(app)

@@ -20,6 +20,11 @@ AllowOverwrite = Annotated[
     ),
 ]
 
+TestTarget = Annotated[
+    Optional[str],
+    typer.Option("--target", help="File or device to test (replaces the filename of the plan's or the job's options)."),
+]
+
 MetricsAddress = Annotated[
     Optional[str],
     typer.Option(

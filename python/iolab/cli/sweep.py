@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
 from iolab.cli.errors import EXIT_INTERRUPTED
 from iolab.cli.fleet import sweep_on_fleet
-from iolab.cli.options import AllowOverwrite, MetricsAddress, MetricsSummaries, metrics_server
+from iolab.cli.options import AllowOverwrite, MetricsAddress, MetricsSummaries, TestTarget, metrics_server
 from iolab.errors import JobError
 from iolab.fleet.env import detect as fleet_launch
 from iolab.plans.sweep import SweepInterrupted, SweepOptions, SweepOutcome, run_sweep
@@ -39,9 +39,7 @@ def sweep(
     results: Annotated[
         Path, typer.Option("--results", help="Results root (the sweep goes to RESULTS/<plan name>/).")
     ] = DEFAULT_RESULTS,
-    target: Annotated[
-        Optional[str], typer.Option("--target", help="File or device to test (replaces the plan's filename).")
-    ] = None,
+    target: TestTarget = None,
     restart: Annotated[
         bool, typer.Option("--restart", help="Discard the finished points of this plan in RESULTS and start over.")
     ] = False,

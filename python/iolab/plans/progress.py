@@ -37,15 +37,17 @@ class SweepProgress(TerminalProgress):
             self.note(f"resuming: {done} of {total} runs already finished")
 
     def eta_s(self) -> Optional[float]:
-        """Mean measured run time x runs left; None before the first run ends."""
-        if not self.durations_s:
+        """Mean measured run time x runs left; None before the first run ends,
+        or when the number of runs is not known in advance (``iolab find``)."""
+        if not self.durations_s or not self.total:
             return None
         return sum(self.durations_s) / len(self.durations_s) * (self.total - self.done)
 
     def status(self) -> str:
         eta = self.eta_s()
         left = "" if eta is None else f", ETA {fmt_eta(eta)}"
-        return f"[{self.done}/{self.total} runs{left}]"
+        of = f"/{self.total}" if self.total else ""
+        return f"[{self.done}{of} runs{left}]"
 
     def note(self, line: str) -> None:
         # A sweep does not keep a run cut short (the same command reruns it):

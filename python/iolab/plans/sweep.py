@@ -143,10 +143,20 @@ def run_plan(plan: Plan, plan_text: str, results_root: Path, opts: Optional[Swee
     directory = results_root / plan.name
     catalog = Catalog(results_root)
     done_before = _open_dir(directory, plan, plan_text, opts, catalog)
-    _Sweep(plan, points, directory, catalog, opts).run_all()
+    SweepRun(plan, points, directory, catalog, opts).run_all()
     outcome = SweepOutcome(directory, plan.name, len(points), len(points) * plan.repeats, done_before, 0)
     outcome.runs_done_now = sum(1 for _ in (directory / "points").iterdir() if is_complete(_)) - done_before
     return outcome
+
+
+def open_sweep(plan: Plan, plan_text: str, results_root: Path, opts: SweepOptions) -> SweepRun:
+    """The sweep directory of ``plan`` (already :func:`resolve` d) opened, or
+    reopened when it holds the same plan, for points run one at a time
+    (:meth:`SweepRun.run_one`); each point's job is validated as it runs."""
+    directory = results_root / plan.name
+    catalog = Catalog(results_root)
+    _open_dir(directory, plan, plan_text, opts, catalog)
+    return SweepRun(plan, [], directory, catalog, opts)
 
 
 def _open_dir(directory: Path, plan: Plan, plan_text: str, opts: SweepOptions, catalog: Catalog) -> int:
@@ -190,7 +200,11 @@ def _read_json(path: Path) -> dict[str, Any]:
     return value
 
 
-class _Sweep:
+class SweepRun:
+    """A sweep directory being written: :meth:`run_all` runs a plan's points;
+    :meth:`run_one` one point x repeat at a time, for a caller that decides the
+    next point from the last (``iolab find``, :mod:`iolab.plans.find_run`)."""
+
     def __init__(
         self,
         plan: Plan,
@@ -208,19 +222,19 @@ class _Sweep:
 
     def run_all(self) -> None:
         todo = [
-            (p, r) for p in self.points for r in range(1, self.plan.repeats + 1) if not is_complete(self._dir(p, r))
+            (p, r)
+            for p in self.points
+            for r in range(1, self.plan.repeats + 1)
+            if not is_complete(self.point_dir(p, r))
         ]
         total = len(self.points) * self.plan.repeats
         self.progress.begin(total, total - len(todo))
         self.catalog.set_status(self.plan.name, "running")
         try:
             if todo:
-                self._precondition()
+                self.precondition()
             for point, repeat in todo:
-                self.progress.start_point(point.label, repeat, self.plan.repeats)
-                started = self.opts.clock()
-                self._run_point(point, repeat)
-                self.progress.end_point(self.opts.clock() - started)
+                self.run_one(point, repeat, self.plan.repeats)
         except KeyboardInterrupt:
             self.catalog.set_status(self.plan.name, "interrupted")
             raise SweepInterrupted(
@@ -234,7 +248,16 @@ class _Sweep:
             self.progress.close()
         self.catalog.set_status(self.plan.name, "complete")
 
-    def _dir(self, point: Point, repeat: int) -> Path:
+    def run_one(self, point: Point, repeat: int, repeats: int) -> Path:
+        """Run one point x repeat (its warm-up first) and write its directory;
+        ``repeats``: how many the progress line says the point gets."""
+        self.progress.start_point(point.label, repeat, repeats)
+        started = self.opts.clock()
+        self._run_point(point, repeat)
+        self.progress.end_point(self.opts.clock() - started)
+        return self.point_dir(point, repeat)
+
+    def point_dir(self, point: Point, repeat: int) -> Path:
         return self.dir / "points" / f"{point.key}-r{repeat}"
 
     def _run(self, specs: Sequence[JobSpec], log_dir: Optional[Path] = None) -> tuple[RunOutput, bool]:
@@ -261,7 +284,8 @@ class _Sweep:
             self._said.add(line)
             self.progress.note(line)
 
-    def _precondition(self) -> None:
+    def precondition(self) -> None:
+        """The plan's fill run, once per directory (before the first point)."""
         job = precondition_job(self.plan)
         target = self.dir / "precondition"
         if job is None or is_complete(target):
@@ -282,7 +306,7 @@ class _Sweep:
             self._run([warm])  # discarded: only brings the device and caches to the working state
             meta["warmup_run"] = self.plan.warmup_runtime
         job = point_job(self.plan, point)
-        target = self._dir(point, repeat)
+        target = self.point_dir(point, repeat)
         out, timed_out = self._run([job], target)
         if self.plan.steady_state is not None:
             out, timed_out, meta["steady_state"] = self._until_steady(job, out, timed_out, target)

@@ -296,8 +296,24 @@ def format_analysis_text(an: Analysis) -> str:
     if an.knees:
         out += ["Knees:", *(f"  {k}" for k in knee_lines(an))]
     out += [f"Bottleneck: {bottleneck_line(an)}", ""]
+    out += find_lines(an)
     out += [format_text_table(t) + "\n" for t in tables(an)]
     return "\n".join(out).rstrip() + "\n"
+
+
+def find_statement(an: Analysis) -> Optional[tuple[str, list[str]]]:
+    """An ``iolab find`` directory's answer: a title and the statement's
+    lines as the search printed them (find.json); None for any other source."""
+    found = an.dataset.plan.get("find")
+    if not isinstance(found, dict):
+        return None
+    return f"SLO search (iolab find, '{found.get('slo')}')", [str(x) for x in found.get("statement") or []]
+
+
+def find_lines(an: Analysis) -> list[str]:
+    """:func:`find_statement` as the terminal report's lines."""
+    got = find_statement(an)
+    return [] if got is None else [f"{got[0]}:", *(f"  {line}" for line in got[1]), ""]
 
 
 #: Percentiles ``iolab compare`` shows without ``--all``.

@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 from iolab import _native
 from iolab.analysis.model import Analysis, Finding, Json
-from iolab.report.analysis_text import Table, bottleneck_line, knee_lines, summary_lines, tables
+from iolab.report.analysis_text import Table, bottleneck_line, find_statement, knee_lines, summary_lines, tables
 from iolab.report.charts import Chart, all_charts, fleet_charts
 
 _CSS = """
@@ -102,6 +102,9 @@ def _findings(an: Analysis) -> str:
     if an.knees:
         parts.append("<h2>Knees</h2><ul>" + "".join(f"<li>{_e(k)}</li>" for k in knee_lines(an)) + "</ul>")
     parts.append(f"<h2>Bottleneck</h2><p>{_e(bottleneck_line(an))}</p>")
+    found = find_statement(an)
+    if found is not None:
+        parts.append(f"<h2>{_e(found[0])}</h2><ul>" + "".join(f"<li>{_e(x)}</li>" for x in found[1]) + "</ul>")
     return "\n".join(parts)
 
 

@@ -15,6 +15,7 @@ from iolab.report.analysis_text import (
     bottleneck_line,
     comparison_header,
     comparison_table,
+    find_statement,
     knee_lines,
     summary_lines,
     tables,
@@ -50,6 +51,9 @@ def format_analysis_markdown(an: Analysis) -> str:
     if an.knees:
         out += ["## Knees", "", *_bullets(knee_lines(an)), ""]
     out += ["## Bottleneck", "", _escape(bottleneck_line(an)), ""]
+    found = find_statement(an)
+    if found is not None:
+        out += [f"## {_escape(found[0])}", "", *_bullets(found[1]), ""]
     out += [md_table(t) + "\n" for t in tables(an)]
     return "\n".join(out).rstrip() + "\n"
 

@@ -1,0 +1,122 @@
+"""``iolab find --slo ... JOB|PLAN``: the highest load meeting an SLO (iolab.plans.find)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from iolab.cli.errors import EXIT_INTERRUPTED
+from iolab.cli.options import AllowOverwrite, TestTarget
+from iolab.cli.sweep import DEFAULT_RESULTS
+from iolab.errors import JobError
+from iolab.plans.find import SEARCH_AXES, axis_space, statement
+from iolab.plans.find_run import check_plan, plan_of_job, plan_toml, run_find
+from iolab.plans.model import load_plan
+from iolab.plans.slo import parse_slo
+from iolab.plans.sweep import SweepInterrupted, SweepOptions
+from iolab.run.sources import jobs_from_command_line
+
+DEFAULT_REPEATS = 2
+
+FIND_HELP = f"""Find the highest load along one axis that meets a latency SLO.
+
+Examples:
+
+  iolab find --slo 'p99<1ms' --axis iodepth --name=qd --filename=/dev/nvme0n1 --rw=randread --bs=4k --ioengine=io_uring --direct=1 --runtime=10 --time_based
+
+  iolab find --slo 'read.p99.9<2ms and iops>50k' --axis rate_iops --start 10000 plan.toml
+
+The axis ({", ".join(SEARCH_AXES)}) grows x --growth from --start while
+the SLO holds, then bisects between the last value meeting it and the
+first breaking it, until they are --resolution apart. Each value runs
+--repeats times, more (up to --max-repeats) where the SLO threshold lies
+inside the 95 % interval of its figure. SLO: clauses joined by 'and':
+[read.|write.][lat.|clat.]pPCT<DURATION (p50 … p99.99, the percentiles
+iolab records; both directions together when none is named) and
+[read.|write.]iops>N. Every run is a point of RESULTS/<name>/, a sweep
+directory (`iolab report` reads it), with the answer in find.json; the
+same command resumes a stopped search and reuses what it measured. The
+job (JOB...) is one job, as fio options or a job file, or a plan file (TOML, its
+[base] job, without [axes]). See docs/plans.md.
+"""
+
+
+def find(
+    ctx: typer.Context,
+    slo: Annotated[str, typer.Option("--slo", help="The objective, e.g. 'p99<1ms' or 'p99<1ms and iops>10000'.")],
+    axis: Annotated[
+        str, typer.Option("--axis", help=f"The job option to search: {', '.join(SEARCH_AXES)}.")
+    ] = "iodepth",
+    start: Annotated[
+        Optional[str], typer.Option("--start", help="First value (default: 1; rate_iops 1000; bs 4k).")
+    ] = None,
+    limit: Annotated[
+        Optional[str],
+        typer.Option(
+            "--limit", help="Highest value tried (default: iodepth 4096, numjobs 256, rate_iops 10M, bs 64M)."
+        ),
+    ] = None,
+    resolution: Annotated[
+        str,
+        typer.Option("--resolution", help="Stop when the bracket is this close: a percentage (5%) or a step (4)."),
+    ] = "5%",
+    growth: Annotated[float, typer.Option("--growth", help="Factor the axis grows by while the SLO holds.")] = 2.0,
+    repeats: Annotated[
+        Optional[int], typer.Option("--repeats", help="Runs per value (default: the plan's repeats, else 2).")
+    ] = None,
+    max_repeats: Annotated[
+        int, typer.Option("--max-repeats", help="Runs per value at most, spent where the decision is close.")
+    ] = 5,
+    name: Annotated[
+        Optional[str], typer.Option("--search-name", help="The result directory's name (default: find-JOB-AXIS).")
+    ] = None,
+    results: Annotated[
+        Path, typer.Option("--results", help="Results root (the search goes to RESULTS/<name>/).")
+    ] = DEFAULT_RESULTS,
+    target: TestTarget = None,
+    restart: Annotated[
+        bool, typer.Option("--restart", help="Discard the runs of an earlier search of this job and start over.")
+    ] = False,
+    allow_overwrite: AllowOverwrite = False,
+) -> None:
+    objective = parse_slo(slo)
+    space = axis_space(axis, start=start, limit=limit, resolution=resolution, growth=growth)
+    tokens = list(ctx.args)
+    from_plan = len(tokens) == 1 and tokens[0].endswith(".toml")
+    if from_plan:
+        plan_path = Path(tokens[0])
+        plan = load_plan(plan_path)
+        check_plan(plan, axis)
+        text = plan_path.read_text(encoding="utf-8")
+    else:
+        jobs = jobs_from_command_line(tokens)
+        if len(jobs) != 1:
+            raise JobError(f"{len(jobs)} jobs given: find searches one job; give one job")
+        plan = plan_of_job(jobs[0], f"find-{jobs[0].name}-{axis}", axis)
+    plan = replace(
+        plan,
+        name=name or plan.name,
+        repeats=repeats if repeats is not None else plan.repeats if from_plan else DEFAULT_REPEATS,
+    )
+    if not from_plan:
+        text = plan_toml(plan)
+    opts = SweepOptions(target=target, restart=restart, allow_overwrite=allow_overwrite, where="a find")
+    try:
+        outcome, directory = run_find(plan, text, objective, space, results, opts, max_repeats=max_repeats)
+    except SweepInterrupted as e:
+        typer.echo(f"iolab: {e}", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    for line in statement(outcome):
+        typer.echo(line)
+    typer.echo(f"results in {directory} (next: iolab report {directory})")
+
+
+def register(app: typer.Typer) -> None:
+    app.command(
+        help=FIND_HELP,
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+        options_metavar="[OPTIONS] (PLAN.toml | JOB...)",
+    )(find)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from iolab import _native
+
 from tests.run.iolog_lines import iolab_run, ios, replay
 
 
@@ -100,3 +102,24 @@ def test_a_bad_log_line_is_one_clear_error(tmp_path: Path) -> None:
     assert r.returncode != 0 and "replay_skip=trim" in r.stderr, r.stderr
     r = iolab_run("--name=r", "--size=1m", "--numjobs=2", f"--write_iolog={tmp_path / 'w.log'}")
     assert r.returncode != 0 and "numjobs=2" in r.stderr, r.stderr
+    r = iolab_run("--name=r", f"--read_iolog={log}", "--replay_align=3000")
+    assert r.returncode != 0 and "must be a power of 2" in r.stderr, r.stderr
+
+
+def test_a_replay_onto_an_nbd_export_sends_the_logs_io_there(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "in.log", PACED.format(f="/dev/recorded"))
+    sock = tmp_path / "t.sock"
+    target = _native.Target(None, ["d=memory,size=64m"], listen=f"unix:{sock}")
+    target.start()
+    uri = f"nbd+unix:///d?socket={sock}"
+    try:
+        got = replay(log, tmp_path / "out.log", "--ioengine=nbd", f"--uri={uri}", "--replay_no_stall=1")
+    finally:
+        target.shutdown()
+        target.wait()
+    assert [io for _, io in got] == [
+        (uri, "write", 0, 4096),
+        (uri, "write", 4096, 4096),
+        (uri, "read", 0, 4096),
+        (uri, "read", 4096, 4096),
+    ]

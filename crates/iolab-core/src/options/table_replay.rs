@@ -11,6 +11,7 @@ use super::values::RwDirs;
 use super::DefaultValue::{Note, Value};
 use super::OptionDef;
 use super::OptionKind::*;
+use crate::engines::Target;
 use crate::error::JobError;
 use crate::gen::replay::IoLog;
 use crate::job::{BsSpec, IoDir, ReplaySkip};
@@ -137,7 +138,9 @@ const REPLAY_ONLY: &[&str] = &[
 ];
 
 /// Reads `read_iolog`'s log (once, here) and sets what it decides: the
-/// files, rw, bs and (when not given) size. A log that cannot be replayed
+/// files (for engines that do I/O to files: an NBD export or null takes
+/// the log's one file, or its redirected files, as itself), rw, bs and
+/// (when not given) size. A log that cannot be replayed
 /// is an error naming its line.
 pub(super) fn apply_log(d: &mut Draft) -> Result<(), JobError> {
     if d.replay.write_iolog.is_some() && d.numjobs > 1 {
@@ -161,7 +164,16 @@ pub(super) fn apply_log(d: &mut Draft) -> Result<(), JobError> {
         value: path.display().to_string(),
         reason,
     })?;
-    if d.filename.is_some() && d.replay.redirect.is_none() {
+    let to_files = d.ioengine.caps().target == Target::Files;
+    if !to_files && log.files.len() > 1 && d.replay.redirect.is_none() {
+        return Err(JobError::Conflict(format!(
+            "read_iolog's log names {} files, and ioengine={} has one place to replay them; \
+             give replay_redirect= to replay them all there (as onto one device)",
+            log.files.len(),
+            d.ioengine.name()
+        )));
+    }
+    if to_files && d.filename.is_some() && d.replay.redirect.is_none() {
         return Err(JobError::Conflict(
             "read_iolog replays onto the files its log names, so filename= would not be \
              used; to replay onto another file or device give replay_redirect= instead"
@@ -180,7 +192,9 @@ pub(super) fn apply_log(d: &mut Draft) -> Result<(), JobError> {
         .iter()
         .map(|p| p.display().to_string().replace(':', "\\:"))
         .collect();
-    d.filename = Some(names.join(":"));
+    if to_files {
+        d.filename = Some(names.join(":"));
+    }
     let (reads, writes) = (log.count(IoDir::Read), log.count(IoDir::Write));
     d.dirs = match (reads, writes) {
         (_, 0) => RwDirs::Read,

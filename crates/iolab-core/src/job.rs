@@ -30,7 +30,7 @@ pub use files::{
 pub use groups::DedupeMode;
 pub use groups::{Amounts, DataOptions, EngineOptions, VerifyKind, VERIFY_HEADER_BYTES};
 pub use prio::PrioOptions;
-pub use replay::{ReplayOptions, ReplaySkip};
+pub use replay::{LoadedLog, ReplayOptions, ReplaySkip};
 pub use worker_opts::{CpuMode, MemPolicy, WorkerOptions};
 pub use zones::{ZoneMode, ZoneOptions};
 

@@ -138,14 +138,19 @@ impl IoGen {
             _ => u64::from(job.loops),
         };
         let replay = match &job.replay.read_iolog {
+            // Read once when the job was prepared; read here for a job
+            // that was not (one read back from JSON).
             Some(path) => {
-                let log = replay::IoLog::read(path, &job.replay).map_err(|reason| {
-                    JobError::InvalidValue {
-                        option: "read_iolog".into(),
-                        value: path.display().to_string(),
-                        reason,
-                    }
-                })?;
+                let log = match &job.replay.log.0 {
+                    Some(log) => log.clone(),
+                    None => std::sync::Arc::new(replay::IoLog::read(path, &job.replay).map_err(
+                        |reason| JobError::InvalidValue {
+                            option: "read_iolog".into(),
+                            value: path.display().to_string(),
+                            reason,
+                        },
+                    )?),
+                };
                 Some(replay::Replay::new(log, &job.replay))
             }
             None => None,

@@ -22,6 +22,7 @@
 //! leaves them out).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::IoUnit;
 use crate::job::{IoDir, ReplayOptions};
@@ -282,7 +283,7 @@ impl Parser<'_> {
 /// instant it is due (ns after the worker starts; 0 with replay_no_stall).
 #[derive(Debug, Clone)]
 pub struct Replay {
-    ios: Vec<LoggedIo>,
+    log: Arc<IoLog>,
     pos: usize,
     timed: bool,
     time_scale_pct: u64,
@@ -290,9 +291,9 @@ pub struct Replay {
 }
 
 impl Replay {
-    pub fn new(log: IoLog, opts: &ReplayOptions) -> Replay {
+    pub fn new(log: Arc<IoLog>, opts: &ReplayOptions) -> Replay {
         Replay {
-            ios: log.ios,
+            log,
             pos: 0,
             timed: !opts.no_stall,
             time_scale_pct: u64::from(opts.time_scale_pct.max(1)),
@@ -302,7 +303,7 @@ impl Replay {
 
     /// Bytes the whole replay moves.
     pub fn total_bytes(&self) -> u64 {
-        self.ios.iter().map(|io| io.unit.len).sum()
+        self.log.ios.iter().map(|io| io.unit.len).sum()
     }
 
     /// When the unit last returned by [`Replay::next`] is due, ns after the
@@ -318,7 +319,7 @@ impl Iterator for Replay {
 
     #[inline]
     fn next(&mut self) -> Option<IoUnit> {
-        let io = self.ios.get(self.pos)?;
+        let io = self.log.ios.get(self.pos)?;
         self.pos += 1;
         if self.timed {
             // replay_time_scale=200 runs at twice the log's pace.
@@ -418,7 +419,7 @@ mod tests {
 
     #[test]
     fn the_replay_paces_by_time_scale_or_not_at_all() {
-        let log = || IoLog::parse(V3_LOG, &opts()).unwrap();
+        let log = || Arc::new(IoLog::parse(V3_LOG, &opts()).unwrap());
         let dues = |o: ReplayOptions| {
             let mut r = Replay::new(log(), &o);
             let mut v = Vec::new();

@@ -3,6 +3,7 @@
 //! generating I/O. The log itself is parsed by [`crate::gen::replay`].
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -59,7 +60,25 @@ pub struct ReplayOptions {
     /// `replay_scale`: offsets divided by this (1 = as logged).
     pub scale: u64,
     pub skip: ReplaySkip,
+    /// The log as read while the job was prepared, shared by the job's
+    /// workers so that it is parsed once per preparation.
+    #[serde(skip)]
+    pub log: LoadedLog,
 }
+
+/// `read_iolog`'s parsed log, kept beside the options: a cache of the
+/// file, not part of what the job is — never written to results, and
+/// equal to any other (a job read back from JSON is the same job).
+#[derive(Debug, Clone, Default)]
+pub struct LoadedLog(pub Option<Arc<crate::gen::replay::IoLog>>);
+
+impl PartialEq for LoadedLog {
+    fn eq(&self, _: &LoadedLog) -> bool {
+        true
+    }
+}
+
+impl Eq for LoadedLog {}
 
 impl Default for ReplayOptions {
     fn default() -> ReplayOptions {
@@ -72,6 +91,7 @@ impl Default for ReplayOptions {
             align: 0,
             scale: 1,
             skip: ReplaySkip::default(),
+            log: LoadedLog::default(),
         }
     }
 }

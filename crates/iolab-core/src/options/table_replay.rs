@@ -14,7 +14,7 @@ use super::OptionKind::*;
 use crate::engines::Target;
 use crate::error::JobError;
 use crate::gen::replay::IoLog;
-use crate::job::{BsSpec, IoDir, ReplaySkip};
+use crate::job::{BsSpec, IoDir, LoadedLog, ReplaySkip};
 
 pub(super) static REPLAY_OPTIONS: &[OptionDef] = &[
     OptionDef {
@@ -218,5 +218,6 @@ pub(super) fn apply_log(d: &mut Draft) -> Result<(), JobError> {
         let furthest = log.extents().into_iter().max().unwrap_or(0);
         d.size = Some(furthest * log.files.len() as u64);
     }
+    d.replay.log = LoadedLog(Some(std::sync::Arc::new(log)));
     Ok(())
 }

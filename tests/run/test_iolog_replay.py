@@ -92,6 +92,21 @@ def test_replay_scale_align_redirect_and_skip(tmp_path: Path) -> None:
     assert [d for _, d, _, _ in got] == ["read", "read"]
 
 
+def test_sync_lines_are_replayed_after_the_io_before_them(tmp_path: Path) -> None:
+    f = tmp_path / "data"
+    log = write_log(
+        tmp_path / "in.log",
+        f"0 {f} add\n1 {f} write 0 4096\n2 {f} write 4096 4096\n3 {f} sync 4096 0\n"
+        f"4 {f} write 8192 4096\n5 {f} datasync 0 0\n6 {f} read 0 4096\n",
+    )
+    out = tmp_path / "out.log"
+    replay(log, out, "--replay_no_stall=1")
+    acts = [line.split()[2] for line in out.read_text().splitlines()[1:]]
+    assert acts == ["add", "open", "write", "write", "sync", "write", "datasync", "read", "close"]
+    replay(log, tmp_path / "skip.log", "--replay_no_stall=1", "--replay_skip=sync")
+    assert " sync " not in (tmp_path / "skip.log").read_text()
+
+
 def test_a_bad_log_line_is_one_clear_error(tmp_path: Path) -> None:
     log = write_log(tmp_path / "in.log", "0 /f add\n7 /f write x 4096\n")
     r = iolab_run("--name=r", f"--read_iolog={log}")

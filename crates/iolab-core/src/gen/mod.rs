@@ -257,6 +257,13 @@ impl IoGen {
         self.replay.as_ref().map(replay::Replay::due_ns)
     }
 
+    /// A replay's sync after the unit last returned (file number,
+    /// datasync), once: the log's `sync`/`datasync` line after that I/O.
+    #[inline]
+    pub fn take_replay_sync(&mut self) -> Option<(u32, bool)> {
+        self.replay.as_mut().and_then(replay::Replay::take_sync)
+    }
+
     /// The worker's seed: record it to repeat a `randrepeat=0` run, and
     /// give it to the worker's [`crate::rate::RateLimiter`].
     pub fn seed(&self) -> u64 {

@@ -17,9 +17,10 @@
 //! `replay_redirect` sends every file's I/O to one file; `replay_skip`
 //! leaves kinds out (fio 3.33 honours it for blktrace input only; iolab
 //! for both). `open`/`close` lines are accepted and change nothing: iolab
-//! opens a job's files for the whole job. `sync`, `datasync` and `trim`
-//! lines are refused by line until iolab replays them (`replay_skip`
-//! leaves them out).
+//! opens a job's files for the whole job. A `sync` or `datasync` line is
+//! replayed after the I/O before it (the queue drained first, as the
+//! worker's `fsync=N`); `trim` lines are refused by line until iolab
+//! issues trims (`replay_skip=trim` leaves them out).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -34,6 +35,9 @@ pub struct LoggedIo {
     /// (before `replay_time_scale`).
     pub at_ns: u64,
     pub unit: IoUnit,
+    /// A `sync` (false) or `datasync` (true) line of file number `.0`
+    /// came next in the log: issued once this I/O is issued.
+    pub sync_after: Option<(u32, bool)>,
 }
 
 /// A parsed log: its files (in the order added) and its I/Os.
@@ -227,19 +231,13 @@ impl Parser<'_> {
                 return Ok(());
             }
             "wait" => return Err("'wait' is not allowed in a version 3 log (fio's rule)".into()),
-            "sync" | "datasync" | "trim" => {
-                let skipped = if act == "trim" {
-                    self.opts.skip.trim
-                } else {
-                    self.opts.skip.sync
-                };
-                if skipped {
-                    return Ok(());
-                }
-                return Err(format!(
-                    "iolab does not replay '{act}' yet; set replay_skip={} to leave these lines out",
-                    if act == "trim" { "trim" } else { "sync" }
-                ));
+            "sync" | "datasync" => return self.sync(name, act == "datasync"),
+            "trim" if self.opts.skip.trim => return Ok(()),
+            "trim" => {
+                return Err(
+                    "iolab does not issue trims yet; set replay_skip=trim to leave these lines out"
+                        .into(),
+                )
             }
             _ => {
                 return Err(format!(
@@ -267,6 +265,7 @@ impl Parser<'_> {
             offset &= !(self.opts.align - 1);
         }
         self.log.ios.push(LoggedIo {
+            sync_after: None,
             at_ns: self.clock_us.saturating_mul(1000),
             unit: IoUnit {
                 dir,
@@ -279,6 +278,27 @@ impl Parser<'_> {
     }
 }
 
+impl Parser<'_> {
+    /// A sync line: issued after the I/O logged before it.
+    fn sync(&mut self, name: &str, datasync: bool) -> Result<(), String> {
+        let file = self.file_no(name)?;
+        if self.opts.skip.sync {
+            return Ok(());
+        }
+        match self.log.ios.last_mut() {
+            Some(io) => {
+                io.sync_after = Some((file, datasync));
+                Ok(())
+            }
+            None => Err(
+                "a sync before any read or write: nothing to replay it after; \
+                 set replay_skip=sync to leave sync lines out"
+                    .into(),
+            ),
+        }
+    }
+}
+
 /// The replay of one log by one worker: its I/Os in order, each with the
 /// instant it is due (ns after the worker starts; 0 with replay_no_stall).
 #[derive(Debug, Clone)]
@@ -288,6 +308,8 @@ pub struct Replay {
     timed: bool,
     time_scale_pct: u64,
     due_ns: u64,
+    /// The sync owed after the unit last returned, until taken.
+    sync: Option<(u32, bool)>,
 }
 
 impl Replay {
@@ -298,7 +320,15 @@ impl Replay {
             timed: !opts.no_stall,
             time_scale_pct: u64::from(opts.time_scale_pct.max(1)),
             due_ns: 0,
+            sync: None,
         }
+    }
+
+    /// The sync (file number, datasync) the log has after the unit last
+    /// returned; `None` once taken.
+    #[inline]
+    pub fn take_sync(&mut self) -> Option<(u32, bool)> {
+        self.sync.take()
     }
 
     /// Bytes the whole replay moves.
@@ -321,6 +351,7 @@ impl Iterator for Replay {
     fn next(&mut self) -> Option<IoUnit> {
         let io = self.log.ios.get(self.pos)?;
         self.pos += 1;
+        self.sync = io.sync_after;
         if self.timed {
             // replay_time_scale=200 runs at twice the log's pace.
             self.due_ns = (u128::from(io.at_ns) * 100 / u128::from(self.time_scale_pct)) as u64;
@@ -395,6 +426,25 @@ mod tests {
     }
 
     #[test]
+    fn syncs_follow_the_io_before_them() {
+        let text = "fio version 3 iolog\n0 /f add\n1 /f write 0 4096\n2 /f sync 4096 0\n\
+                    3 /f write 4096 4096\n4 /f datasync 0 0\n5 /f read 0 4096\n";
+        let log = IoLog::parse(text, &opts()).unwrap();
+        let syncs: Vec<_> = log.ios.iter().map(|io| io.sync_after).collect();
+        assert_eq!(syncs, vec![Some((0, false)), Some((0, true)), None]);
+        let mut r = Replay::new(Arc::new(log), &opts());
+        r.next();
+        assert_eq!(r.take_sync(), Some((0, false)));
+        assert_eq!(r.take_sync(), None);
+        let skip = ReplayOptions {
+            skip: crate::job::ReplaySkip::parse("sync").unwrap(),
+            ..opts()
+        };
+        let log = IoLog::parse(text, &skip).unwrap();
+        assert!(log.ios.iter().all(|io| io.sync_after.is_none()));
+    }
+
+    #[test]
     fn a_bad_line_is_named() {
         let bad = |text: &str| IoLog::parse(text, &opts()).unwrap_err();
         assert!(bad("rw, 0, 4096\n").starts_with("line 1: expected 'fio version 3 iolog'"));
@@ -407,6 +457,11 @@ mod tests {
         );
         let e = bad("fio version 3 iolog\n0 /f add\n7 /f trim 0 4096\n");
         assert!(e.contains("replay_skip=trim"), "{e}");
+        let e = bad("fio version 3 iolog\n0 /f add\n7 /f sync 0 0\n8 /f write 0 1\n");
+        assert!(
+            e.starts_with("line 3: a sync before any read or write"),
+            "{e}"
+        );
         let e = bad("fio version 3 iolog\n0 /f add\n7 /f wait 10 0\n");
         assert!(e.starts_with("line 3: 'wait' is not allowed"), "{e}");
         let e = bad("fio version 2 iolog\n/f add\n/f open extra words here\n");

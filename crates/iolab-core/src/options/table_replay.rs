@@ -46,7 +46,7 @@ pub(super) static REPLAY_OPTIONS: &[OptionDef] = &[
         kind: Text,
         default: Note("none"),
         unit: "",
-        help: "Replay the reads and writes of this fio iolog (version 2 or 3, as fio and \
+        help: "Replay the reads, writes and syncs of this fio iolog (version 2 or 3, as fio and \
                iolab's write_iolog write them) instead of generating I/O: same files, \
                offsets, lengths and order, each issued when the log's timestamps say \
                (see replay_no_stall, replay_time_scale). The log sets the files (unless \

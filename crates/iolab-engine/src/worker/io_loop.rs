@@ -208,6 +208,11 @@ impl<B: Backend> Worker<B> {
                 return;
             }
             self.q.batch.push((u, due));
+            if let Some((file, datasync)) = self.src.gen.take_replay_sync() {
+                let op = if datasync { Op::Fdatasync } else { Op::Fsync };
+                self.syncs.sync_due = Some((file, op));
+                return;
+            }
             if u.dir == IoDir::Write && self.syncs.count_write(u.file, &self.p) {
                 return;
             }

@@ -138,3 +138,14 @@ def test_a_replay_onto_an_nbd_export_sends_the_logs_io_there(tmp_path: Path) -> 
         (uri, "read", 0, 4096),
         (uri, "read", 4096, 4096),
     ]
+
+
+def test_what_the_log_replaces_and_options_without_a_log_are_said(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "in.log", PACED.format(f=tmp_path / "data"))
+    r = iolab_run("--name=r", f"--read_iolog={log}", "--rw=randwrite", "--bs=8k", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout + r.stderr
+    assert "rw is replaced by what read_iolog's log does" in out and "bs is replaced" in out, out
+    assert "rw: sequential, 50% reads" in out and "size: 8192 bytes" in out, out
+    r = iolab_run("--name=r", "--size=1m", "--replay_time_scale=50", "--dry-run")
+    assert "replay_time_scale has no effect without read_iolog" in r.stdout + r.stderr

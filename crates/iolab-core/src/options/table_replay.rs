@@ -14,7 +14,7 @@ use super::OptionKind::*;
 use crate::engines::Target;
 use crate::error::JobError;
 use crate::gen::replay::IoLog;
-use crate::job::{BsSpec, IoDir, LoadedLog, ReplaySkip};
+use crate::job::{BsSpec, IoDir, LoadedLog, Pattern, ReplaySkip};
 
 pub(super) static REPLAY_OPTIONS: &[OptionDef] = &[
     OptionDef {
@@ -195,6 +195,9 @@ pub(super) fn apply_log(d: &mut Draft) -> Result<(), JobError> {
     if to_files {
         d.filename = Some(names.join(":"));
     }
+    // The log's offsets are what they are: no random map or distribution
+    // to check them against.
+    d.pattern = Pattern::Sequential;
     let (reads, writes) = (log.count(IoDir::Read), log.count(IoDir::Write));
     d.dirs = match (reads, writes) {
         (_, 0) => RwDirs::Read,

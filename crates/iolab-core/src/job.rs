@@ -21,6 +21,7 @@ mod zones;
 pub use errors::{errno_name, ErrorKind, ErrorOptions, ExitWhat};
 mod control;
 pub mod prio;
+mod replay;
 mod worker_opts;
 pub use control::{IoControl, SubmitMode};
 pub use files::{
@@ -29,6 +30,7 @@ pub use files::{
 pub use groups::DedupeMode;
 pub use groups::{Amounts, DataOptions, EngineOptions, VerifyKind, VERIFY_HEADER_BYTES};
 pub use prio::PrioOptions;
+pub use replay::{LoadedLog, ReplayOptions, ReplaySkip};
 pub use worker_opts::{CpuMode, MemPolicy, WorkerOptions};
 pub use zones::{ZoneMode, ZoneOptions};
 
@@ -258,6 +260,9 @@ pub struct PreparedJob {
     /// numa_mem_policy, cpumode, per_io_log (absent: defaults).
     #[serde(default)]
     pub worker: WorkerOptions,
+    /// write_iolog, read_iolog and replay_* (absent in older results: none).
+    #[serde(default)]
+    pub replay: ReplayOptions,
     /// nrfiles, filesize, filename_format (absent in older results: one
     /// file per worker named name.N.0).
     #[serde(default)]

@@ -38,6 +38,7 @@ mod bs;
 mod dist;
 mod offset;
 mod perm;
+pub mod replay;
 mod rng;
 mod sequence;
 mod sprandom;
@@ -106,6 +107,8 @@ pub struct IoGen {
     issued_in_pass: u64,
     sequential: bool,
     writes: bool,
+    /// `read_iolog`: the log's I/Os instead of drawn ones.
+    replay: Option<replay::Replay>,
 }
 
 impl IoGen {
@@ -134,7 +137,26 @@ impl IoGen {
             Some(io) if bytes_per_pass > 0 => u64::from(job.loops).max(io.div_ceil(bytes_per_pass)),
             _ => u64::from(job.loops),
         };
+        let replay = match &job.replay.read_iolog {
+            // Read once when the job was prepared; read here for a job
+            // that was not (one read back from JSON).
+            Some(path) => {
+                let log = match &job.replay.log.0 {
+                    Some(log) => log.clone(),
+                    None => std::sync::Arc::new(replay::IoLog::read(path, &job.replay).map_err(
+                        |reason| JobError::InvalidValue {
+                            option: "read_iolog".into(),
+                            value: path.display().to_string(),
+                            reason,
+                        },
+                    )?),
+                };
+                Some(replay::Replay::new(log, &job.replay))
+            }
+            None => None,
+        };
         Ok(IoGen {
+            replay,
             rng: rng_for(seed, STREAM_GEN),
             picker: DirPicker::new(job.rw.read_pct),
             bs,
@@ -217,12 +239,29 @@ impl IoGen {
 
     /// Bytes the whole job moves (`loops` passes); `None` when time based.
     pub fn total_bytes(&self) -> Option<u64> {
+        if let Some(r) = &self.replay {
+            return Some(r.total_bytes());
+        }
         (!self.time_based).then(|| self.bytes_per_pass * self.loops)
     }
 
     /// Passes begun so far (1 during the first pass).
     pub fn passes_started(&self) -> u64 {
         self.passes_started
+    }
+
+    /// A replay (`read_iolog`) paced by its log: when the unit last
+    /// returned is due, ns after the worker starts. `None` otherwise.
+    #[inline]
+    pub fn replay_due_ns(&self) -> Option<u64> {
+        self.replay.as_ref().map(replay::Replay::due_ns)
+    }
+
+    /// A replay's sync after the unit last returned (file number,
+    /// datasync), once: the log's `sync`/`datasync` line after that I/O.
+    #[inline]
+    pub fn take_replay_sync(&mut self) -> Option<(u32, bool)> {
+        self.replay.as_mut().and_then(replay::Replay::take_sync)
     }
 
     /// The worker's seed: record it to repeat a `randrepeat=0` run, and
@@ -239,6 +278,9 @@ impl Iterator for IoGen {
     /// The next I/O; `None` once a size-based job has made its passes.
     #[inline]
     fn next(&mut self) -> Option<IoUnit> {
+        if let Some(r) = self.replay.as_mut() {
+            return r.next();
+        }
         if self.active.is_empty() && !self.start_pass() {
             return None;
         }

@@ -59,6 +59,7 @@ pub(crate) struct Draft {
     pub amounts: Amounts,
     pub prio: crate::job::PrioOptions,
     pub worker: crate::job::WorkerOptions,
+    pub replay: crate::job::ReplayOptions,
     pub files: FileOptions,
     pub zones: ZoneOptions,
     /// `size=8z`, `offset=524z`: counts of zones, resolved in `finish`.
@@ -150,6 +151,7 @@ impl Draft {
             offset_increment: 0,
             prio: Default::default(),
             worker: Default::default(),
+            replay: Default::default(),
             files: FileOptions::default(),
             zones: ZoneOptions::default(),
             zones_given: Default::default(),

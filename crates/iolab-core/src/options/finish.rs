@@ -26,6 +26,7 @@ struct Depth {
 
 pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobError> {
     time_based_without_runtime(&mut d);
+    super::table_replay::apply_log(&mut d)?;
     let nbd = super::nbd::target(&d)?;
     let (mut filenames, directory) = files(&d)?;
     let shared_files = d.filename.is_some();
@@ -81,6 +82,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         amounts: d.amounts,
         prio: d.prio,
         worker: d.worker,
+        replay: d.replay,
         files: d.files,
         zones: d.zones,
         errors: d.errors,

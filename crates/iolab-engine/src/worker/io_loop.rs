@@ -208,6 +208,11 @@ impl<B: Backend> Worker<B> {
                 return;
             }
             self.q.batch.push((u, due));
+            if let Some((file, datasync)) = self.src.gen.take_replay_sync() {
+                let op = if datasync { Op::Fdatasync } else { Op::Fsync };
+                self.syncs.sync_due = Some((file, op));
+                return;
+            }
             if u.dir == IoDir::Write && self.syncs.count_write(u.file, &self.p) {
                 return;
             }
@@ -251,6 +256,9 @@ impl<B: Backend> Worker<B> {
             let (u, due) = self.q.batch[i];
             let slot = self.q.free.pop().expect("batch never exceeds free slots");
             self.q.slots[slot as usize] = Slot::issued(&u, t0, 0, due);
+            if let Some(w) = self.wlog.as_mut() {
+                w.issued(t0, u.file, u.dir.name(), u.offset, u.len);
+            }
             self.q.slots[slot as usize].ioprio = self.pick_prio(&u);
             self.overlap_issued(slot, &u);
             self.prepare_data(slot);
@@ -279,6 +287,9 @@ impl<B: Backend> Worker<B> {
             let (u, due) = self.q.batch[i];
             let t0 = self.clock();
             self.q.slots[0] = Slot::issued(&u, t0, t0, due);
+            if let Some(w) = self.wlog.as_mut() {
+                w.issued(t0, u.file, u.dir.name(), u.offset, u.len);
+            }
             self.q.slots[0].ioprio = self.pick_prio(&u);
             self.prepare_data(slot);
             loop {
@@ -434,6 +445,12 @@ impl Source {
     /// pace does not jump when the measured window begins.
     #[inline]
     pub(super) fn due_for(&mut self, u: &IoUnit) -> u64 {
+        // read_iolog: the log's schedule (0 with replay_no_stall: whenever).
+        match self.gen.replay_due_ns() {
+            Some(0) => return 0,
+            Some(t) => return self.rate_origin_ns + t,
+            None => {}
+        }
         match self.rate.as_mut() {
             Some(r) if r.is_limited(u.dir) => self.rate_origin_ns + r.next_due_ns(u.dir, u.len),
             _ => 0,

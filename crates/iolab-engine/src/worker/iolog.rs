@@ -7,6 +7,11 @@
 //! records of one or more workers (merged in time order) into one of fio's
 //! log files, in the format of fio's HOWTO ("Log File Formats"):
 //! `time (ms), value, direction, block size[, offset], priority`.
+//!
+//! [`FioIoLog`] is the same mechanism for fio's `write_iolog`: each
+//! worker appends a text line per *issued* I/O (fio's iolog version 3:
+//! `µs FILE read|write OFFSET LENGTH`) through its own buffer, and the
+//! file actions (`add`, `open`, `close`) around them.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -101,6 +106,95 @@ impl IoLogWriter {
         };
         r.map_err(|e| crate::EngineError::Backend {
             engine: "per_io_log",
+            reason: format!("writing {}: {e}", self.path.display()),
+        })
+    }
+}
+
+/// One worker's `write_iolog` stream (fio's iolog version 3, appended to
+/// the file as fio does).
+#[derive(Debug)]
+pub struct FioIoLog {
+    out: BufWriter<File>,
+    path: PathBuf,
+    names: Vec<String>,
+    origin_ns: u64,
+    error: Option<std::io::Error>,
+}
+
+impl FioIoLog {
+    /// Opens `path` to append and writes the version line and an `add`
+    /// line for each of `files` (the worker's files, by file number).
+    pub fn create(path: &Path, files: &[PathBuf]) -> Result<FioIoLog, crate::EngineError> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| crate::EngineError::Backend {
+                engine: "write_iolog",
+                reason: format!("cannot open {}: {e}", path.display()),
+            })?;
+        let mut log = FioIoLog {
+            out: BufWriter::with_capacity(1 << 16, file),
+            path: path.to_path_buf(),
+            names: files.iter().map(|p| p.display().to_string()).collect(),
+            origin_ns: 0,
+            error: None,
+        };
+        log.put(format_args!("fio version 3 iolog\n"));
+        log.files(0, "add");
+        Ok(log)
+    }
+
+    fn put(&mut self, args: std::fmt::Arguments<'_>) {
+        if self.error.is_none() {
+            if let Err(e) = self.out.write_fmt(args) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    fn files(&mut self, us: u64, act: &str) {
+        for i in 0..self.names.len() {
+            let name = std::mem::take(&mut self.names[i]);
+            self.put(format_args!("{us} {name} {act}\n"));
+            self.names[i] = name;
+        }
+    }
+
+    fn us(&self, now_ns: u64) -> u64 {
+        now_ns.saturating_sub(self.origin_ns) / 1000
+    }
+
+    /// The worker starts issuing at `origin_ns`: timestamps count from
+    /// there; the files are opened.
+    pub fn start(&mut self, origin_ns: u64) {
+        self.origin_ns = origin_ns;
+        self.files(0, "open");
+    }
+
+    /// One I/O (`act`: read, write, sync, datasync) issued at `now_ns`.
+    #[inline]
+    pub fn issued(&mut self, now_ns: u64, file: u32, act: &str, offset: u64, len: u64) {
+        let us = self.us(now_ns);
+        if self.error.is_none() {
+            let name = &self.names[file as usize];
+            if let Err(e) = writeln!(self.out, "{us} {name} {act} {offset} {len}") {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    /// Closes the files at `now_ns` and flushes; the stream's first error.
+    pub fn finish(&mut self, now_ns: u64) -> Result<(), crate::EngineError> {
+        let us = self.us(now_ns);
+        self.files(us, "close");
+        let r = match self.error.take() {
+            Some(e) => Err(e),
+            None => self.out.flush(),
+        };
+        r.map_err(|e| crate::EngineError::Backend {
+            engine: "write_iolog",
             reason: format!("writing {}: {e}", self.path.display()),
         })
     }

@@ -219,6 +219,8 @@ pub(crate) struct Worker<B: Backend> {
     prio: Option<prio::PrioPicker>,
     /// Per-I/O records (per_io_log); None when no log asks for them.
     iolog: Option<iolog::IoLogWriter>,
+    /// `write_iolog`: fio's text log of the issued I/O; None when not asked.
+    wlog: Option<iolog::FioIoLog>,
     /// serialize_overlap: the busy slots' byte ranges.
     overlap: Option<overlap::Overlap>,
     /// Index of the worker's job in the run (its `Control::job_stop`).
@@ -366,6 +368,10 @@ impl<B: Backend> Worker<B> {
             )?),
             None => None,
         };
+        let wlog = match &spec.job.replay.write_iolog {
+            Some(path) => Some(iolog::FioIoLog::create(path, &spec.paths)?),
+            None => None,
+        };
         let n = spec.paths.len();
         let mut data = data::DataState::new(
             &spec.job,
@@ -437,6 +443,7 @@ impl<B: Backend> Worker<B> {
             }),
             prio: prio::PrioPicker::new(&spec.job, prio_seed),
             iolog,
+            wlog,
             overlap: overlap::Overlap::new(
                 spec.job.data.serialize_overlap,
                 p.iodepth as usize,
@@ -474,7 +481,11 @@ impl<B: Backend> Worker<B> {
                 error: None,
             };
         };
-        if self.src.rate.is_some() || self.p.thinktime_ns > 0 {
+        if let Some(w) = self.wlog.as_mut() {
+            w.start(origin);
+        }
+        let replay_paced = self.src.gen.replay_due_ns().is_some();
+        if self.src.rate.is_some() || self.p.thinktime_ns > 0 || replay_paced {
             clock::tighten_timer_slack();
         }
         self.last_ns = origin;
@@ -502,6 +513,9 @@ impl<B: Backend> Worker<B> {
         self.verify_phase();
         let end = self.clock();
         if let Some(Err(e)) = self.iolog.as_mut().map(iolog::IoLogWriter::finish) {
+            self.error.get_or_insert(e);
+        }
+        if let Some(Err(e)) = self.wlog.as_mut().map(|w| w.finish(end)) {
             self.error.get_or_insert(e);
         }
         let a = &self.limits.job_amounts;

@@ -20,6 +20,10 @@ impl<B: Backend> Worker<B> {
     /// One fsync/fdatasync on a quiet queue; its latency goes to the sync
     /// histogram.
     pub(super) fn sync(&mut self, file: u32, op: Op) -> Result<(), EngineError> {
+        if let Some(w) = self.wlog.as_mut() {
+            let act = if op == Op::Fsync { "sync" } else { "datasync" };
+            w.issued(self.last_ns, file, act, 0, 0);
+        }
         if let Some(lat_ns) = self.sync_unrecorded(file, op)? {
             self.rec.synced(lat_ns);
         }

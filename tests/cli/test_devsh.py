@@ -37,6 +37,12 @@ def _need_venv() -> None:
     pytest.skip(msg)
 
 
+def _dev_sh_iolab(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(DEV_SH), "iolab", *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
 def test_dev_sh_iolab_runs_in_the_callers_directory(tmp_path: Path) -> None:
     _need_venv()
     before = _checkout_status()
@@ -50,24 +56,10 @@ def test_dev_sh_iolab_runs_in_the_callers_directory(tmp_path: Path) -> None:
         "--size=1m",
         "--number_ios=64",
     ]
-    ran = subprocess.run(
-        [str(DEV_SH), "iolab", "run", *job, "--output", "r.json", "--output-format", "json"],
-        cwd=sub,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    ran = _dev_sh_iolab(sub, "run", *job, "--output", "r.json", "--output-format", "json")
     assert ran.returncode == 0, ran.stderr
     assert (sub / "r.json").is_file(), ran.stderr
     # A relative path given from the caller's directory resolves there.
-    rep = subprocess.run(
-        [str(DEV_SH), "iolab", "report", "r.json"],
-        cwd=sub,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    rep = _dev_sh_iolab(sub, "report", "r.json")
     assert rep.returncode == 0, rep.stderr
     assert _checkout_status() == before, "dev.sh iolab wrote into the checkout"

@@ -8,6 +8,27 @@ use iolab_target::{ListenAddr, ServerConfig};
 
 use crate::client::*;
 
+/// Lab 2B's "write-through, disk cache on" array, and its request size.
+const SPEC: &str = "r5=raid5,members=6,strip=64k,member=sim-hdd(wcache=on,seed={i})\
+                    +cache,write=through,read=none";
+const BS: u64 = 64 << 10;
+
+/// The model's service time per 64 KiB sequential write at QD 1, ns: its
+/// time per request less the gap `rtt` it was run with.
+fn model_service_ns(spec: &str, rtt: Duration) -> f64 {
+    let job = VJob {
+        write: true,
+        random: false,
+        bs: BS,
+        iodepth: 1,
+        region: 1 << 30,
+        runtime: Duration::from_millis(500),
+        rtt,
+    };
+    let m = model(spec, job, 0).unwrap();
+    m.elapsed.as_nanos() as f64 / m.ios as f64 - rtt.as_nanos() as f64
+}
+
 /// The live stack serves `iolab lab raid`'s 2B "write-through, disk cache
 /// on" array as its virtual-clock model does: the target's own service
 /// time per request (its hold, less how late its reply went out) within
@@ -31,9 +52,8 @@ use crate::client::*;
 #[test]
 #[ignore = "live timing: run on a quiet machine with --ignored"]
 fn write_through_with_the_disk_cache_on_serves_as_the_model_says() {
-    let spec = "r5=raid5,members=6,strip=64k,member=sim-hdd(wcache=on,seed={i})\
-                +cache,write=through,read=none";
-    let bs: u64 = 64 << 10;
+    let spec = SPEC;
+    let bs = BS;
 
     let dir = tempfile::tempdir().unwrap();
     let sock = dir.path().join("nbd.sock");
@@ -51,17 +71,7 @@ fn write_through_with_the_disk_cache_on_serves_as_the_model_says() {
     assert_eq!(w.ios, n);
     let service_ns = w.lat_ns.mean() - w.hold_late_ns.mean();
     let rtt = Duration::from_micros(30);
-    let job = VJob {
-        write: true,
-        random: false,
-        bs,
-        iodepth: 1,
-        region: 1 << 30,
-        runtime: Duration::from_millis(500),
-        rtt,
-    };
-    let m = model(spec, job, 0).unwrap();
-    let model_ns = m.elapsed.as_nanos() as f64 / m.ios as f64 - rtt.as_nanos() as f64;
+    let model_ns = model_service_ns(SPEC, rtt);
     let ratio = service_ns / model_ns;
     eprintln!(
         "write-through, disk cache on: live service {:.0} µs, model {:.0} µs ({ratio:.3}), gap {:?}",
@@ -83,21 +93,8 @@ fn write_through_with_the_disk_cache_on_serves_as_the_model_says() {
 /// and the model said 1.25 ms.
 #[test]
 fn the_model_writes_through_at_the_drives_pace() {
-    let spec = "r5=raid5,members=6,strip=64k,member=sim-hdd(wcache=on,seed={i})\
-                +cache,write=through,read=none";
     for gap_us in [30, 1_500] {
-        let rtt = Duration::from_micros(gap_us);
-        let job = VJob {
-            write: true,
-            random: false,
-            bs: 64 << 10,
-            iodepth: 1,
-            region: 1 << 30,
-            runtime: Duration::from_millis(500),
-            rtt,
-        };
-        let m = model(spec, job, 0).unwrap();
-        let per_io_ns = m.elapsed.as_nanos() as f64 / m.ios as f64 - rtt.as_nanos() as f64;
+        let per_io_ns = model_service_ns(SPEC, Duration::from_micros(gap_us));
         assert!(
             (4.0e6..=5.2e6).contains(&per_io_ns),
             "gap {gap_us} µs: model {per_io_ns} ns per write"

@@ -33,7 +33,7 @@ macro_rules! engine_table {
             IoUring {
                 name: "io_uring",
                 backend: uring::UringBackend,
-                caps: EngineCaps { per_io_prio: true, atomic: true, ..QUEUED_FILES },
+                caps: EngineCaps { per_io_prio: true, hipri: true, atomic: true, ..QUEUED_FILES },
                 help: "io_uring's submission and completion rings; asynchronous: honours \
                        iodepth and the iodepth_batch options",
             },
@@ -179,7 +179,7 @@ pub struct EngineCaps {
     /// A priority travels with each request, so `cmdprio_*` can set one
     /// per I/O (fio: io_uring and libaio).
     pub per_io_prio: bool,
-    /// `hipri` is honoured (RWF_HIPRI).
+    /// `hipri` is honoured (RWF_HIPRI; io_uring: IORING_SETUP_IOPOLL).
     pub hipri: bool,
     /// Writes can carry `RWF_ATOMIC` (`atomic=1`).
     pub atomic: bool,

@@ -28,7 +28,9 @@ pub use files::{
     draw_sizes, parse_file_service, FileOptions, FileService, Preallocate, DEFAULT_FILENAME_FORMAT,
 };
 pub use groups::DedupeMode;
-pub use groups::{Amounts, DataOptions, EngineOptions, VerifyKind, VERIFY_HEADER_BYTES};
+pub use groups::{
+    Amounts, DataOptions, EngineOptions, UringOptions, VerifyKind, VERIFY_HEADER_BYTES,
+};
 pub use prio::PrioOptions;
 pub use replay::{LoadedLog, ReplayOptions, ReplaySkip};
 pub use worker_opts::{CpuMode, MemPolicy, WorkerOptions};

@@ -33,6 +33,7 @@ mod table_errors;
 mod table_files;
 mod table_prio;
 mod table_replay;
+mod table_uring;
 mod table_zones;
 mod val;
 mod values;
@@ -53,6 +54,7 @@ pub static OPTIONS: std::sync::LazyLock<Vec<OptionDef>> = std::sync::LazyLock::n
         table_errors::ERROR_OPTIONS,
         table_prio::PRIO_OPTIONS,
         table_replay::REPLAY_OPTIONS,
+        table_uring::URING_OPTIONS,
         table_control::CONTROL_OPTIONS,
         table_data_shape::DATA_SHAPE_OPTIONS,
     ]

@@ -23,6 +23,47 @@ pub struct EngineOptions {
     pub numa_cpu_nodes: Option<Vec<usize>>,
     /// `atomic`: writes carry `RWF_ATOMIC` (pvsync2, libaio, io_uring).
     pub atomic: bool,
+    /// io_uring's own options (fio's `fixedbufs`, `sqthread_poll`, …).
+    pub uring: UringOptions,
+}
+
+/// io_uring's engine options, named as fio names them (`hipri` is in
+/// [`EngineOptions`]: io_uring honours it with `IORING_SETUP_IOPOLL`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct UringOptions {
+    /// `fixedbufs`: register the worker's buffers (`READ_FIXED`/`WRITE_FIXED`).
+    /// iolab's default is on (fio's is off): it spares a page pin per I/O.
+    pub fixedbufs: bool,
+    /// `registerfiles`: register the files (fixed descriptors); default on.
+    pub registerfiles: bool,
+    /// `sqthread_poll`: a kernel thread polls the submission queue
+    /// (`IORING_SETUP_SQPOLL`), so submitting costs no system call.
+    pub sqthread_poll: bool,
+    /// `sqthread_poll_cpu`: the CPU that thread is bound to (`IORING_SETUP_SQ_AFF`).
+    pub sqthread_poll_cpu: Option<u32>,
+    /// `nonvectored`: reads and writes as `READ`/`WRITE` (true, iolab's and
+    /// fio's default) or as `READV`/`WRITEV` of one segment (false).
+    pub nonvectored: bool,
+    /// `uncached`: reads and writes carry `RWF_DONTCACHE` (buffered I/O
+    /// whose pages are dropped once done).
+    pub uncached: bool,
+    /// `force_async`: every Nth request goes out with `IOSQE_ASYNC` (0 = none).
+    pub force_async: u32,
+}
+
+impl Default for UringOptions {
+    fn default() -> Self {
+        UringOptions {
+            fixedbufs: true,
+            registerfiles: true,
+            sqthread_poll: false,
+            sqthread_poll_cpu: None,
+            nonvectored: true,
+            uncached: false,
+            force_async: 0,
+        }
+    }
 }
 
 /// How much I/O a worker does beyond size × loops, and when the whole run
@@ -70,6 +111,7 @@ impl Default for EngineOptions {
             invalidate: true,
             numa_cpu_nodes: None,
             atomic: false,
+            uring: UringOptions::default(),
         }
     }
 }

@@ -37,6 +37,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     super::amounts::amounts(&mut d)?;
     let blockalign = blockalign(&mut d, rw);
     super::table_errors::check(&mut d, rw)?;
+    super::table_uring::check(&mut d)?;
     let depth = queueing(&mut d)?;
     check_time_and_cpus(&d)?;
     super::amounts::cpuio(&mut d)?;

@@ -481,8 +481,9 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         kind: Bool,
         default: Value("0"),
         unit: "",
-        help: "pvsync2: issue with RWF_HIPRI (polled completion; the device must support \
-               polling, else reads fail with EOPNOTSUPP).",
+        help: "Polled completion: pvsync2 issues with RWF_HIPRI; io_uring sets up its ring \
+               with IORING_SETUP_IOPOLL (needs direct=1). The device must support polling \
+               (poll queues), else I/O fails with EOPNOTSUPP.",
     },
     OptionDef {
         name: "uri",

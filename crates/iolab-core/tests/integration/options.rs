@@ -29,6 +29,7 @@ mod jobs;
 mod nbd;
 mod table;
 mod units;
+mod uring;
 
 /// A job named "t" from `key=value` / bare `key` strings.
 fn spec(opts: &[&str]) -> JobSpec {

@@ -20,8 +20,8 @@ fn unknown_options_get_a_hint() {
         iolab yet (name the files with filename=a:b)"
     );
     assert_eq!(
-        err(&["sqthread_poll"]),
-        "unknown option 'sqthread_poll': fio option not supported by iolab yet"
+        err(&["iodepth_low=4"]),
+        "unknown option 'iodepth_low': fio option not supported by iolab yet"
     );
     assert_eq!(
         err(&["uri=nbd://x"]),
@@ -169,7 +169,7 @@ fn vsync_keeps_iodepth_and_names_what_it_cannot_do() {
     let j = super::prep(&["size=1m", "ioengine=vsync", "hipri"]);
     assert_eq!(
         j.warnings,
-        ["hipri has no effect with ioengine=vsync (iolab honours it with pvsync2)"]
+        ["hipri has no effect with ioengine=vsync (iolab honours it with io_uring, pvsync2)"]
     );
 }
 

@@ -102,15 +102,19 @@ class Target:
     size_bytes: Optional[int]  # the device's or export's size; a file's when it exists
 
     @classmethod
-    def of(cls, path: Optional[str], uri: Optional[str]) -> Target:
+    def of(cls, path: Optional[str], uri: Optional[str], purge_device: Optional[str] = None) -> Target:
         if (path is None) == (uri is None):
             raise JobError("give the device or file to test, or --uri nbd://...: exactly one")
         if uri is not None:
+            if purge_device is not None:
+                raise JobError(f"--purge-device {purge_device}: only for a block device; --uri names an NBD export")
             return cls("nbd", uri, purging.export_size(uri))
         assert path is not None
         p = Path(path)
         if p.exists() and stat.S_ISBLK(p.stat().st_mode):
             return cls("device", path, None)  # its size is read after the safety checks
+        if purge_device is not None:
+            raise JobError(f"--purge-device {purge_device}: only for a block device; {path} is not one")
         return cls("file", path, p.stat().st_size if p.is_file() else None)
 
 
@@ -179,8 +183,6 @@ def check_target(s: PtsSettings, target: Target, tables: purging.SystemTables) -
     """The safety checks, before anything is opened for writing: the target
     with its size (a device's read now)."""
     if target.kind != "device":
-        if s.purge_device is not None:
-            raise JobError(f"--purge-device {s.purge_device}: only for a block device; {target.where} is not one")
         return target
     why = purging.in_use(target.where, tables)
     if why is not None:
@@ -333,7 +335,7 @@ def run_pts(
     sweep_options: Optional[SweepOptions] = None,
 ) -> PtsOutcome:
     test = pts_test(settings.test, settings.variant, settings.quick)
-    target = check_target(settings, Target.of(path, uri), tables)
+    target = check_target(settings, Target.of(path, uri, settings.purge_device), tables)
     r = resolve(settings, target)
     name = settings.name or f"pts-{test.name}"
     if not name.strip() or "/" in name:

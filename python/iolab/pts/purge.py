@@ -82,13 +82,19 @@ class NbdClient:
         address, name = _nbd_address(uri)
         family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
         if family == socket.AF_INET:
-            family = socket.getaddrinfo(address[0], address[1], type=socket.SOCK_STREAM)[0][0]
+            try:
+                family = socket.getaddrinfo(address[0], address[1], type=socket.SOCK_STREAM)[0][0]
+            except OSError as e:
+                raise RefusedError(f"--uri {uri}: cannot reach the NBD server: {e.strerror or e}") from None
         self.sock = socket.socket(family, socket.SOCK_STREAM)
         self.sock.settimeout(timeout_s)
         self.uri, self.handle = uri, 0
         try:
             self.sock.connect(address)
             self.size_bytes, self.flags = self._handshake(name)
+        except OSError as e:
+            self.sock.close()
+            raise RefusedError(f"--uri {uri}: cannot reach the NBD server: {e.strerror or e}") from None
         except BaseException:
             self.sock.close()
             raise

@@ -33,7 +33,7 @@ def test_wsat_falls_from_fresh_to_the_greedy_gc_steady_state(tmp_path: Path) -> 
     predicted = model.steady_random_write_iops()
     assert predicted == pytest.approx(2865, rel=0.01)
     quiet = SweepOptions(progress=SweepProgress(Terminal(io.StringIO(), is_tty=False)))
-    settings = PtsSettings("wsat", round_time="500ms", max_rounds=40, wsat_fills=8)
+    settings = PtsSettings("wsat", "client", round_time="500ms", max_rounds=40, wsat_fills=8)
     with served(tmp_path, ssd=SSD) as uris:
         doc = run_pts(settings, None, uris["ssd"], tmp_path / "res", sweep_options=quiet).doc
     (stage,) = doc["stages"]

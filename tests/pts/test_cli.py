@@ -28,7 +28,9 @@ def test_latency_quick_on_a_memory_export(tmp_path: Path) -> None:
     with served(tmp_path, mem="memory,size=4m") as uris:
         out = _pts("latency", "--uri", uris["mem"], "--quick", "--round-time", "100ms", "--max-rounds", "5",
                    "--results", "res", cwd=tmp_path)  # fmt: skip
-    assert out.returncode == 0, out.stderr
+        assert out.returncode == 0, out.stderr
+        again = _pts("latency", "--uri", uris["mem"], "--results", "res", cwd=tmp_path)
+        assert "pts-latency exists: a PTS test starts from a purge; give --restart" in _one_line(again)
     assert "SHRUNK, not a conforming PTS run: rounds of 100ms per cell (the spec: 60s); at most 5 rounds" in out.stdout
     assert "Latency, mean µs" in out.stdout and "latency: steady-state rounds (tracking 4k 0/100)" in out.stdout
     directory = tmp_path / "res" / "pts-latency"

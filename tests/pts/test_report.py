@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from iolab import _native
 from iolab.pts.matrix import pts_test
@@ -10,6 +11,8 @@ from iolab.pts.procedure import CellRound, PtsSettings, Resolved, StageOutcome, 
 from iolab.pts.purge import Purged
 from iolab.pts.report import format_pts_html, format_pts_markdown, format_pts_text
 from iolab.pts.steady import window
+
+from tests.report.chromium_check import check_rendered
 
 
 def _doc(name: str, value: callable, rounds: int = 5) -> dict:  # type: ignore[valid-type]
@@ -68,3 +71,9 @@ def test_a_window_that_never_settles_is_said_with_why() -> None:
     # 140, 100, 140, 100, 140: range 40 over mean 124 = 32.3 %; the line is flat
     assert "1024k seq write: NOT steady after 5 rounds (data excursion 32.3 % > 20 %)" in text
     assert "Throughput, MB/s" in text
+
+
+def test_the_html_page_draws_its_charts(tmp_path: Path) -> None:
+    page = tmp_path / "pts.html"
+    page.write_text(format_pts_html(_doc("dirth", lambda i, r: 100.0 + i)))
+    check_rendered(page, tmp_path)  # the steady-state plot and the histograms, drawn, no JS error

@@ -15,13 +15,12 @@ time they ran. Units: IOPS, MB/s (10^6 bytes per second), µs.
 from __future__ import annotations
 
 import html
-import json
 from typing import Any
 
 from iolab import _native
 from iolab.report.analysis_text import Table, format_text_table
 from iolab.report.charts import Chart
-from iolab.report.html import _BOOT, _CSS, html_table, plotly_js
+from iolab.report.html import _BOOT, _CSS, _charts, html_table, plotly_js
 from iolab.report.markdown import md_table
 
 Json = dict[str, Any]
@@ -270,7 +269,12 @@ def histogram_charts(doc: Json) -> list[Chart]:
             continue
         buckets = [(v, n) for v, n in _native.hist_buckets(lat["hist"]) if n]
         data.append(
-            {"x": [v / 1e3 for v, _ in buckets], "y": [n for _, n in buckets], "name": c["label"], "mode": "lines"}
+            {
+                "x": [v / 1e3 for v, _ in buckets],
+                "y": [n for _, n in buckets],
+                "name": c["label"],
+                "mode": "lines+markers",
+            }  # a one-bucket histogram is a point
         )
     layout = {
         "title": {"text": "DIRTH: response-time histograms"},
@@ -281,10 +285,9 @@ def histogram_charts(doc: Json) -> list[Chart]:
 
 
 def format_pts_html(doc: Json) -> str:
+    """One self-contained page (plotly.js inline), as the other HTML reports."""
     charts = steady_charts(doc) + histogram_charts(doc)
-    divs = "\n".join(f'<div class="chart" id="chart-{i}"></div>' for i in range(len(charts)))
-    specs = json.dumps([{"id": f"chart-{i}", "data": c.data, "layout": c.layout} for i, c in enumerate(charts)])
-    specs = specs.replace("</", "<\\/")  # "</" would end the <script> element early
+    divs, specs = _charts(charts)
     items = "".join(f"<li>{html.escape(line)}</li>" for line in verdict_lines(doc))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>iolab pts: {html.escape(doc["title"])}</title>

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from iolab import _native
 from iolab.errors import JobError
-from iolab.pts.procedure import CellRound, PtsSettings, Target, parse_percentiles, resolve, window_figures
+from iolab.pts.procedure import CellRound, window_figures
+from iolab.pts.settings import PtsSettings, Target, parse_percentiles, resolve
 
 
 def _round(n: int, counts: list[tuple[int, int]], runtime_ns: int) -> CellRound:

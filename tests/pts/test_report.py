@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, Callable
 
 from iolab import _native
 from iolab.pts.matrix import pts_test
-from iolab.pts.procedure import CellRound, PtsSettings, Resolved, StageOutcome, Target, outcome_json
+from iolab.pts.procedure import CellRound, StageOutcome, outcome_json
 from iolab.pts.purge import Purged
 from iolab.pts.report import format_pts_html, format_pts_markdown, format_pts_text
+from iolab.pts.settings import PtsSettings, Resolved, Target
 from iolab.pts.steady import window
 
 from tests.report.chromium_check import check_rendered
 
 
-def _doc(name: str, value: callable, rounds: int = 5) -> dict:  # type: ignore[valid-type]
+def _doc(name: str, value: Callable[[int, int], float], rounds: int = 5) -> dict[str, Any]:
     test = pts_test(name, quick=True)
     stages = []
     first = 1

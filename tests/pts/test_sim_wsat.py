@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 from iolab.plans.progress import SweepProgress
 from iolab.plans.sweep import SweepOptions
-from iolab.pts.procedure import PtsSettings, run_pts
+from iolab.pts.procedure import run_pts
 from iolab.pts.report import format_pts_text
+from iolab.pts.settings import PtsSettings
 from iolab.pts.wa import SsdModel
 from iolab.run.progress import Terminal
 

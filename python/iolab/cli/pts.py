@@ -12,8 +12,9 @@ from iolab.cli.options import AllowOverwrite
 from iolab.cli.sweep import DEFAULT_RESULTS
 from iolab.errors import JobError
 from iolab.pts.matrix import TESTS, VARIANTS
-from iolab.pts.procedure import PTS_FILE, PtsSettings, parse_percentiles, run_pts
+from iolab.pts.procedure import PTS_FILE, run_pts
 from iolab.pts.report import format_pts_html, format_pts_markdown, format_pts_text
+from iolab.pts.settings import PtsSettings, parse_percentiles
 
 FORMATS = ("text", "md", "json", "html")
 

@@ -7,6 +7,8 @@ matrix until a 5-round window is steady — and its report.
   latency, WSAT, DIRTH), their tracking variables, the shrunk forms;
 - :mod:`iolab.pts.purge`: purge of an NBD export, a block device, a file,
   and the safety checks in front of it;
+- :mod:`iolab.pts.settings`: the spec's defaults, what shrinking them
+  means, the target, the safety checks and the purge in front of it;
 - :mod:`iolab.pts.procedure`: the rounds, each cell a run through the run
   pipeline kept as a point of a sweep directory; ``pts.json``;
 - :mod:`iolab.pts.report`: the report in the spec's layout (text, md, html);

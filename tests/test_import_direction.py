@@ -1,7 +1,7 @@
 """Python imports flow one way (docs/architecture.md):
 
     _native, errors, units -> jobs -> target -> run -> results -> analysis -> plans -> report
-    -> fleet, lab -> cli
+    -> fleet, lab, pts -> cli
 
 A module may import its own package and any package to its left, never one
 to its right ("upward"), lazily inside a function or not. The package root
@@ -34,8 +34,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("plans",),
     ("report",),
     # Whole experiments that drive runs and present them: many hosts (fleet),
-    # the lab's device models (lab).
-    ("fleet", "lab"),
+    # the lab's device models (lab), SNIA PTS (pts).
+    ("fleet", "lab", "pts"),
     ("cli",),
 )
 

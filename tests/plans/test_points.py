@@ -99,6 +99,13 @@ def test_precondition_and_warmup_jobs() -> None:
     }
     warm = warmup_job(plan, expand(plan)[0])
     assert warm is not None and dict(warm.options)["runtime"] == "1s"
+
+
+def test_the_fill_of_an_nbd_export_goes_to_its_uri() -> None:
+    base = {"ioengine": "nbd", "uri": "nbd://127.0.0.1/e", "size": "1m", "rw": "randread"}
+    plan = parse_plan({"plan": {"name": "p"}, "base": base, "precondition": {"rw": "write", "bs": "128k"}})
+    fill = precondition_job(plan)
+    assert fill is not None and dict(fill.options)["uri"] == "nbd://127.0.0.1/e"
     bad = _plan(precondition={"rw": "sideways"})
     with pytest.raises(JobError, match=r"^precondition: .*rw"):
         validate(bad, expand(bad))

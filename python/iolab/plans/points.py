@@ -112,7 +112,7 @@ def precondition_job(plan: Plan) -> Optional[JobSpec]:
         return None
     base = dict(plan.base)
     options: dict[str, Value] = {
-        k: base[k] for k in ("filename", "size", "directory", "ioengine", "direct") if k in base
+        k: base[k] for k in ("filename", "uri", "size", "directory", "ioengine", "direct") if k in base
     }
     fill = dict(plan.precondition)
     options["loops"] = fill.pop("size_factor", 1)

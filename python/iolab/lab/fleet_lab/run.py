@@ -44,6 +44,7 @@ from iolab.lab.fleet_lab.topology import (
     DEFAULT_VM_SIZE,
     DEFAULT_VMS,
     FULL_RUNTIME_S,
+    MIN_VM_SIZE_BYTES,
     QUICK_RUNTIME_S,
     QUICK_VM_SIZE,
     Layout,
@@ -132,8 +133,8 @@ def check_settings(s: FleetLabSettings) -> Layout:
         check_uri(s.uri)
     else:
         try:
-            if _native.parse_size(s.size) < 1 << 20:
-                raise JobError(f"--vm-size {s.size}: give at least 1m")
+            if _native.parse_size(s.size) < MIN_VM_SIZE_BYTES:
+                raise JobError(f"--vm-size {s.size}: give at least {MIN_VM_SIZE_BYTES >> 20}m")
         except ValueError as e:
             raise JobError(f"--vm-size: {e}") from None
     return layout

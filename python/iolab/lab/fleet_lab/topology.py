@@ -11,7 +11,7 @@ each), as VM Fleet places 20 per node.
 
 Each VM's QoS limit is a ``rate_iops`` of its own (Storage QoS limits are
 IOPS): the lowest is ``limit_iops``, and they rise by ``limit_iops / N``
-per VM, so no two VMs share a limit and a limit that leaked from one VM to
+per VM (at least 1), so no two VMs share a limit and a limit that leaked from one VM to
 another would show.
 """
 
@@ -28,9 +28,11 @@ from iolab.lab.fleet_lab.post import POST_BS_BYTES, POST_PER_VM_BYTES_PER_S
 #: Copies of every mirror (the post's 3-way mirror).
 MIRROR_COPIES = 3
 #: The simulated SSD of every mirror: MQSim's NAND timing (docs/simulation.md);
-#: op and pages_per_block only make a small device valid for GC (the lab
-#: never overwrites, so GC does not run).
-MEMBER = "sim-ssd(capacity={capacity},op=0.5,pages_per_block=16)"
+#: op and pages_per_block only make a device of a few MiB valid for GC (each
+#: plane must have 4 spare blocks; the lab never overwrites, so GC never runs).
+MEMBER = "sim-ssd(capacity={capacity},op=1.0,pages_per_block=4)"
+#: The smallest VM file those keys allow on a node of one VM.
+MIN_VM_SIZE_BYTES = 4 << 20
 DEFAULT_VMS = 8
 DEFAULT_NODES = 4
 #: The lowest VM's limit: 60 x 512 KiB/s = 31.5 MB/s, 1/31.8 of the post's 1 GB/s per VM.
@@ -75,8 +77,9 @@ def check_layout(vms: int, nodes: int) -> Layout:
 
 
 def limits(vms: int, limit_iops: int) -> list[int]:
-    """Each VM's QoS limit (IOPS): ``limit_iops`` rising by ``limit_iops / vms`` per VM."""
-    return [limit_iops + i * limit_iops // vms for i in range(vms)]
+    """Each VM's QoS limit (IOPS): ``limit_iops`` rising by ``limit_iops / vms``
+    per VM (rounded down), and by at least 1, so that no two VMs share one."""
+    return [limit_iops + max(i * limit_iops // vms, i) for i in range(vms)]
 
 
 def bandwidth_factor(limit_iops: int, bs_bytes: int = POST_BS_BYTES) -> float:
@@ -136,6 +139,7 @@ __all__ = [
     "DEFAULT_LIMIT_IOPS",
     "DEFAULT_NODES",
     "DEFAULT_VMS",
+    "MIN_VM_SIZE_BYTES",
     "MIRROR_COPIES",
     "Layout",
     "bandwidth_factor",

@@ -1,0 +1,287 @@
+"""``iolab lab fleet`` (seed 001): each verdict computed on a recorded run
+(tests/lab/data/fleet_lab_measured.json: ``--quick``, 8 VMs on 4 nodes,
+local ranks) and on counterexamples that must not give "held"; the live
+view's rows; the report's rows and renderers; the CLI's refusals; and one
+shrunk ``--quick`` run end to end (MPI ranks, seconds).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from iolab import _native
+from iolab.errors import JobError
+from iolab.fleet.live import HostRow
+from iolab.fleet.spool import Spool
+from iolab.lab.fleet_lab.claims import HELD, NOT_HELD, NOT_MEASURABLE, exact_total, latency_within, limits_held
+from iolab.lab.fleet_lab.post import POST_AVG_LAT_NS, post_consistency
+from iolab.lab.fleet_lab.render import RENDERERS
+from iolab.lab.fleet_lab.report import build_report
+from iolab.lab.fleet_lab.topology import Layout, hostfile_hosts, limits, target_specs
+from iolab.lab.fleet_lab.watch import SpoolWatch, cluster_view
+
+from tests.conftest import Ran
+from tests.fleet.test_mpi import _require_mpi
+
+DATA = Path(__file__).parent / "data" / "fleet_lab_measured.json"
+META = {
+    "mode": "local",
+    "vm_count": 8,
+    "node_count": 4,
+    "quick": True,
+    "runtime_s": 10.0,
+    "limit_iops": 60,
+    "served_by": ["n0v0: split(...) <- raid1(32 MiB) <- 3 x sim-ssd(32 MiB)"],
+}
+
+
+def recorded() -> dict[str, Any]:
+    return json.loads(DATA.read_text())
+
+
+# --- the total is the exact sum of the VMs
+
+
+def test_the_recorded_total_is_the_exact_merge_of_its_vms() -> None:
+    c = exact_total(recorded())
+    assert c["verdict"] == HELD, c
+    n = c["numbers"]
+    assert n["vms"] == 8 and n["sum_ios"] == n["total_ios"] > 0 and n["merged_p99_ns"] == n["total_p99_ns"]
+
+
+def test_a_total_whose_p99_averages_the_vms_p99s_does_not_hold() -> None:
+    m = recorded()
+    # what a tool that averages percentiles would print
+    m["total"]["lat_p99_ns"] = sum(v["lat_p99_ns"] for v in m["vms"]) / len(m["vms"])
+    c = exact_total(m)
+    assert c["verdict"] == NOT_HELD and "p99" in c["text"], c
+
+
+def test_a_total_missing_a_vm_does_not_hold() -> None:
+    m = recorded()
+    m["vms"] = m["vms"][1:]
+    c = exact_total(m)
+    assert c["verdict"] == NOT_HELD and "I/Os" in c["text"] and "bytes" in c["text"], c
+
+
+def test_a_vm_without_a_result_makes_the_total_not_measurable() -> None:
+    m = recorded()
+    m["vms"][3]["lat_hist"] = None
+    assert exact_total(m)["verdict"] == NOT_MEASURABLE
+
+
+# --- each VM holds its limit
+
+
+def test_every_recorded_vm_held_its_own_limit_within_3_percent() -> None:
+    m = recorded()
+    assert [v["limit_iops"] for v in m["vms"]] == limits(8, 60)
+    c = limits_held(m)
+    assert c["verdict"] == HELD, c
+    assert all(abs(v["deviation"]) <= 0.03 for v in c["numbers"]["vms"])
+
+
+@pytest.mark.parametrize("share", [0.96, 1.04])
+def test_a_vm_4_percent_off_its_limit_does_not_hold(share: float) -> None:
+    m = recorded()
+    vm = m["vms"][5]
+    vm["ios"] = round(vm["limit_iops"] * share * vm["runtime_ns"] / 1e9)
+    c = limits_held(m)
+    assert c["verdict"] == NOT_HELD and c["numbers"]["worst_rank"] == 5, c
+    assert "1 of 8 VMs" in c["text"], c
+
+
+def test_a_vm_3_percent_under_still_holds_and_no_limits_is_not_measurable() -> None:
+    m = recorded()
+    vm = m["vms"][2]
+    vm["ios"] = int(vm["limit_iops"] * 0.975 * vm["runtime_ns"] / 1e9)
+    assert limits_held(m)["verdict"] == HELD
+    for v in m["vms"]:
+        v["limit_iops"] = None
+    assert limits_held(m)["verdict"] == NOT_MEASURABLE
+
+
+# --- latency within the post's bound, scaled
+
+
+def test_the_recorded_average_is_under_the_posts_bound() -> None:
+    m = recorded()
+    c = latency_within(m, POST_AVG_LAT_NS)
+    assert c["verdict"] == HELD and c["numbers"]["mean_ns"] == m["total"]["lat_mean_ns"] < POST_AVG_LAT_NS, c
+
+
+def test_an_average_over_the_bound_does_not_hold() -> None:
+    m = recorded()
+    assert latency_within(m, m["total"]["lat_mean_ns"] * 0.99)["verdict"] == NOT_HELD
+    # equal to the bound is not "under" it
+    assert latency_within(m, m["total"]["lat_mean_ns"])["verdict"] == NOT_HELD
+    m["total"]["ios"] = 0
+    assert latency_within(m, POST_AVG_LAT_NS)["verdict"] == NOT_MEASURABLE
+
+
+def test_the_posts_figures_agree_by_littles_law() -> None:
+    c = post_consistency()
+    # 3 x 512 KiB / 1.5 ms and 83 GB/s / 80 VMs: within 1.1 % of each other
+    a, b = c["per_vm_bytes_per_s_from_latency"], c["per_vm_bytes_per_s_from_aggregate"]
+    assert a == pytest.approx(3 * 524288 / 1.5e-3) and b == pytest.approx(83e9 / 80)
+    assert abs(a / b - 1) < 0.011 and c["outstanding_at_post_figures"] == pytest.approx(2.97, abs=0.01)
+
+
+# --- the report
+
+
+def test_report_rows_carry_the_posts_label_unit_value_scaled_and_measured() -> None:
+    m = recorded()
+    r = build_report(m, META)
+    f = r["scale"]["bandwidth_factor"]
+    assert f == pytest.approx(60 * 524288 / 1e9)
+    rows = {x["key"]: x for x in r["tables"][0]["rows"]}
+    assert rows["aggregate"]["value"] == 83.0 and rows["aggregate"]["unit"] == "GB/s"
+    assert rows["aggregate"]["scaled"] == pytest.approx(83.0 * f * 8 / 80)
+    assert rows["aggregate"]["measured"] == pytest.approx(m["total"]["bw_bytes_per_s"] / 1e9)
+    assert rows["per_vm"]["scaled"] == pytest.approx(f)
+    assert rows["avg_lat"]["value"] == 1.5 and rows["avg_lat"]["scaled"] == 1.5
+    assert rows["p99_lat"]["value"] is None and rows["p99_lat"]["measured"] == m["total"]["lat_p99_ns"] / 1e6
+    assert [c["key"] for c in r["claims"]] == ["exact_total", "limits", "latency"]
+    # a node's latency comes from its VMs' histograms merged
+    node0 = [v["lat_hist"] for v in m["vms"] if v["node"] == "node0"]
+    st = _native.hist_stats(_native.hist_merge(node0), [99.0])
+    assert r["nodes"][0]["node"] == "node0" and r["nodes"][0]["lat_p99_ms"] == st["percentiles"][99.0] / 1e6
+    assert sum(n["vms"] for n in r["nodes"]) == 8 and len(r["vms"]) == 8
+
+
+def test_every_format_renders_the_tables_and_verdicts() -> None:
+    r = build_report(recorded(), META)
+    text = RENDERERS["text"](r)
+    assert "Aggregate bandwidth" in text and "> 83" in text and "HELD" in text and "vm7" in text and "node3" in text
+    assert "HELD" in RENDERERS["md"](r) and "| vm0 |" in RENDERERS["md"](r)
+    assert json.loads(RENDERERS["json"](r))["schema"] == "iolab.lab.fleet/1"
+    page = RENDERERS["html"](r)
+    assert 'data-charts-expected="2"' in page and "Per-VM bandwidth against its QoS limit" in page
+
+
+# --- the live view
+
+
+def _rows(m: dict[str, Any]) -> dict[int, HostRow]:
+    return {
+        v["rank"]: HostRow(v["host"], v["rank"], iops=100.0 + v["rank"], bw_bytes_per_s=1e6, lat_hist=v["lat_hist"])
+        for v in m["vms"]
+    }
+
+
+def test_the_live_view_has_a_row_per_vm_and_per_node_and_an_exact_total() -> None:
+    m = recorded()
+    layout = Layout(8, 4)
+    view = cluster_view(3, 3_000_000_000, _rows(m), 8, lambda r, _l: layout.node_name(layout.node_of(r)))
+    names = [r.host for r in view.rows]
+    assert names[:8] == [f"vm{r} (node{r // 2})" for r in range(8)]
+    assert names[8:] == [f"node{k} (2 VMs)" for k in range(4)]
+    assert view.rows[8].iops == 100.0 + 101.0 and view.total.iops == sum(100.0 + r for r in range(8))
+    merged = _native.hist_stats(_native.hist_merge([v["lat_hist"] for v in m["vms"]]), [99.0])
+    assert view.total.lat_p99_ns == int(merged["percentiles"][99.0])
+
+
+def test_a_vm_not_heard_from_shows_late_and_stays_out_of_its_node_and_the_total() -> None:
+    rows = _rows(recorded())
+    del rows[1]
+    view = cluster_view(1, 1_000_000_000, rows, 8, lambda r, _l: f"node{r // 2}")
+    assert view.rows[1].late and view.rows[8].iops == 100.0
+    assert "vm1 (node0)" in view.late_hosts
+
+
+def test_the_spool_watch_shows_the_newest_interval_of_the_ranks_spools(tmp_path: Path) -> None:
+    m = recorded()
+    rows = _rows(m)
+    shown: list[Any] = []
+    watch = SpoolWatch(tmp_path, 4, lambda r, label: label.split("/")[0], shown.append, 3600.0)
+    for rank in range(4):
+        spool = Spool(tmp_path / "run-1", rank)
+        for seq in (1, 2):
+            spool.write("interval", {"seq": seq, "rank": rank, "elapsed_ns": seq * 10**9, "row": rows[rank].__dict__})
+        spool.close()
+    watch.poll()
+    watch.poll()  # nothing new: not shown again
+    assert len(shown) == 1 and shown[0].seq == 2
+    assert [r.host for r in shown[0].rows][-1].startswith(rows[0].host.split("/")[0])
+
+
+# --- topology and refusals
+
+
+def test_each_node_serves_a_3_way_mirror_split_into_its_vms_parts() -> None:
+    layout = Layout(5, 2)
+    assert [layout.export_of(r) for r in range(5)] == ["n0v0", "n0v1", "n0v2", "n1v0", "n1v1"]
+    target = _native.Target(None, target_specs(layout, "4m"), listen="127.0.0.1:0")
+    exports = {name: (size, stack) for name, size, stack, _ro in target.exports()}
+    assert set(exports) == {"n0v0", "n0v1", "n0v2", "n1v0", "n1v1"}
+    assert all(size == 4 << 20 for size, _ in exports.values())
+    assert "raid1" in exports["n0v0"][1] and "3 x sim-ssd" in exports["n0v0"][1]
+    assert len(set(limits(80, 60))) == 80
+
+
+def test_a_hostfile_with_one_host_is_refused(tmp_path: Path) -> None:
+    f = tmp_path / "hosts.txt"
+    f.write_text("# one node\nnode1 slots=8\nnode1 slots=4\n")
+    with pytest.raises(JobError, match="names one host"):
+        hostfile_hosts(f)
+    f.write_text("node1 slots=2\nnode2\n")
+    assert hostfile_hosts(f) == [("node1", 2), ("node2", 1)]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--hostfile", "{one}", "--uri", "nbd://127.0.0.1:9/x"),
+        ("--uri", "nbd+unix:///x?socket={tmp}/no.sock"),
+        ("--nodes", "1"),
+        ("--vm-size", "1m"),
+    ],
+)
+def test_bad_input_is_one_line_a_nonzero_exit_and_nothing_written(
+    cli: Callable[..., Ran], tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    one = tmp_path / "one.txt"
+    one.write_text("node1 slots=8\n")
+    out = tmp_path / "lab.json"
+    r = cli("lab", "fleet", *[a.format(one=one, tmp=tmp_path) for a in args], "-o", str(out))
+    assert r.exit_code != 0 and r.stdout == "", r.output
+    assert len(r.stderr.strip().splitlines()) == 1, r.output
+    assert not out.exists()
+
+
+# --- end to end, shrunk
+
+
+@pytest.mark.parametrize("where", ["--no-netns", "--netns"])
+def test_a_shrunk_quick_run_computes_every_verdict(tmp_path: Path, where: str) -> None:
+    """4 VMs on 2 nodes, 2 s of load, 4 MiB each: the whole lab in seconds
+    (MPI's start-up is most of it); namespaces where root."""
+    _require_mpi()
+    if where == "--netns" and (os.geteuid() != 0 or shutil.which("ip") is None):
+        pytest.skip("network namespaces need root and ip(8)")
+    out = tmp_path / "lab.json"
+    cmd = [sys.executable, "-m", "iolab.cli.main", "lab", "fleet", "--quick", "--runtime", "2", "--vms", "4"]
+    cmd += ["--nodes", "2", "--vm-size", "4m", "--limit-iops", "100", where, "-o", str(out)]
+    ran = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path, check=False)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    assert doc["mode"] == where.strip("-").replace("no-netns", "local") and doc["node_count"] == 2
+    verdicts = {c["key"]: c["verdict"] for c in doc["claims"]}
+    assert verdicts["exact_total"] == HELD, doc["claims"]
+    assert verdicts["limits"] == HELD, doc["claims"]  # 200 I/Os a VM: one I/O is 0.5 %
+    assert verdicts["latency"] in (HELD, NOT_HELD), doc["claims"]
+    assert [v["limit_iops"] for v in doc["vms"]] == [100, 125, 150, 175]
+    # the live view ran: its last interval has a row per VM and per node
+    kinds = [r["kind"] for r in doc["live"]["rows"]]
+    assert kinds == ["vm"] * 4 + ["node"] * 2, doc["live"]
+    m = copy.deepcopy(doc["measured"])
+    assert exact_total(m) == next(c for c in doc["claims"] if c["key"] == "exact_total")

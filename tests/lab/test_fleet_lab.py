@@ -1,6 +1,6 @@
 """``iolab lab fleet`` (seed 001): each verdict computed on a recorded run
 (tests/lab/data/fleet_lab_measured.json: ``--quick``, 8 VMs on 4 nodes,
-local ranks) and on counterexamples that must not give "held"; the live
+network namespaces) and on counterexamples that must not give "held"; the live
 view's rows; the report's rows and renderers; the CLI's refusals; and one
 shrunk ``--quick`` run end to end (MPI ranks, seconds).
 """
@@ -21,10 +21,19 @@ from iolab import _native
 from iolab.errors import JobError
 from iolab.fleet.live import HostRow
 from iolab.fleet.spool import Spool
-from iolab.lab.fleet_lab.claims import HELD, NOT_HELD, NOT_MEASURABLE, exact_total, latency_within, limits_held
+from iolab.lab.fleet_lab.claims import (
+    HELD,
+    NOT_HELD,
+    NOT_MEASURABLE,
+    device_mean_ns,
+    exact_total,
+    latency_within,
+    limits_held,
+)
 from iolab.lab.fleet_lab.post import POST_AVG_LAT_NS, post_consistency
 from iolab.lab.fleet_lab.render import RENDERERS
 from iolab.lab.fleet_lab.report import build_report
+from iolab.lab.fleet_lab.run import server_figures
 from iolab.lab.fleet_lab.topology import Layout, hostfile_hosts, limits, target_specs
 from iolab.lab.fleet_lab.watch import SpoolWatch, cluster_view
 
@@ -33,7 +42,7 @@ from tests.fleet.test_mpi import _require_mpi
 
 DATA = Path(__file__).parent / "data" / "fleet_lab_measured.json"
 META = {
-    "mode": "local",
+    "mode": "netns",
     "vm_count": 8,
     "node_count": 4,
     "quick": True,
@@ -127,6 +136,38 @@ def test_an_average_over_the_bound_does_not_hold() -> None:
     assert latency_within(m, POST_AVG_LAT_NS)["verdict"] == NOT_MEASURABLE
 
 
+def test_the_targets_own_time_is_the_reads_weighted_mean_and_named_in_the_verdict() -> None:
+    m = recorded()
+    servers = [v["server"] for v in m["vms"]]
+    want = sum(x["ios"] * x["service_mean_ns"] for x in servers) / sum(x["ios"] for x in servers)
+    assert device_mean_ns(m["vms"]) == pytest.approx(want)
+    c = latency_within(m, POST_AVG_LAT_NS)
+    assert c["numbers"]["device_mean_ns"] == pytest.approx(want)
+    assert f"target's own service time {want / 1e6:.3f} ms" in c["text"], c
+    # a 512 KiB read of the simulated SSD: 128 pages over 8 channels at 333 MB/s (197 µs) and 75 µs page reads
+    assert 0.2e6 < want < 0.5e6
+    m["vms"][2]["server"] = None  # a VM the target did not record: no figure rather than a partial one
+    assert device_mean_ns(m["vms"]) is None
+
+
+def test_server_figures_are_the_hold_less_the_reply_lateness() -> None:
+    lat = _native.hist_from_counts([(500_000, 30), (700_000, 10)])
+    late = _native.hist_from_counts([(100_000, 40)])
+    stats = {
+        "exports": [
+            {"name": "other", "ops": {}},
+            {"name": "n1v0", "ops": {"read": {"lat_ns": lat, "hold_late_ns": late}}},
+        ]
+    }
+    f = server_figures(json.dumps(stats), "n1v0")
+    assert f is not None and f["ios"] == 40
+    assert f["lat_mean_ns"] == pytest.approx(550_000, rel=1e-3) and f["hold_late_mean_ns"] == pytest.approx(
+        100_000, rel=1e-3
+    )
+    assert f["service_mean_ns"] == pytest.approx(f["lat_mean_ns"] - f["hold_late_mean_ns"])
+    assert server_figures(json.dumps(stats), "n9v9") is None
+
+
 def test_the_posts_figures_agree_by_littles_law() -> None:
     c = post_consistency()
     # 3 x 512 KiB / 1.5 ms and 83 GB/s / 80 VMs: within 1.1 % of each other
@@ -211,7 +252,15 @@ def test_the_spool_watch_shows_the_newest_interval_of_the_ranks_spools(tmp_path:
     watch.poll()
     watch.poll()  # nothing new: not shown again
     assert len(shown) == 1 and shown[0].seq == 2
-    assert [r.host for r in shown[0].rows][-1].startswith(rows[0].host.split("/")[0])
+    # nodes from the host each rank ran on (its label, host/rank)
+    assert [r.host for r in shown[0].rows] == [
+        "vm0 (node0)",
+        "vm1 (node0)",
+        "vm2 (node1)",
+        "vm3 (node1)",
+        "node0 (2 VMs)",
+        "node1 (2 VMs)",
+    ]
 
 
 # --- topology and refusals

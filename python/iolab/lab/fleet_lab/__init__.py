@@ -37,7 +37,7 @@ def run_lab(
         ran = run_netns(s, layout, progress, show)
     else:
         ran = (run_real if mode == "real" else run_local)(s, layout, progress, show)
-    measured = measured_of(ran.doc, ran.node_of, s.rates())
+    measured = measured_of(ran.doc, ran.node_of, s.rates(), ran.target_stats, ran.exports)
     meta = {
         "mode": mode,
         "vm_count": s.vms,

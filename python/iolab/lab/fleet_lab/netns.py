@@ -31,6 +31,8 @@ from iolab.lab.fleet_lab.run import FleetLabSettings, Progress, Ran, _fill, flee
 from iolab.lab.fleet_lab.topology import Layout, hosts_table, target_specs
 
 PORT = 10809
+#: The target's stats endpoint, on the loopback of its own namespace.
+STATS = "127.0.0.1:10810"
 #: How long the target may take to bind in its namespace.
 TARGET_START_S = 60.0
 
@@ -115,7 +117,9 @@ def _iolab(ns: str, *args: str) -> list[str]:
 
 def _start_target(t: Namespaces, specs: list[str], log: Path) -> subprocess.Popen[str]:
     exports = [a for spec in specs for a in ("--export", spec)]
-    cmd = _iolab(t.ns("tgt"), "target", "--tcp", f"{t.target_ip}:{PORT}", "--listen-any", *exports)
+    cmd = _iolab(
+        t.ns("tgt"), "target", "--tcp", f"{t.target_ip}:{PORT}", "--listen-any", "--stats-http", STATS, *exports
+    )
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
     first = proc.stdout.readline()  # "iolab target: listening on ..." once bound
@@ -125,6 +129,25 @@ def _start_target(t: Namespaces, specs: list[str], log: Path) -> subprocess.Pope
         raise IolabError(f"the target in namespace {t.ns('tgt')} did not start: {first.strip() or 'no message'}")
     log.write_text(first, encoding="utf-8")
     return proc
+
+
+def target_reset(t: Namespaces) -> str:
+    """``POST /reset`` on the target's stats endpoint (from inside its
+    namespace): the window that ends now, and a new one starts."""
+    code = (
+        "import sys, urllib.request as u; "
+        f"sys.stdout.write(u.urlopen(u.Request('http://{STATS}/reset', method='POST'), timeout=30).read().decode())"
+    )
+    ran = subprocess.run(
+        ["ip", "netns", "exec", t.ns("tgt"), sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if ran.returncode != 0:
+        raise IolabError(f"the target's stats at {STATS} in {t.ns('tgt')}: {ran.stderr.strip().splitlines()[-1:]}")
+    return ran.stdout
 
 
 def run_netns(s: FleetLabSettings, layout: Layout, progress: Progress, show: Callable[[ClusterInterval], None]) -> Ran:
@@ -159,7 +182,9 @@ def run_netns(s: FleetLabSettings, layout: Layout, progress: Progress, show: Cal
             progress(
                 f"{s.vms} VMs on {layout.nodes} nodes (network namespaces): {s.seconds:g} s of 512 KiB random read at QD 3"
             )
+            target_reset(t)  # the window starts after the layout
             doc, last = run_fleet(cmd, s, spool, node_by_host, show, tmp)
+            stats = target_reset(t)
         finally:
             target.terminate()
             target.wait(timeout=30)
@@ -167,7 +192,7 @@ def run_netns(s: FleetLabSettings, layout: Layout, progress: Progress, show: Cal
         f"iolab target at {t.target_ip}:{PORT} in namespace {t.ns('tgt')}: {spec}"
         for spec in target_specs(layout, s.size)
     ]
-    return Ran(doc, last, served, node_by_host)
+    return Ran(doc, last, served, node_by_host, stats, tuple(layout.export_of(r) for r in range(s.vms)))
 
 
 __all__ = ["Namespaces", "agent_script", "namespaces", "run_netns"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from iolab.lab.fleet_lab.claims import exact_total, latency_within, limits_held, merged_stats
+from iolab.lab.fleet_lab.claims import device_mean_ns, exact_total, latency_within, limits_held, merged_stats
 from iolab.lab.fleet_lab.post import (
     FIGURES,
     GB,
@@ -28,6 +28,10 @@ SCHEMA = "iolab.lab.fleet/1"
 #: The latency bound's scale: a read of the simulated SSD takes real time.
 LATENCY_FACTOR = 1.0
 MB = 1e6
+
+
+def _ms(ns: Optional[float]) -> Optional[float]:
+    return None if ns is None else ns / 1e6
 
 
 def _bw(v: dict[str, Any]) -> float:
@@ -55,6 +59,7 @@ def vm_rows(measured: dict[str, Any]) -> list[dict[str, Any]]:
                 "limit_deviation": None if not limit else iops / limit - 1,
                 "lat_mean_ms": float(v["lat_mean_ns"]) / 1e6,
                 "lat_p99_ms": float(v["lat_p99_ns"]) / 1e6,
+                "device_ms": _ms(device_mean_ns([v])),
                 "outstanding": little_outstanding(bw, float(v["lat_mean_ns"]), bs),
             }
         )
@@ -80,6 +85,7 @@ def node_rows(measured: dict[str, Any]) -> list[dict[str, Any]]:
                 "mb_per_s": bw / MB,
                 "lat_mean_ms": None if st is None else st["mean_ns"] / 1e6,
                 "lat_p99_ms": None if st is None else st["p99_ns"] / 1e6,
+                "device_ms": _ms(device_mean_ns(vms)),
             }
         )
     return out

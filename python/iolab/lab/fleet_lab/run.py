@@ -74,6 +74,10 @@ class Ran:
     last: Optional[ClusterInterval]
     served_by: list[str]
     node_of: NodeOf
+    #: The target's own record of the run's window (its stats JSON), where iolab served.
+    target_stats: Optional[str] = None
+    #: Each VM's export (rank order), to find its record in ``target_stats``.
+    exports: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -223,15 +227,46 @@ def _p99(lat: dict[str, Any]) -> float:
     return float(next(p["value_ns"] for p in lat["percentiles"] if p["percentile"] == 99.0))
 
 
-def measured_of(doc: dict[str, Any], node_of: NodeOf, rates: Optional[Sequence[int]]) -> dict[str, Any]:
+def server_figures(stats_json: str, export: str) -> Optional[dict[str, float]]:
+    """What the target recorded for one export's reads: the mean time it held
+    each (header in to reply out), how late its reply timer woke past the
+    model's completion, and their difference, the stack's own service time —
+    the device's time as the target ran it, free of a busy host's late
+    wake-ups (as ``iolab lab raid`` reads it). Means of whole histograms."""
+    import json as _json
+
+    for e in _json.loads(stats_json)["exports"]:
+        if e["name"] == export:
+            read = e["ops"]["read"]
+            lat = _native.hist_stats(read["lat_ns"], [])
+            late = _native.hist_stats(read["hold_late_ns"], [])
+            mean_lat, mean_late = float(lat["mean_ns"]), float(late["mean_ns"])
+            return {
+                "ios": float(lat["count"]),
+                "lat_mean_ns": mean_lat,
+                "hold_late_mean_ns": mean_late,
+                "service_mean_ns": mean_lat - mean_late,
+            }
+    return None
+
+
+def measured_of(
+    doc: dict[str, Any],
+    node_of: NodeOf,
+    rates: Optional[Sequence[int]],
+    target_stats: Optional[str] = None,
+    exports: Sequence[str] = (),
+) -> dict[str, Any]:
     """What the claims and tables read from the fleet's JSON: per VM its
     I/Os, bytes, runtime, read-latency histogram (its workers' merged),
-    mean and p99; the total as the fleet merged it."""
+    mean and p99, and the target's record of its export where iolab
+    served it; the total as the fleet merged it."""
     vms = []
     for h in doc["hosts"]:
         rank = int(h["rank"])
         entry: dict[str, Any] = {"rank": rank, "host": h["host"], "node": node_of(rank, h["host"]), "state": h["state"]}
         entry["limit_iops"] = None if rates is None else rates[rank]
+        entry["server"] = server_figures(target_stats, exports[rank]) if target_stats and exports else None
         if h.get("document") is None:
             vms.append(
                 {
@@ -284,12 +319,15 @@ def run_local(s: FleetLabSettings, layout: Layout, progress: Progress, show: Cal
             progress(
                 f"{s.vms} VMs on {layout.nodes} nodes (local ranks): {s.seconds:g} s of 512 KiB random read at QD 3"
             )
+            target.stats_json(reset=True)  # the window starts after the layout
             doc, last = run_fleet(fleet_command(s, table, spool), s, spool, node_name(layout), show, Path(tmp))
+            stats = target.stats_json()
             stacks = [f"{name}: {stack}" for name, _size, stack, _ro in target.exports()]
         finally:
             target.shutdown()
             target.wait()
-    return Ran(doc, last, stacks, node_name(layout))
+    exports = tuple(layout.export_of(r) for r in range(s.vms))
+    return Ran(doc, last, stacks, node_name(layout), stats, exports)
 
 
 def node_name(layout: Layout) -> NodeOf:
@@ -329,4 +367,5 @@ __all__ = [
     "run_fleet",
     "run_local",
     "run_real",
+    "server_figures",
 ]

@@ -191,7 +191,28 @@ def fleet_charts(report: dict[str, Any]) -> list[Chart]:
             "yaxis": {"title": {"text": "ms"}},
         },
     )
-    return [bw, lat]
+    series = report.get("node_series") or {}
+    if not series:
+        return [bw, lat]
+    over_time = Chart(
+        "Read bandwidth per node over time (Watch-Cluster)",
+        [
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": node,
+                "x": [t for t, _ in pts],
+                "y": [mb for _, mb in pts],
+            }
+            for node, pts in series.items()
+        ],
+        {
+            "title": {"text": "Read bandwidth per node over time (Watch-Cluster)"},
+            "xaxis": {"title": {"text": "s"}},
+            "yaxis": {"title": {"text": "MB/s"}, "rangemode": "tozero"},
+        },
+    )
+    return [bw, lat, over_time]
 
 
 def render_html(report: dict[str, Any]) -> str:

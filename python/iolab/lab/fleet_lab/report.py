@@ -91,6 +91,24 @@ def node_rows(measured: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def node_series(measured: dict[str, Any]) -> dict[str, list[tuple[float, float]]]:
+    """Watch-Cluster over time: each node's read bandwidth per interval
+    (its VMs' bytes in the interval over the interval's length), as
+    ``(seconds from the first start, MB/s)``; intervals are matched by index
+    (the fleet aligned them on rank 0's clock)."""
+    series = measured.get("series") or {}
+    node_of = {v["host"]: v["node"] for v in measured["vms"]}
+    out: dict[str, dict[int, tuple[float, float]]] = {}
+    for host, points in series.items():
+        node = out.setdefault(node_of.get(host, "?"), {})
+        for k, (start, end, nbytes, _ios) in enumerate(points):
+            if end <= start:
+                continue
+            t, mb = node.get(k, (start / 1e9, 0.0))
+            node[k] = (t, mb + nbytes / ((end - start) / 1e9) / MB)
+    return {name: [pts[k] for k in sorted(pts)] for name, pts in out.items()}
+
+
 def scale_of(vms: int, limit_iops: Optional[int], bs: int) -> dict[str, Any]:
     """The stated factors and what each comes from."""
     f = None if limit_iops is None else limit_iops * bs / GB
@@ -162,10 +180,11 @@ def build_report(
         ],
         "vms": vm_rows(measured),
         "nodes": node_rows(measured),
+        "node_series": node_series(measured),
         "claims": claims,
         "live": live,
         "measured": measured,
     }
 
 
-__all__ = ["LATENCY_FACTOR", "SCHEMA", "build_report", "node_rows", "post_rows", "scale_of", "vm_rows"]
+__all__ = ["LATENCY_FACTOR", "SCHEMA", "build_report", "node_rows", "node_series", "post_rows", "scale_of", "vm_rows"]

@@ -300,7 +300,26 @@ def measured_of(
         "lat_mean_ns": float(t["lat"]["mean_ns"]),
         "lat_p99_ns": _p99(t["lat"]),
     }
-    return {"bs_bytes": POST_BS_BYTES, "vms": vms, "total": total, "incomplete": bool(doc.get("incomplete"))}
+    return {
+        "bs_bytes": POST_BS_BYTES,
+        "vms": vms,
+        "total": total,
+        "series": series_of(doc),
+        "incomplete": bool(doc.get("incomplete")),
+    }
+
+
+def series_of(doc: dict[str, Any]) -> dict[str, list[list[int]]]:
+    """Each VM's reads per interval, ``[start_ns, end_ns, bytes, ios]``, on
+    rank 0's clock (the fleet's merged total keeps one worker per host, its
+    series aligned: docs/fleet.md, "Starting together"), by the host label."""
+    out: dict[str, list[list[int]]] = {}
+    for w in doc["total"]["result"]["jobs"][0]["workers"]:
+        out[w["host"]] = [
+            [int(x["start_ns"]), int(x["end_ns"]), int(x["dirs"][0]["bytes"]), int(x["dirs"][0]["ios"])]
+            for x in w.get("series", [])
+        ]
+    return out
 
 
 def run_local(s: FleetLabSettings, layout: Layout, progress: Progress, show: Callable[[ClusterInterval], None]) -> Ran:
@@ -367,5 +386,6 @@ __all__ = [
     "run_fleet",
     "run_local",
     "run_real",
+    "series_of",
     "server_figures",
 ]

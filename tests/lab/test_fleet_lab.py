@@ -335,6 +335,8 @@ def test_a_hostfile_with_one_host_is_refused(tmp_path: Path) -> None:
         ("--uri", "nbd+unix:///x?socket={tmp}/no.sock"),
         ("--nodes", "1"),
         ("--vm-size", "1m"),
+        ("--hostfile", "{one}", "--nodes", "3", "--uri", "nbd://127.0.0.1:9/x"),
+        ("--uri", "nbd://127.0.0.1:9/x", "--no-netns"),
     ],
 )
 def test_bad_input_is_one_line_a_nonzero_exit_and_nothing_written(

@@ -51,8 +51,11 @@ def fleet(
         int, typer.Option("--vms", help="VMs (MPI ranks), each its own export and QoS limit.", min=1)
     ] = DEFAULT_VMS,
     nodes: Annotated[
-        int, typer.Option("--nodes", help="Nodes, each a 3-way mirror of simulated SSDs.", min=1)
-    ] = DEFAULT_NODES,
+        Optional[int],
+        typer.Option(
+            "--nodes", help=f"Nodes, each a 3-way mirror of simulated SSDs [default: {DEFAULT_NODES}].", min=1
+        ),
+    ] = None,
     runtime: Annotated[
         Optional[float], typer.Option("--runtime", help="Seconds of load (overrides --quick).", min=0.5)
     ] = None,
@@ -88,13 +91,17 @@ def fleet(
     post's figures beside the measured ones and a verdict on each claim."""
     if output is not None and not output.parent.is_dir():
         _usage(f"--output: directory {output.parent} does not exist", "fleet")
-    if uri is not None and (vm_size is not None or netns):
-        _usage("--uri: a real server's exports are its own; leave out --vm-size and --netns", "fleet")
-    if hostfile is not None and netns:
-        _usage("--hostfile and --netns: give one of the two", "fleet")
+    if uri is not None and vm_size is not None:
+        _usage("--uri: a real server's exports are its own; leave out --vm-size", "fleet")
+    if uri is not None and netns is not None:
+        _usage(
+            "--uri: the VMs reach a real server from this host or --hostfile's; leave out --netns/--no-netns", "fleet"
+        )
+    if hostfile is not None and nodes is not None:
+        _usage("--nodes: with --hostfile each host is a node; leave --nodes out", "fleet")
     s = FleetLabSettings(
         vms=vms,
-        nodes=nodes,
+        nodes=DEFAULT_NODES if nodes is None else nodes,
         quick=quick,
         runtime_s=runtime,
         limit_iops=limit_iops,

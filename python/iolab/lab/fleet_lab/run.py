@@ -209,13 +209,38 @@ def run_fleet(
     interval_s = parse_interval_ns(s.interval) / 1e9
     env = {k: v for k, v in os.environ.items() if k != "IOLAB_FLEET_TTY"}  # the lab draws the view
     with SpoolWatch(spool, s.vms, node_of, show, interval_s) as watch:
-        ran = subprocess.run(
-            cmd, capture_output=True, text=True, cwd=cwd, env=env, timeout=s.seconds + FLEET_OVERHEAD_S, check=False
-        )
-    if ran.returncode != 0 or not ran.stdout.strip():
-        lines = [ln for ln in ran.stderr.splitlines() if ln.strip()]
-        raise IolabError(f"the fleet run failed (exit {ran.returncode}): {lines[-1] if lines else 'no message'}")
-    return json.loads(ran.stdout), watch.last
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env)
+        try:
+            out, err = proc.communicate(timeout=s.seconds + FLEET_OVERHEAD_S)
+        except subprocess.TimeoutExpired:
+            _stop(proc)
+            raise IolabError(f"the fleet run did not end within {s.seconds + FLEET_OVERHEAD_S:g} s") from None
+        except KeyboardInterrupt:
+            _stop(proc)
+            raise
+    if proc.returncode != 0 or not out.strip():
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        raise IolabError(f"the fleet run failed (exit {proc.returncode}): {lines[-1] if lines else 'no message'}")
+    return json.loads(out), watch.last
+
+
+#: How long ``iolab fleet`` gets to stop its ranks after a Ctrl-C.
+STOP_GRACE_S = 60.0
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    """Stop ``iolab fleet``: SIGINT, which it turns into a stop of every
+    rank (docs/fleet.md, "Ctrl-C"), then SIGKILL if it has not ended within
+    :data:`STOP_GRACE_S` — before the lab takes the target and namespaces away."""
+    import signal
+
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    try:
+        proc.communicate(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
 
 
 def _read_of(doc: dict[str, Any]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from typing import Any, Callable
 import pytest
 from iolab import _native
 from iolab.errors import JobError
+from iolab.fleet.hosts import parse_hosts, read_hosts
 from iolab.fleet.live import HostRow
 from iolab.fleet.spool import Spool
 from iolab.lab.fleet_lab.claims import (
@@ -34,7 +35,7 @@ from iolab.lab.fleet_lab.post import POST_AVG_LAT_NS, post_consistency
 from iolab.lab.fleet_lab.render import RENDERERS
 from iolab.lab.fleet_lab.report import build_report, node_series
 from iolab.lab.fleet_lab.run import server_figures
-from iolab.lab.fleet_lab.topology import Layout, hostfile_hosts, limits, target_specs
+from iolab.lab.fleet_lab.topology import MEMBER, Layout, hostfile_hosts, hosts_table, limits, target_specs
 from iolab.lab.fleet_lab.watch import SpoolWatch, cluster_view
 
 from tests.conftest import Ran
@@ -317,6 +318,25 @@ def test_each_node_serves_a_3_way_mirror_split_into_its_vms_parts() -> None:
     assert all(size == 4 << 20 for size, _ in exports.values())
     assert "raid1" in exports["n0v0"][1] and "3 x sim-ssd" in exports["n0v0"][1]
     assert len(set(limits(80, 60))) == 80
+
+
+def test_the_example_plan_and_hosts_table_are_the_labs_default_run() -> None:
+    """examples/fleet/seed001-lab*: what `iolab fleet ... sweep` re-runs is what the lab generates."""
+    from iolab.plans import load_plan
+
+    examples = Path(__file__).parents[2] / "examples" / "fleet"
+    layout = Layout(8, 4)
+    uris = [f"nbd+unix:///{layout.export_of(r)}?socket=/tmp/s001-lab.sock" for r in range(8)]
+    table = read_hosts(examples / "seed001-lab-hosts.toml")
+    generated = parse_hosts(hosts_table(uris, limits(8, 60)))
+    assert [table.options_for(r, "h") for r in range(8)] == [generated.options_for(r, "h") for r in range(8)]
+    plan = load_plan(examples / "seed001-lab.toml")
+    base = dict(plan.base)
+    assert (base["ioengine"], base["rw"], base["bs"]) == ("nbd", "randread", "512k")
+    assert 3 in next(a.values for a in plan.axes if a.name == "iodepth")
+    # the commands in its header serve the lab's mirrors (32 MiB per VM, two VMs a node)
+    head = (examples / "seed001-lab.toml").read_text()
+    assert MEMBER.format(capacity="64m") in head and "raid1,members=3," in head and "split=2" in head
 
 
 def test_a_hostfile_with_one_host_is_refused(tmp_path: Path) -> None:

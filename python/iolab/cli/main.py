@@ -19,6 +19,7 @@ from iolab.cli import catalog as catalog_commands
 from iolab.cli import find as find_commands
 from iolab.cli import fleet as fleet_commands
 from iolab.cli import lab as lab_commands
+from iolab.cli import lab_fleet as lab_fleet_commands
 from iolab.cli import pts as pts_commands
 from iolab.cli import render
 from iolab.cli import report as report_commands
@@ -387,6 +388,7 @@ catalog_commands.register(app)
 target_commands.register(app)
 lab_commands.register(app)
 pts_commands.register(app)
+lab_fleet_commands.register(lab_commands.lab_app)
 report_commands.register(app)
 fleet_commands.register(app)
 

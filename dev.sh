@@ -59,8 +59,9 @@ wait_for() {
 # e2fsprogs/util-linux for device-safety tests; libnbd-bin, qemu-utils and
 # nbdkit are the NBD peers the target is tested against; iproute2 builds
 # the network namespaces and netem delay of the wire-latency test; chromium
-# opens the HTML reports headless in their tests.
-APT_PACKAGES=(fio util-linux e2fsprogs libnbd-bin qemu-utils nbdkit iproute2 chromium prometheus)
+# opens the HTML reports headless in their tests; blktrace's blkparse reads
+# the traces that read_iolog replays.
+APT_PACKAGES=(fio util-linux e2fsprogs libnbd-bin qemu-utils nbdkit iproute2 chromium prometheus blktrace)
 
 setup_system() {
     local missing=()

@@ -24,6 +24,7 @@ INSTALL_HINT = {
     "tc": "apt-get install iproute2",
     "prometheus": "apt-get install prometheus (or ./dev.sh setup as root)",
     "promtool": "apt-get install prometheus (or ./dev.sh setup as root)",
+    "blkparse": "apt-get install blktrace (or ./dev.sh setup as root)",
 }
 
 

@@ -34,6 +34,7 @@
 //!   per worker, from `randseed` and the worker's index.
 
 mod bitmap;
+pub mod blktrace;
 mod bs;
 mod dist;
 mod offset;

@@ -1,5 +1,6 @@
 //! fio's I/O logs (`read_iolog`): the text formats of fio's HOWTO ("Trace
-//! file format"), version 2 and version 3, parsed once into a list of
+//! file format"), version 2 and version 3 (and blktrace's binary traces,
+//! read by [`super::blktrace`]), parsed once into a list of
 //! I/Os, and [`Replay`], the generator that hands them out in order with
 //! the time each is due.
 //!
@@ -43,6 +44,7 @@ pub struct LoggedIo {
 /// A parsed log: its files (in the order added) and its I/Os.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IoLog {
+    /// 2 or 3 for fio's text logs; 0 for a blktrace binary trace.
     pub version: u32,
     pub files: Vec<PathBuf>,
     pub ios: Vec<LoggedIo>,
@@ -55,9 +57,12 @@ impl IoLog {
     /// Reads and parses the log at `path`; the error is one line.
     pub fn read(path: &Path, opts: &ReplayOptions) -> Result<IoLog, String> {
         let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
+        if super::blktrace::is_blktrace(&bytes) {
+            return super::blktrace::parse(&bytes, opts, super::blktrace::device_path);
+        }
         let text = String::from_utf8(bytes).map_err(|_| {
-            "not a text iolog (blktrace binary input is not replayed by iolab yet; \
-             give a fio iolog of version 2 or 3)"
+            "neither a text iolog nor a blktrace file (give a fio iolog of version 2 or 3, \
+             or a blktrace trace merged with `blkparse -i NAME -d FILE`)"
                 .to_string()
         })?;
         IoLog::parse(&text, opts)

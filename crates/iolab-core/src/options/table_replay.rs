@@ -51,7 +51,10 @@ pub(super) static REPLAY_OPTIONS: &[OptionDef] = &[
                offsets, lengths and order, each issued when the log's timestamps say \
                (see replay_no_stall, replay_time_scale). The log sets the files (unless \
                replay_redirect), the directions and the block sizes; size defaults to the \
-               furthest logged byte. blktrace binary input is not read yet.",
+               furthest logged byte. A blktrace binary trace (one file: merge blktrace's \
+               per-CPU files with `blkparse -i NAME -d FILE`) is read too, as fio reads it: \
+               its queue events, sector × 512, onto /dev's device of the trace's \
+               major:minor unless replay_redirect, with direct=1.",
     },
     OptionDef {
         name: "replay_no_stall",
@@ -220,6 +223,18 @@ pub(super) fn apply_log(d: &mut Draft) -> Result<(), JobError> {
     if d.size.is_none() {
         let furthest = log.extents().into_iter().max().unwrap_or(0);
         d.size = Some(furthest * log.files.len() as u64);
+    }
+    if log.version == 0 && !d.direct {
+        // fio's rule for blktrace input: read-ahead would add I/O that the
+        // trace does not have.
+        if d.explicit.contains("direct") {
+            d.warnings.push(
+                "read_iolog's blktrace trace replays with direct=1, as in fio (read-ahead \
+                 would add I/O the trace does not have): direct=0 is overridden"
+                    .into(),
+            );
+        }
+        d.direct = true;
     }
     d.replay.log = LoadedLog(Some(std::sync::Arc::new(log)));
     Ok(())

@@ -85,6 +85,13 @@ def test_bottleneck_names_the_busier_side_and_never_a_side_that_is_idle() -> Non
     assert bottleneck(p)["side"] == "server CPU"
     p["client"]["cpu_pct"], p["server"]["cpu_pct"] = 30.0, 32.0
     assert bottleneck(p)["side"] is None
+    # A shared host with no idle CPU: the side using more (beyond the margin) is the one waiting for it.
+    p["client"]["cpu_pct"], p["server"]["cpu_pct"] = 30.0, 45.0
+    assert bottleneck(p)["side"] is None
+    p["server"]["host_idle_pct"] = 2.0
+    assert bottleneck(p)["side"] == "server CPU"
+    p["client"]["cpu_pct"] = 42.0
+    assert bottleneck(p)["side"] is None, "within the margin: undetermined"
     p["link_util"] = 0.9
     assert bottleneck(p)["side"] == "link"
     # Counterexample: the client saturated in every series -> the paper's claim did not hold.

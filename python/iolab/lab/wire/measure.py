@@ -130,6 +130,7 @@ def _cpu_side(cpu: Optional[Json], ncpus: int, nbytes: int) -> Optional[Json]:
         "proc_cpu_pct_of_one": float(cpu["proc_cpu_pct"]),
         "c_per_b": cycles / nbytes if nbytes else None,
         "clock_hz": float(cpu["clock_hz"]),
+        "host_idle_pct": float(cpu["sys_idle_pct"]) if "sys_idle_pct" in cpu else None,
     }
 
 

@@ -277,7 +277,6 @@ def claims(points: dict[str, list[Json]], link_bw: Optional[int]) -> list[Json]:
         for key in ("table2", "table3")
         for k in (1, 8)
     }
-    large = {f"{k} KiB read": _series(points.get("table4", []), k * KIB) for k in (64, 512)}
     by_size: dict[int, Optional[float]] = {}
     for key, sizes in (("table2", (1, 8)), ("table4", (64, 512))):
         for k in sizes:
@@ -285,7 +284,7 @@ def claims(points: dict[str, list[Json]], link_bw: Optional[int]) -> list[Json]:
             if series:
                 best = max(series, key=lambda p: p["bw_bytes_per_s"])
                 by_size[k * KIB] = (best.get("client") or {}).get("c_per_b")
-    big = large.get("512 KiB read") or []
+    big = _series(points.get("table4", []), 512 * KIB)
     sat = verdicts.saturation(big) if big else None
     loaded = big[sat if sat is not None else -1] if big else None
     single_512 = next((p for p in single if p["bs_bytes"] == 512 * KIB and p["rw"] == "randread"), None)
@@ -293,6 +292,6 @@ def claims(points: dict[str, list[Json]], link_bw: Optional[int]) -> list[Json]:
         verdicts.wire_constant(single),
         verdicts.server_cpu_limit({k: v for k, v in small.items() if v}),
         verdicts.cb_falls(by_size),
-        verdicts.knee({k: v for k, v in {**small, **large}.items() if v}),
+        verdicts.knee({k: v for k, v in small.items() if v}),
         verdicts.queueing(single_512, loaded, link_bw),
     ]

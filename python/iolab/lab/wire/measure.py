@@ -35,6 +35,7 @@ from typing import Any, Optional
 from iolab import _native
 from iolab.jobs import JobSpec
 from iolab.run.api import Job
+from iolab.run.wire import wire_latency
 
 Json = dict[str, Any]
 
@@ -107,13 +108,17 @@ def pcts(hist: str) -> dict[str, int]:
     return {f"p{p:g}": int(v) for p, v in st["percentiles"].items()}
 
 
-def _direction(client_hists: list[str], server_hists: Optional[list[str]]) -> Json:
-    client = pcts(_native.hist_merge(client_hists))
+def _direction(dirs: list[Json], servers: Optional[list[Json]]) -> Json:
+    """Client and server percentiles of one direction, and the wire from
+    :func:`iolab.run.wire.wire_latency` (the one place it is computed)."""
+    client = pcts(_native.hist_merge([x["lat_ns"] for x in dirs]))
     out: Json = {"client_ns": client}
-    if server_hists is not None:
-        server = pcts(_native.hist_merge(server_hists))
-        out["server_ns"] = server
-        out["wire_ns"] = {k: client[k] - server[k] for k in client if k in server}
+    if servers is not None:
+        merged = {"lat_ns": _native.hist_merge([x["lat_ns"] for x in servers]), "ios": sum(x["ios"] for x in servers)}
+        out["server_ns"] = pcts(merged["lat_ns"])
+        w = wire_latency(dirs, sum(x["ios"] + x["errors"] for x in dirs), merged)
+        out["wire_ns"] = {f"p{r['percentile']:g}": r["wire_ns"] for r in w["rows"] if r["wire_ns"] is not None}
+        out["ios_match"] = w["ios_match"]
     return out
 
 
@@ -156,8 +161,8 @@ def point(
     nbytes = int(total["bytes"])
     dirs: Json = {}
     for i, d in enumerate(DIRS):
-        hists = [w["dirs"][i]["lat_ns"] for j in result["jobs"] for w in j["workers"] if w["dirs"][i]["ios"]]
-        if not hists:
+        client = [w["dirs"][i] for j in result["jobs"] for w in j["workers"] if w["dirs"][i]["ios"]]
+        if not client:
             continue
         srv = None
         if server is not None:
@@ -165,8 +170,8 @@ def point(
                 srcs = [x["ops"][d] for x in server["layers"] if x["name"].startswith(server_layers)]
             else:
                 srcs = [x["ops"][d] for x in server["exports"]]
-            srv = [s["lat_ns"] for s in srcs if s["ios"]] or None
-        dirs[d] = {**_direction(hists, srv), "ios": int(group[d]["ios"]), "bytes": int(group[d]["bytes"])}
+            srv = [s for s in srcs if s["ios"]] or None
+        dirs[d] = {**_direction(client, srv), "ios": int(group[d]["ios"]), "bytes": int(group[d]["bytes"])}
     busiest = max((int(group[d]["bytes"]) for d in DIRS), default=0)
     cpu = (group.get("cpu") or [None])[0]
     return {

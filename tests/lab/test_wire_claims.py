@@ -31,6 +31,7 @@ from iolab.lab.wire.verdicts import (
 )
 
 from tests.conftest import Ran
+from tests.report.chromium_check import check_rendered
 
 DATA = json.loads((Path(__file__).parent / "data" / "wire_quick_points.json").read_text())
 POINTS: dict[str, list[dict[str, Any]]] = DATA["points"]
@@ -152,7 +153,16 @@ def test_report_rows_carry_the_papers_label_column_unit_and_value() -> None:
         out = render(r)
         assert "did not hold" in out and "Table 4" in out, fmt
     assert json.loads(RENDERERS["json"](r))["claims"][0]["verdict"] == NOT_HELD
-    assert RENDERERS["html"](r).count('class="chart"') >= 6
+
+
+def test_html_draws_the_papers_figures(tmp_path: Path) -> None:
+    r = build_report(POINTS, WireSettings(quick=True), "recorded", [], BW)
+    page = tmp_path / "wire.html"
+    page.write_text(RENDERERS["html"](r), encoding="utf-8")
+    # 4 CDFs (Figure 5), the wire by percentile (6), throughput and p90 per scaling table (7, 9, 11/12).
+    assert 'data-charts-expected="11"' in page.read_text()
+    opened = check_rendered(page, tmp_path, png_rows=800)
+    assert "client vs server" in opened.dom and "wire latency at the 10th-95th" in opened.dom
 
 
 @pytest.mark.parametrize(

@@ -204,3 +204,33 @@ def test_a_quick_run_of_every_table(cli: Callable[..., Ran], tmp_path: Path) -> 
     for p in doc["points"]["table1"]:
         for d in p["directions"].values():
             assert min(d["wire_ns"].values()) >= 50_000, d["wire_ns"]
+
+
+def test_against_a_real_nbd_server_reads_only_and_server_figures_only_with_its_stats(
+    cli: Callable[..., Ran], tmp_path: Path
+) -> None:
+    from iolab import _native
+
+    sock = tmp_path / "t.sock"
+    target = _native.Target(None, ["m=memory,size=16m"], listen=f"unix:{sock}", stats_http="127.0.0.1:0")
+    target.start()
+    try:
+        uri, stats = f"nbd+unix:///m?socket={sock}", str(target.addresses()["stats_http"])
+        docs = []
+        for extra in ([], ["--target-stats", stats]):
+            out = tmp_path / f"w{len(extra)}.json"
+            r: Ran = cli("lab", "wire", "--uri", uri, *extra, "--table", "table1", "--runtime", "0.2", "-o", str(out))
+            assert r.exit_code == 0, r.stderr
+            docs.append(json.loads(out.read_text()))
+    finally:
+        target.shutdown()
+        target.wait()
+    blind, seen = docs
+    assert not blind["simulated"] and {p["rw"] for p in blind["points"]["table1"]} == {"randread"}
+    assert any("not measurable here" in n for n in blind["notes"])
+    cells = {x["column"]: x["measured"] for x in blind["tables"][0]["rows"] if x["label"] == "8 KiB"}
+    assert cells["read client"] is not None and cells["read server"] is None and cells["read wire"] is None
+    assert blind["claims"][0]["verdict"] == "not measurable here"
+    cells = {x["column"]: x["measured"] for x in seen["tables"][0]["rows"] if x["label"] == "8 KiB"}
+    assert cells["read server"] is not None and cells["read wire"] is not None, cells
+    assert cells["write client"] is None  # never written

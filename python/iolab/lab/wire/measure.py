@@ -90,8 +90,9 @@ def jobs_for(load: Load, uris: list[str], cpus: list[Optional[str]], seconds: fl
                 "numjobs": n,
                 "time_based": True,
                 "runtime": f"{round(seconds * 1000)}ms",
-                "size": WRITE_REGION,
             }
+            if load.rw != "randread":  # reads span the whole export
+                opts["size"] = WRITE_REGION
             if load.rwmixread is not None:
                 opts["rwmixread"] = load.rwmixread
             if cpus[i] is not None:

@@ -179,7 +179,10 @@ impl Layer for LinkLayer {
 
 #[cfg(test)]
 mod tests {
+    //! On the stack's virtual clock ([`clock::VirtualNow`]), so every hold
+    //! is exact: what a loaded machine does between two calls cannot enter.
     use super::*;
+    use crate::stack::clock::VirtualNow;
     use crate::stack::null::NullDev;
 
     fn wire(bw: u64, lat_us: u64) -> Arc<Wire> {
@@ -202,15 +205,18 @@ mod tests {
         ctx.hold_until().expect("the link holds every reply") - t0
     }
 
+    const fn us(n: u64) -> Duration {
+        Duration::from_micros(n)
+    }
+
     #[test]
     fn one_read_pays_its_transmit_time_plus_the_latency() {
-        // 1 MiB at 1 GiB/s = 976.5625 us, + 200 us.
-        let w = wire(1 << 30, 200);
-        let d = layer(&w);
+        // 1 MiB at 1 GiB/s = 976.5625 us (976562 ns), + 200 us.
         let t0 = Instant::now();
+        let _v = VirtualNow::start(t0);
+        let d = layer(&wire(1 << 30, 200));
         let h = held(t0, |c| d.read_at(c, &mut vec![0u8; 1 << 20], 0).unwrap());
-        let truth = Duration::from_nanos(976_562 + 200_000);
-        assert!(h >= truth && h < truth + Duration::from_millis(1), "{h:?}");
+        assert_eq!(h, Duration::from_nanos(976_562) + us(200));
         assert_eq!(
             d.describe(),
             "link(link,bw=1 GiB/s,lat=200us) <- null(1 GiB)"
@@ -219,60 +225,59 @@ mod tests {
 
     #[test]
     fn n_bytes_at_b_take_n_over_b_whatever_export_sends_them() {
-        // Two exports on one wire: 8 reads of 256 KiB at 100 MiB/s go out
-        // one after another; the last is through after 8 x 2.5 ms = 20 ms,
-        // as one export's 8 would be. Requests arriving at once queue.
+        // Two exports on one wire: 8 reads of 256 KiB at 100 MiB/s arriving
+        // at once go out one after another; the k-th is through after
+        // k x 2.5 ms, as one export's 8 would be.
+        let t0 = Instant::now();
+        let _v = VirtualNow::start(t0);
         let w = wire(100 << 20, 0);
         let (a, b) = (layer(&w), layer(&w));
-        let t0 = Instant::now();
-        let mut last = Duration::ZERO;
-        for i in 0..8 {
-            let d = if i % 2 == 0 { &a } else { &b };
-            last = held(t0, |c| d.read_at(c, &mut vec![0u8; 256 << 10], 0).unwrap());
+        for k in 1..=8u64 {
+            let d = if k % 2 == 0 { &a } else { &b };
+            let h = held(t0, |c| d.read_at(c, &mut vec![0u8; 256 << 10], 0).unwrap());
+            assert_eq!(h, us(2_500 * k), "read {k}");
         }
-        let truth = Duration::from_micros(20_000);
-        // The calls themselves take well under 2 ms on a loaded machine.
-        assert!(
-            last >= truth && last < truth + Duration::from_millis(2),
-            "{last:?}"
-        );
         let bytes = |d: &Arc<dyn BlockDev>| d.counters()[0].value;
         assert_eq!((bytes(&a), bytes(&b)), (1 << 20, 1 << 20));
+        // Waits: 0 + 2.5 + ... + 17.5 ms = 70 ms, split by export.
+        let waited = |d: &Arc<dyn BlockDev>| d.counters()[2].value;
+        assert_eq!(waited(&a) + waited(&b), 70_000_000);
     }
 
     #[test]
     fn directions_are_independent_and_writes_wait_for_their_payload() {
-        let w = wire(100 << 20, 50);
-        let d = layer(&w);
         let t0 = Instant::now();
+        let v = VirtualNow::start(t0);
+        let d = layer(&wire(100 << 20, 50));
+        // 1 MiB at 100 MiB/s = 10 ms each way, + 50 us.
         let r = held(t0, |c| d.read_at(c, &mut vec![0u8; 1 << 20], 0).unwrap());
         let wr = held(t0, |c| {
             d.write_at(c, &vec![0u8; 1 << 20], 0, false).unwrap()
         });
-        let one = Duration::from_micros(10_000 + 50);
-        let slack = Duration::from_millis(2);
-        assert!(r >= one && r < one + slack, "read {r:?}");
-        assert!(
-            wr >= one && wr < one + slack,
-            "a write does not queue behind a read: {wr:?}"
-        );
+        assert_eq!(r, us(10_050));
+        assert_eq!(wr, us(10_050), "a write does not queue behind a read");
+        let wr2 = held(t0, |c| {
+            d.write_at(c, &vec![0u8; 1 << 20], 0, false).unwrap()
+        });
+        assert_eq!(wr2, us(20_050), "but behind the write before it");
+        v.set(t0 + us(30_000));
         let f = held(t0, |c| d.flush(c).unwrap());
-        assert!(f >= Duration::from_micros(50) && f < slack, "flush {f:?}");
+        assert_eq!(f, us(30_050), "no payload: the latency alone");
     }
 
     #[test]
     fn a_read_starts_on_the_wire_when_the_device_has_the_data() {
         use crate::stack::delay::{DelayLayer, DelayParams};
+        let t0 = Instant::now();
+        let _v = VirtualNow::start(t0);
         let slow = DelayParams {
             read: Duration::from_millis(5),
             ..Default::default()
         };
         let below = Arc::new(DelayLayer::new(Arc::new(NullDev::new(1 << 20)), slow));
         let d: Arc<dyn BlockDev> = Arc::new(LinkLayer::new(below, wire(100 << 20, 100)));
-        let t0 = Instant::now();
+        // 5 ms below + 100 KiB at 100 MiB/s (976.5625 us) + 100 us.
         let h = held(t0, |c| d.read_at(c, &mut vec![0u8; 100 << 10], 0).unwrap());
-        // 5 ms below + 1 ms on the wire + 100 us.
-        let truth = Duration::from_micros(6_100);
-        assert!(h >= truth && h < truth + Duration::from_millis(2), "{h:?}");
+        assert_eq!(h, us(5_000) + Duration::from_nanos(976_562) + us(100));
     }
 }

@@ -23,6 +23,7 @@ from iolab.lab.wire.verdicts import (
     NOT_MEASURABLE,
     bottleneck,
     cb_falls,
+    cb_local,
     knee,
     queueing,
     saturation,
@@ -49,7 +50,8 @@ def _series(key: str, bs: int) -> list[dict[str, Any]]:
 
 def test_recorded_run_verdicts_with_their_numbers() -> None:
     v = _verdicts(POINTS)
-    assert set(v) == {"wire_constant", "server_cpu_limit", "cb_falls", "knee", "queueing"}
+    assert set(v) == {"wire_constant", "server_cpu_limit", "cb_falls", "cb_local", "knee", "queueing"}
+    assert v["cb_local"]["verdict"] == NOT_MEASURABLE  # the recorded run predates the local reference
     # 512 KiB at 1 GiB/s spends 488 us on the link alone: the wire is not constant here.
     assert v["wire_constant"]["verdict"] == NOT_HELD and v["wire_constant"]["numbers"]["spread"] > 10
     assert v["cb_falls"]["verdict"] == HELD
@@ -122,6 +124,9 @@ def test_cb_falls_and_queueing_counterexamples() -> None:
     assert cb_falls({1024: 10.0, 8192: 2.0, 65536: 1.0})["verdict"] == HELD
     assert cb_falls({1024: 10.0, 8192: 12.0, 65536: 1.0})["verdict"] == NOT_HELD
     assert cb_falls({1024: None, 8192: None})["verdict"] == NOT_MEASURABLE
+    assert cb_local(6.4, 6.25)["verdict"] == HELD  # the paper's own figures
+    assert cb_local(1.78, 0.88)["verdict"] == NOT_HELD
+    assert cb_local(None, 0.88)["verdict"] == NOT_MEASURABLE
     single = next(p for p in POINTS["table1"] if p["bs_bytes"] == 512 * KIB and p["rw"] == "randread")
     loaded = _series("table4", 512 * KIB)[1]
     assert queueing(single, loaded, BW)["verdict"] == HELD
@@ -159,8 +164,9 @@ def test_html_draws_the_papers_figures(tmp_path: Path) -> None:
     r = build_report(POINTS, WireSettings(quick=True), "recorded", [], BW)
     page = tmp_path / "wire.html"
     page.write_text(RENDERERS["html"](r), encoding="utf-8")
-    # 4 CDFs (Figure 5), the wire by percentile (6), throughput and p90 per scaling table (7, 9, 11/12).
-    assert 'data-charts-expected="11"' in page.read_text()
+    # 4 CDFs (Figure 5), the wire by percentile (6), the large-read CDF (10),
+    # throughput and p90 per scaling table (7, 9, 11/12).
+    assert 'data-charts-expected="12"' in page.read_text()
     opened = check_rendered(page, tmp_path, png_rows=800)
     assert "client vs server" in opened.dom and "wire latency at the 10th-95th" in opened.dom
 

@@ -155,6 +155,7 @@ CLAIMS = {
     "wire_constant": "Wire latency is near-constant across I/O sizes (sections 5, 8; Figure 6).",
     "server_cpu_limit": "IOPS are limited by server CPU (sections 1, 6.1: server CPU 100% at saturation).",
     "cb_falls": "c/B falls as the I/O size grows (43 c/B at 1 KiB, 6.4 at 8 KiB, 1.1 at 64 KiB, 0.31 at 512 KiB).",
+    "cb_local": "8 KiB client c/B is close to local storage's (6.4 c/B remote; 6.0-6.5 c/B local, section 6.1).",
     "knee": "At saturation latency jumps while throughput flattens (sections 6.1, 6.2).",
     "queueing": "Large-I/O latency is explained by outstanding bytes over link bandwidth (section 7: 4.1 ms).",
 }

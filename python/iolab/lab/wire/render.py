@@ -138,6 +138,25 @@ def charts(report: Json) -> list[Chart]:
     if wire:
         title = "Figure 6 - read wire latency at the 10th-95th percentiles"
         out.append(Chart(title, wire, _layout(title, "percentile", "wire latency (us)")))
+    big: dict[int, Json] = {}
+    for p in report["points"].get("table4", []):
+        if p["threads"] >= big.get(p["bs_bytes"], {}).get("threads", 0):
+            big[p["bs_bytes"]] = p
+    data = []
+    for bs, p in sorted(big.items()):
+        pts = (p["directions"].get("read") or {}).get("client_ns") or {}
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": f"{bs // 1024} KiB, {p['outstanding']} I/O",
+                "x": [v / 1000 for v in pts.values()],
+                "y": [float(k[1:]) for k in pts],
+            }
+        )
+    if data:
+        title = "Figure 10 - large read latency CDF at the most outstanding I/Os (client)"
+        out.append(Chart(title, data, _layout(title, "latency (us)", "percentile", xlog=True)))
     for key, unit, fig in (("table2", "IOPS", "7"), ("table3", "IOPS", "9"), ("table4", "GB/s", "11/12")):
         pts = report["points"].get(key, [])
         sizes = sorted({p["bs_bytes"] for p in pts})

@@ -19,7 +19,9 @@ verdicts (:mod:`.verdicts`), the points themselves.
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 from iolab import _native
@@ -27,7 +29,7 @@ from iolab.lab.wire import verdicts
 from iolab.lab.wire.measure import Load, jobs_for, point
 from iolab.lab.wire.paper import PAPER_THREADS, TABLE1_SIZES_KIB, TABLES, PaperTable
 from iolab.lab.wire.topology import SERVER_LAYER, SHARES, Link, SimServer
-from iolab.run.api import run
+from iolab.run.api import Job, run
 
 SCHEMA = "iolab.lab.wire/1"
 KIB = 1024
@@ -167,9 +169,40 @@ def measure(
         return _measure(runner, plan, progress), srv.stacks, runner.link_bw
 
 
+#: The local-storage reference of section 6.1: Table 2's 8 KiB load at one
+#: thread (20 outstanding) on a file in a temporary directory, io_uring.
+LOCAL_FILE_SIZE = "32m"
+
+
+def measure_local(s: WireSettings, progress: Progress) -> Json:
+    """Client c/B of 8 KiB random reads on a local file (section 6.1's
+    "local storage" comparison), pinned like the first client instance."""
+    load = Load("randread", 8 * KIB, threads=1, iodepth=20, shares=1)
+    cpus, _ = instance_cpus(s.client_cpus)
+    progress(f"local: randread 8 KiB, 20 outstanding on a {LOCAL_FILE_SIZE} file")
+    with tempfile.TemporaryDirectory(prefix="iolab-lab-wire-local-") as tmp:
+        opts: dict[str, Any] = {
+            "ioengine": "io_uring",
+            "filename": str(Path(tmp) / "local.dat"),
+            "size": LOCAL_FILE_SIZE,
+            "rw": "randread",
+            "bs": load.bs,
+            "iodepth": load.iodepth,
+            "time_based": True,
+            "runtime": f"{round(s.seconds * 1000)}ms",
+        }
+        if cpus[0] is not None:
+            opts["cpus_allowed"] = cpus[0]
+        out = run(Job("local", **opts))
+    n = len(_native_cpus(cpus[0])) if cpus[0] else len(os.sched_getaffinity(0))
+    return point(load, out.result, out.summary, None, client_cpus=n, server_cpus=0, link_bw=None)
+
+
 def run_lab(s: WireSettings, progress: Progress = lambda _: None) -> Json:
     """Run the lab; the report as a dict (see the module doc)."""
     points, stacks, link_bw = measure(s, loads(s, 1 if s.uri is not None else SHARES), progress)
+    if "table2" in s.tables:
+        points["local"] = [measure_local(s, progress)]
     where = s.uri or (
         f"simulated file server: {SHARES} shares, each raid1 over 2 sim-ssd, link bw={s.link.bw}/s lat={s.link.lat}"
     )
@@ -287,11 +320,15 @@ def claims(points: dict[str, list[Json]], link_bw: Optional[int]) -> list[Json]:
     big = _series(points.get("table4", []), 512 * KIB)
     sat = verdicts.saturation(big) if big else None
     loaded = big[sat if sat is not None else -1] if big else None
+    remote_8k = by_size.get(8 * KIB)
+    local = points.get("local") or [{}]
+    local_8k = local[0].get("client") or {}
     single_512 = next((p for p in single if p["bs_bytes"] == 512 * KIB and p["rw"] == "randread"), None)
     return [
         verdicts.wire_constant(single),
         verdicts.server_cpu_limit({k: v for k, v in small.items() if v}),
         verdicts.cb_falls(by_size),
+        verdicts.cb_local(remote_8k, local_8k.get("c_per_b")),
         verdicts.knee({k: v for k, v in small.items() if v}),
         verdicts.queueing(single_512, loaded, link_bw),
     ]

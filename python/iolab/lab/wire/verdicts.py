@@ -20,6 +20,8 @@ Thresholds (stated, not fitted to any run):
 - the knee: at saturation p90 latency rose by :data:`KNEE_LAT` x or more,
   in the small-I/O series (Tables 2 and 3, where the paper states it;
   large I/O's latency is the queueing claim's);
+- 8 KiB c/B close to local storage's: within :data:`LOCAL_CLOSE` of the
+  same load's c/B on a local file (the paper: 6.4 against 6.0-6.5);
 - queueing: Q·S/B within :data:`QUEUE_TOL` of the measured rise of the
   median latency (the step's p50 less the single I/O's p50 without its
   own transmit time S/B).
@@ -41,6 +43,7 @@ CPU_MARGIN = 1.15
 HOST_IDLE = 10.0
 KNEE_LAT = 1.5
 QUEUE_TOL = 0.15
+LOCAL_CLOSE = 0.25
 
 
 def _v(key: str, verdict: str, text: str, **numbers: Any) -> Json:
@@ -54,6 +57,8 @@ def _p(point: Json, d: str, side: str, pct: str) -> Optional[int]:
 
 def wire_constant(single: list[Json], d: str = "read") -> Json:
     """Near-constant wire latency across sizes, from the QD 1 points."""
+    if not single:
+        return _v("wire_constant", NOT_MEASURABLE, "Table 1 (single I/O) not run")
     wires = {p["bs_bytes"]: _p(p, d, "wire", "p50") for p in single if p["rw"].endswith(d)}
     known = {k: v for k, v in wires.items() if v is not None}
     if len(known) < 2:
@@ -138,6 +143,19 @@ def cb_falls(by_size: dict[int, Optional[float]]) -> Json:
     return _v("cb_falls", HELD if falls else NOT_HELD, f"client c/B by size: {cb}", client_c_per_b=cb)
 
 
+def cb_local(remote: Optional[float], local: Optional[float]) -> Json:
+    """8 KiB client c/B against the same load on a local file."""
+    if not remote or not local:
+        return _v("cb_local", NOT_MEASURABLE, "no 8 KiB client c/B or no local run")
+    ratio = remote / local
+    verdict = HELD if abs(ratio - 1) <= LOCAL_CLOSE else NOT_HELD
+    text = (
+        f"8 KiB random read, client c/B {remote:.2f} over NBD against {local:.2f} on a local file: "
+        f"x{ratio:.2f} (close: within {100 * LOCAL_CLOSE:.0f} %)"
+    )
+    return _v("cb_local", verdict, text, remote_c_per_b=remote, local_c_per_b=local, ratio=ratio)
+
+
 def knee(series: dict[str, list[Json]]) -> Json:
     """At saturation latency jumps while throughput flattens."""
     seen, texts, jumps = 0, [], []
@@ -174,6 +192,9 @@ def queueing(single: Optional[Json], loaded: Optional[Json], link_bw: Optional[i
     err = abs(measured_ns - predicted_ns) / predicted_ns
     link = loaded.get("link_util")
     busy = "" if link is None else f"; link {100 * link:.0f} % busy"
+    lo, hi = _p(loaded, "read", "client", "p10"), _p(loaded, "read", "client", "p90")
+    if lo is not None and hi is not None:
+        busy += f"; latency spread p10 {lo / 1e6:.2f} ms to p90 {hi / 1e6:.2f} ms"
     text = (
         f"{q} x {s // 1024} KiB / {link_bw / 1e9:.3g} GB/s = {predicted_ns / 1e6:.2f} ms transmit time; "
         f"measured median rise {measured_ns / 1e6:.2f} ms ({100 * err:.0f} % off, within {100 * QUEUE_TOL:.0f} %: held){busy}"

@@ -14,10 +14,12 @@ inherits the mask).
 
 from __future__ import annotations
 
+import collections
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +70,9 @@ class SimServer:
         self.stats_url = ""
         self.stacks: list[str] = []
         self._proc: Optional[subprocess.Popen[str]] = None
+        #: The target's last lines after start-up (drained so its pipe never fills).
+        self.log: collections.deque[str] = collections.deque(maxlen=20)
+        self._drain: Optional[threading.Thread] = None
 
     def uri(self, share: int) -> str:
         return f"nbd+unix:///s{share}?socket={self.socket}"
@@ -91,6 +96,10 @@ class SimServer:
         except BaseException:
             self.__exit__(None, None, None)
             raise
+        stream = self._proc.stderr
+        assert stream is not None
+        self._drain = threading.Thread(target=lambda: self.log.extend(stream), name="lab-wire-target-log", daemon=True)
+        self._drain.start()
         return self
 
     def _await_ready(self) -> None:
@@ -118,6 +127,8 @@ class SimServer:
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
+            if self._drain is not None:
+                self._drain.join(timeout=10)
             if self._proc.stderr is not None:
                 self._proc.stderr.close()
             self._proc = None

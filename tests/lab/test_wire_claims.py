@@ -195,7 +195,7 @@ def test_bad_input_is_one_line_and_nothing_is_written(
 
 def test_a_quick_run_of_every_table(cli: Callable[..., Ran], tmp_path: Path) -> None:
     out = tmp_path / "wire.json"
-    r: Ran = cli("lab", "wire", "--runtime", "0.3", "--threads", "1,2", "-o", str(out))
+    r: Ran = cli("lab", "wire", "--runtime", "0.2", "--threads", "1,2", "-o", str(out))
     assert r.exit_code == 0, r.stderr
     doc = json.loads(out.read_text())
     assert doc["simulated"] and len(doc["stacks"]) == 5 and all("link(wire" in s for s in doc["stacks"])

@@ -8,14 +8,13 @@ server-side trace "above NTFS"); the client's time minus that is the wire.
 The target runs as its own process (``python -m iolab.cli.main target``),
 so its CPU time is its own (``getrusage`` of that process, in its stats
 window) and never mixed with the client's; with ``cpus`` it is pinned to
-those CPUs (``sched_setaffinity`` before it starts: every thread it makes
-inherits the mask).
+those CPUs (``sched_setaffinity`` in the child before the target starts:
+every thread it makes inherits the mask).
 """
 
 from __future__ import annotations
 
 import collections
-import os
 import subprocess
 import sys
 import tempfile
@@ -78,18 +77,16 @@ class SimServer:
         return f"nbd+unix:///s{share}?socket={self.socket}"
 
     def __enter__(self) -> SimServer:
-        args = [sys.executable, "-m", "iolab.cli.main", "target", "--unix", str(self.socket)]
-        args += ["--stats-http", "127.0.0.1:0", "--max-connections", "1024"]
+        args = ["target", "--unix", str(self.socket), "--stats-http", "127.0.0.1:0", "--max-connections", "1024"]
         for spec in export_specs(self.link, self.shares):
             args += ["--export", spec]
-        cpus = self.cpus
-
-        def pin() -> None:
-            if cpus is not None:
-                os.sched_setaffinity(0, cpus)
-
+        # Pinned in the child before the target starts a thread (every
+        # thread inherits the mask); not with preexec_fn, which is unsafe
+        # in a parent that runs threads.
+        pin = f"os.sched_setaffinity(0, {set(self.cpus)!r}); " if self.cpus is not None else ""
+        boot = f"import os, runpy, sys; {pin}sys.argv[0] = 'iolab'; runpy.run_module('iolab.cli.main', run_name='__main__')"
         self._proc = subprocess.Popen(
-            args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, preexec_fn=pin
+            [sys.executable, "-c", boot, *args], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
         )
         try:
             self._await_ready()

@@ -4,7 +4,8 @@ in every cell (``paper / measured``, the paper's unit), the wire latency
 by percentile (Figure 6), each claim's verdict with its numbers. The HTML
 draws the paper's figures: client vs server CDF per size (Figure 5), wire
 latency at the 10th-95th percentiles (Figure 6), and the scaling curves
-(Figures 7, 11, 12: throughput and p90 against outstanding I/Os)."""
+(Figures 7, 11, 12: throughput and p90 against outstanding I/Os, the
+saturation step marked x)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 
 from iolab.lab.render import html_page
 from iolab.lab.wire.measure import WIRE_RANGE
+from iolab.lab.wire.verdicts import saturation
 from iolab.report.analysis_text import Table, format_text_table
 from iolab.report.charts import Chart
 from iolab.report.html import html_table
@@ -114,7 +116,7 @@ def charts(report: Json) -> list[Chart]:
     single = [p for p in report["points"].get("table1", []) if p["rw"] == "randread"]
     for p in single:
         d = p["directions"].get("read", {})
-        data = []
+        data: list[Json] = []
         for side in ("client", "server"):
             pts = d.get(f"{side}_ns") or {}
             if pts:
@@ -175,15 +177,26 @@ def charts(report: Json) -> list[Chart]:
                     )
                     for p in series
                 ]
-                data.append(
-                    {
-                        "type": "scatter",
-                        "mode": "lines+markers",
-                        "name": f"{s // 1024} KiB",
-                        "x": [p["outstanding"] for p in series],
-                        "y": ys,
-                    }
-                )
+                line: Json = {
+                    "type": "scatter",
+                    "mode": "lines+markers",
+                    "name": f"{s // 1024} KiB",
+                    "x": [p["outstanding"] for p in series],
+                    "y": ys,
+                }
+                data.append(line)
+                knee = saturation(series)
+                if knee is not None:
+                    data.append(
+                        {
+                            "type": "scatter",
+                            "mode": "markers",
+                            "marker": {"symbol": "x", "size": 14},
+                            "name": f"{s // 1024} KiB saturated",
+                            "x": [series[knee]["outstanding"]],
+                            "y": [ys[knee]],
+                        }
+                    )
             if data:
                 title = f"Figure {fig} ({key}) - {name} against outstanding I/Os"
                 out.append(Chart(title, data, _layout(title, "outstanding I/Os", name, xlog=True)))

@@ -125,7 +125,7 @@ def charts(report: Json) -> list[Chart]:
                 data.append({"type": "scatter", "mode": "lines+markers", "name": side, "x": xs, "y": ys})
         if data:
             title = f"Figure 5 - {p['bs_bytes'] // 1024} KiB read latency CDF, client vs server"
-            out.append(Chart(title, data, _layout(title, "latency (us)", "percentile")))
+            out.append(Chart(title, data, _layout(title, "latency (us), log scale", "percentile", xlog=True)))
     wire = [
         {
             "type": "scatter",

@@ -240,3 +240,19 @@ def test_against_a_real_nbd_server_reads_only_and_server_figures_only_with_its_s
     cells = {x["column"]: x["measured"] for x in seen["tables"][0]["rows"] if x["label"] == "8 KiB"}
     assert cells["read server"] is not None and cells["read wire"] is not None, cells
     assert cells["write client"] is None  # never written
+
+
+def test_the_jobs_of_a_step_split_threads_over_the_instances_and_drive_every_share() -> None:
+    from iolab.lab.wire.measure import Load, jobs_for, split_threads
+
+    assert split_threads(1, 2) == [1, 0] and split_threads(3, 2) == [2, 1] and split_threads(8, 2) == [4, 4]
+    uris = [f"nbd+unix:///s{i}?socket=/x" for i in range(5)]
+    jobs = jobs_for(Load("randrw", 8 * KIB, threads=3, rwmixread=60), uris, ["0", "1"], 1.0)
+    opts = [dict(j.options) for j in jobs]
+    assert len(jobs) == 10 and {o["uri"] for o in opts} == set(uris)
+    assert sorted((o["cpus_allowed"], o["numjobs"]) for o in opts) == [("0", "2")] * 5 + [("1", "1")] * 5
+    assert all(o["iodepth"] == "4" and o["rwmixread"] == "60" and o["size"] == "64m" for o in opts)
+    # 3 threads x 4 per share x 5 shares = 60 outstanding, as the paper's "20 per thread".
+    assert Load("randread", 8 * KIB, threads=3).outstanding == 60
+    reads = [dict(j.options) for j in jobs_for(Load("randread", KIB, threads=1), uris, [None, None], 1.0)]
+    assert len(reads) == 5 and not any("size" in o or "cpus_allowed" in o for o in reads)

@@ -15,8 +15,10 @@ from iolab.plans import expand, load_plan, resolve
 from iolab.results.catalog import Catalog
 
 
-def test_there_are_seven_example_plans() -> None:
+def test_there_are_nine_example_plans() -> None:
     assert [p.stem for p in EXAMPLES] == [
+        "seed000-table1",
+        "seed000-table4",
         "seed000-threads",
         "seed002-bs",
         "seed002-qd",

@@ -14,6 +14,7 @@ use crate::stack::corrupt::{CorruptLayer, CorruptParams};
 use crate::stack::delay::{DelayLayer, DelayParams};
 use crate::stack::file::{FileDev, FileParams};
 use crate::stack::inject::{InjectLayer, InjectParams};
+use crate::stack::link::{LinkLayer, LinkParams, Wire};
 use crate::stack::memory::MemoryDev;
 use crate::stack::null::NullDev;
 use crate::stack::stats::StatsLayer;
@@ -131,6 +132,11 @@ pub const LAYERS: &[LayerKind] = &[
         keys: super::raid::CACHE_KEYS,
         build: |dev, p, _, _| super::raid::cache(dev, p),
     },
+    LayerKind {
+        name: "link",
+        keys: &["name", "bw", "lat"],
+        build: link,
+    },
 ];
 
 fn names<T>(kinds: &[T], name: fn(&T) -> &'static str) -> String {
@@ -198,10 +204,12 @@ fn file(p: &mut Params) -> Result<Arc<dyn BlockDev>, TargetError> {
     Ok(Arc::new(FileDev::open(fp).map_err(|m| p.err("path", m))?))
 }
 
-/// Where stats layers register their counters; names must be unique.
+/// Where stats layers register their counters (names must be unique),
+/// and the wires link layers share (one per name).
 #[derive(Debug, Default)]
 pub struct LayerStats {
     pub recorders: Vec<NamedRecorder>,
+    pub wires: Vec<Arc<Wire>>,
 }
 
 impl LayerStats {
@@ -286,6 +294,37 @@ fn stats(
         .unwrap_or_else(|| default_name.to_string());
     let rec = stats.register(p, name.clone())?;
     Ok(Arc::new(StatsLayer::new(dev, name, rec)))
+}
+
+/// A link layer over the wire of its name: the first of a name makes it,
+/// the others must give the same settings (or none besides the name).
+fn link(
+    dev: Arc<dyn BlockDev>,
+    p: &mut Params,
+    stats: &mut LayerStats,
+    _: &str,
+) -> Result<Arc<dyn BlockDev>, TargetError> {
+    let name = p.string("name")?.unwrap_or_else(|| "link".to_string());
+    let bw = p.size("bw")?;
+    let lat = p.duration("lat")?;
+    if let Some(w) = stats.wires.iter().find(|w| w.params().name == name) {
+        let q = w.params();
+        if bw.is_some_and(|b| b != q.bw_bytes_per_s) || lat.is_some_and(|l| l != q.lat) {
+            return Err(p.err(
+                "bw",
+                format!("link '{name}' is one wire: give it one bw and lat (or name another link)"),
+            ));
+        }
+        return Ok(Arc::new(LinkLayer::new(dev, w.clone())));
+    }
+    let lp = LinkParams {
+        name,
+        bw_bytes_per_s: p.required("bw", bw)?,
+        lat: lat.unwrap_or_default(),
+    };
+    let w = Wire::new(lp).map_err(|m| p.err("bw", m))?;
+    stats.wires.push(w.clone());
+    Ok(Arc::new(LinkLayer::new(dev, w)))
 }
 
 fn delay_params(p: &mut Params) -> Result<DelayParams, TargetError> {

@@ -283,3 +283,23 @@ fn docs_name_every_key_and_the_example_builds() {
     assert_eq!(names(&spec), want);
     assert_eq!(spec.server.pacing.map(|p| p.buffers), Some(96));
 }
+
+#[test]
+fn links_of_one_name_are_one_wire_across_exports() {
+    let s = || ServerConfig::new("127.0.0.1:0".parse().unwrap());
+    let specs = [
+        "a=null,size=1m+stats,name=sa+link,name=w,bw=1g,lat=50us",
+        "b=null,size=1m+link,name=w",
+    ];
+    let t = parse_compact(&specs, s()).unwrap();
+    let b = t.exports.get(1).unwrap().dev().describe();
+    assert!(b.starts_with("link(w,bw=1 GiB/s,lat=50us) <- null"), "{b}");
+    let e = parse_compact(&[specs[0], "b=null,size=1m+link,name=w,bw=2g"], s())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("link 'w' is one wire"), "{e}");
+    let e = parse_compact(&["a=null,size=1m+link,lat=1us"], s())
+        .unwrap_err()
+        .to_string();
+    assert!(e.ends_with("(link).bw: missing (required)"), "{e}");
+}

@@ -6,6 +6,7 @@
 //! backend (memory, file, null) is the bottom of a stack; a layer wraps the
 //! next device (`Arc<dyn BlockDev>`) and calls through it, changing what it
 //! wants: split (a part of the device), delay (fixed and tail latency),
+//! link (a bandwidth- and latency-limited wire shared by exports),
 //! error injection, corruption, stats. One file per piece, each opening
 //! with its parameters.
 //!
@@ -38,6 +39,7 @@ pub mod delay;
 pub mod file;
 pub mod inject;
 pub mod layer;
+pub mod link;
 pub mod memory;
 pub mod null;
 pub mod raid;

@@ -304,6 +304,24 @@ def test_the_spool_watch_shows_the_newest_interval_of_the_ranks_spools(tmp_path:
         "node0 (2 VMs)",
         "node1 (2 VMs)",
     ]
+    assert watch.complete is not None and watch.complete.seq == 2
+
+
+def test_the_lab_keeps_the_newest_interval_every_vm_reported(tmp_path: Path) -> None:
+    """A run's last interval is often partial (VMs end a little apart): the
+    newest is shown live, the newest every VM reached is the one kept."""
+    rows = _rows(recorded())
+    shown: list[Any] = []
+    watch = SpoolWatch(tmp_path, 4, lambda r, label: label.split("/")[0], shown.append, 3600.0)
+    for rank in range(4):
+        spool = Spool(tmp_path / "run-1", rank)
+        for seq in (1, 2, 3) if rank == 0 else (1, 2):
+            spool.write("interval", {"seq": seq, "rank": rank, "elapsed_ns": seq * 10**9, "row": rows[rank].__dict__})
+        spool.close()
+    watch.poll()
+    assert shown[-1].seq == 3 and sum(not r.late for r in shown[-1].rows[:4]) == 1
+    assert watch.complete is not None and watch.complete.seq == 2
+    assert not any(r.late for r in watch.complete.rows)
 
 
 # --- topology and refusals

@@ -116,7 +116,9 @@ def _live_lines(report: dict[str, Any]) -> list[str]:
     if not live:
         return []
     named = [r["name"] for r in live["rows"]]
-    return [f"Live view, last interval ({live['seq']}): {len(named)} rows ({', '.join(named)}) and the total"]
+    return [
+        f"Live view, last interval every VM reported ({live['seq']}): {len(named)} rows ({', '.join(named)}) and the total"
+    ]
 
 
 def render_text(report: dict[str, Any]) -> str:

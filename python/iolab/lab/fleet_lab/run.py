@@ -203,7 +203,8 @@ def run_fleet(
     show: Callable[[ClusterInterval], None],
     cwd: Path,
 ) -> tuple[dict[str, Any], Optional[ClusterInterval]]:
-    """Run the fleet with the live view on; its JSON and the last view."""
+    """Run the fleet with the live view on; its JSON and the newest view
+    every VM is in (else the newest)."""
     from iolab.run.pipeline import parse_interval_ns
 
     interval_s = parse_interval_ns(s.interval) / 1e9
@@ -221,7 +222,7 @@ def run_fleet(
     if proc.returncode != 0 or not out.strip():
         lines = [ln for ln in err.splitlines() if ln.strip()]
         raise IolabError(f"the fleet run failed (exit {proc.returncode}): {lines[-1] if lines else 'no message'}")
-    return json.loads(out), watch.last
+    return json.loads(out), watch.complete or watch.last
 
 
 #: How long ``iolab fleet`` gets to stop its ranks after a Ctrl-C.

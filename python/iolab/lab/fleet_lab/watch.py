@@ -97,6 +97,9 @@ class SpoolWatch:
     ) -> None:
         self.root, self.vms, self.node_of, self.show, self.interval_s = root, vms, node_of, show, interval_s
         self.last: Optional[ClusterInterval] = None
+        #: The newest interval that every VM reported (the last one of a run
+        #: is often partial: VMs end a little apart).
+        self.complete: Optional[ClusterInterval] = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="iolab-lab-fleet-watch", daemon=True)
 
@@ -114,22 +117,29 @@ class SpoolWatch:
             self.poll()
 
     def poll(self) -> None:
-        """Show the newest interval every VM has reached (or the newest any has, VMs behind shown as ``-``)."""
-        latest: dict[int, tuple[int, int, HostRow]] = {}
+        """Show the newest interval any VM has reached (VMs behind shown as
+        ``-``); keep the newest that every VM has reached as ``complete``."""
+        by_rank: dict[int, dict[int, tuple[int, HostRow]]] = {}
         for path in self.root.glob("*/rank-*.jsonl"):
-            intervals = [x for x in read_spool(path) if x.get("kind") == "interval"]
-            if intervals:
-                x = intervals[-1]
-                latest[int(x["rank"])] = (int(x["seq"]), int(x["elapsed_ns"]), row_of(x))
-        if not latest:
+            for x in read_spool(path):
+                if x.get("kind") == "interval":
+                    by_rank.setdefault(int(x["rank"]), {})[int(x["seq"])] = (int(x["elapsed_ns"]), row_of(x))
+        if not by_rank:
             return
-        seq = max(s for s, _, _ in latest.values())
+        if len(by_rank) == self.vms:
+            common = set.intersection(*(set(ivs) for ivs in by_rank.values()))
+            if common:
+                seq = max(common)
+                self.complete = self._view(seq, {r: ivs[seq] for r, ivs in by_rank.items()})
+        seq = max(max(ivs) for ivs in by_rank.values())
         if self.last is not None and seq <= self.last.seq:
             return
-        rows = {r: row for r, (s, _, row) in latest.items() if s == seq}
-        elapsed = max(e for s, e, _ in latest.values() if s == seq)
-        self.last = cluster_view(seq, elapsed, rows, self.vms, self.node_of)
+        self.last = self._view(seq, {r: ivs[seq] for r, ivs in by_rank.items() if seq in ivs})
         self.show(self.last)
+
+    def _view(self, seq: int, got: dict[int, tuple[int, HostRow]]) -> ClusterInterval:
+        elapsed = max(e for e, _ in got.values())
+        return cluster_view(seq, elapsed, {r: row for r, (_, row) in got.items()}, self.vms, self.node_of)
 
 
 __all__ = ["NodeOf", "SpoolWatch", "cluster_view", "row_of", "view_json", "watch_table"]

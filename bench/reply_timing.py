@@ -19,9 +19,8 @@ At each load (0, 1 and 2 CPU-bound busy loops beside it, like
 times each, and the medians are printed (one run's figure is noise on a
 shared machine). Variants: ``default`` (the server as configured) and,
 with ``--realtime``, ``realtime`` (the target's serving threads under
-SCHED_FIFO) and ``rt+client`` (the client's threads too: what a client-side
-real-time option would give; the engine has none, so this bench sets it on
-the thread that starts the run, whose workers inherit it).
+SCHED_FIFO) and ``rt+client`` (the client's worker too: the job option
+``realtime=1``).
 
     PYTHONPATH=python python bench/reply_timing.py               # loads 0 1 2, 5 rounds
     PYTHONPATH=python python bench/reply_timing.py --loads 0 --rounds 3 --seconds 1
@@ -75,15 +74,9 @@ def one_run(variant: str, seconds: float, spec: str, size_bytes: int) -> dict[st
                 ioengine="nbd",
                 uri=f"nbd+unix:///r5?socket={sock}",
                 size=size_bytes,
+                realtime=variant == "rt+client",
             )
-            client_rt = variant == "rt+client"
-            if client_rt:
-                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
-            try:
-                res = run(job)
-            finally:
-                if client_rt:
-                    os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+            res = run(job)
             stats = json.loads(target.stats_json())
         finally:
             target.shutdown()

@@ -68,6 +68,14 @@ def raid(
     uri: Annotated[
         Optional[str], typer.Option("--uri", help="Run lab 1's read tests against this NBD URI instead (never writes).")
     ] = None,
+    realtime: Annotated[
+        bool,
+        typer.Option(
+            "--realtime",
+            help="The client's workers (realtime=1) and the simulated array's serving threads under SCHED_FIFO, "
+            "so that other work on the host does not delay replies (needs CAP_SYS_NICE or ulimit -r >= 1).",
+        ),
+    ] = False,
 ) -> None:
     """Seed 003's labs 1B, 1C, 1D, 2A, 2B against a simulated 6-drive RAID 5
     (or real storage), each table beside the workbook's reference values."""
@@ -75,7 +83,7 @@ def raid(
         _usage("--device and --uri: give one of the two")
     if output is not None and not output.parent.is_dir():
         _usage(f"--output: directory {output.parent} does not exist")
-    s = LabSettings(quick=quick, runtime_s=runtime, device=device, uri=uri)
+    s = LabSettings(quick=quick, runtime_s=runtime, device=device, uri=uri, realtime=realtime)
 
     def progress(line: str) -> None:
         print(f"iolab lab raid: {line}", file=sys.stderr, flush=True)

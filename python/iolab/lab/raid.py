@@ -57,6 +57,9 @@ class LabSettings:
     member: str = DEFAULT_MEMBER
     device: Optional[str] = None
     uri: Optional[str] = None
+    #: Client workers (``realtime=1``) and, on the simulated array, the
+    #: target's serving threads under SCHED_FIFO.
+    realtime: bool = False
 
     @property
     def seconds(self) -> float:
@@ -135,7 +138,7 @@ def _measure_simulated(tests: list[Test], s: LabSettings, progress: Progress) ->
         for key, array in arrays.items():
             sock = Path(tmp) / f"{key}.sock"
             spec = export_spec("r5", array, s.member)
-            target = _native.Target(None, [spec], listen=f"unix:{sock}")
+            target = _native.Target(None, [spec], listen=f"unix:{sock}", realtime=s.realtime)
             target.start()
             try:
                 size = target.exports()[0][1]
@@ -144,7 +147,7 @@ def _measure_simulated(tests: list[Test], s: LabSettings, progress: Progress) ->
                     progress(f"{t.key} ({s.seconds:g} s)")
                     region = min(size, WRITE_REGION_BYTES) if t.writes else size
                     target.stats_json(reset=True)
-                    res = run(_job(t, s.seconds, ioengine="nbd", uri=uri, size=region))
+                    res = run(_job(t, s.seconds, ioengine="nbd", uri=uri, size=region, realtime=s.realtime))
                     server = _server_hold(target.stats_json(), t)
                     model = model_figures(t, spec, size)
                     out[t.key] = {**_figures(res.summary, t), "export": spec, "model": model, "server": server}
@@ -165,7 +168,7 @@ def _measure_real(tests: list[Test], s: LabSettings, progress: Progress) -> dict
         if t.array != LAB1 or t.writes:
             continue
         progress(f"{t.key} ({s.seconds:g} s)")
-        res = run(_job(t, s.seconds, **where))
+        res = run(_job(t, s.seconds, realtime=s.realtime, **where))
         out[t.key] = {**_figures(res.summary, t), "target": s.uri or s.device}
     return out
 
@@ -211,6 +214,7 @@ def build_report(measured: dict[str, dict[str, Any]], s: LabSettings) -> dict[st
         "simulated": not s.real,
         "quick": s.quick,
         "runtime_s": s.seconds,
+        "realtime": s.realtime,
         "tables": tables,
         "answers": answers(measured),
         "gaps": gaps(measured),

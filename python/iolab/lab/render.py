@@ -83,6 +83,8 @@ def tables(report: dict[str, Any]) -> list[Table]:
 
 def _head(report: dict[str, Any]) -> list[str]:
     mode = "quick, " if report["quick"] else ""
+    if report.get("realtime"):
+        mode += "client and target under SCHED_FIFO, "
     return [
         f"Seed 003 RAID labs against {report['target']}",
         f"({mode}{report['runtime_s']:g} s per test, measured by iolab's client). {UNIT_NOTE}",

@@ -56,6 +56,9 @@ pub struct PrioOptions {
     pub cmdprio_hint: [u16; 2],
     /// Entries per direction (empty: not given).
     pub cmdprio_bssplit: [Vec<BsPrio>; 2],
+    /// `realtime` (iolab's own): worker threads under `SCHED_FIFO` with
+    /// 1 ns of timer slack.
+    pub realtime: bool,
 }
 
 impl Default for PrioOptions {
@@ -69,6 +72,7 @@ impl Default for PrioOptions {
             cmdprio: [0, 0],
             cmdprio_hint: [0, 0],
             cmdprio_bssplit: [Vec::new(), Vec::new()],
+            realtime: false,
         }
     }
 }

@@ -14,6 +14,22 @@ use crate::job::{CpuMode, IoEngine, MemPolicy};
 
 pub(super) static PRIO_OPTIONS: &[OptionDef] = &[
     OptionDef {
+        name: "realtime",
+        set: |d, v| put(&mut d.prio.realtime, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("0"),
+        unit: "",
+        help: "iolab's own (fio has none): the job's worker threads run under SCHED_FIFO \
+               (priority 1, the lowest real-time one) with 1 ns of timer slack, so ordinary \
+               threads of a busy machine cannot keep a worker from its completions — for \
+               latency figures that must hold beside other work, with `iolab target \
+               --realtime` on the other side. Needs CAP_SYS_NICE or ulimit -r >= 1: a run \
+               the host refuses it to stops before any I/O, saying so. A worker that never \
+               blocks (the null engine, spinning) would hold its CPU: Linux keeps 5 % of \
+               each CPU for other threads.",
+    },
+    OptionDef {
         name: "prio",
         set: |d, v| put(&mut d.prio.prio, v.wrap(parse_level(v.text())).map(Some)),
         aliases: &[],

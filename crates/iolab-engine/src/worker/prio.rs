@@ -20,6 +20,30 @@ use iolab_core::gen::IoUnit;
 /// Linux's IOPRIO_WHO_PROCESS: with who = 0, the calling thread.
 const IOPRIO_WHO_PROCESS: libc::c_int = 1;
 
+/// `realtime=1`: puts the calling thread under `SCHED_FIFO` at priority 1
+/// (the lowest real-time one) with 1 ns of timer slack; threads it starts
+/// later (the offload pool's) inherit both. The target's serving threads
+/// do the same under `iolab target --realtime` (iolab-target's
+/// conn/sched.rs): a busy machine's ordinary threads then cannot keep a
+/// completion waiting for a time slice.
+pub fn set_thread_realtime() -> Result<(), EngineError> {
+    // Safety: prctl with integer arguments on the calling thread.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+    let p = libc::sched_param { sched_priority: 1 };
+    // Safety: pid 0 is the calling thread; `p` outlives the call.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) } != 0 {
+        return Err(EngineError::Backend {
+            engine: "realtime",
+            reason: format!(
+                "SCHED_FIFO refused ({}): realtime=1 needs CAP_SYS_NICE or an RLIMIT_RTPRIO \
+                 of at least 1 (ulimit -r); run without realtime",
+                std::io::Error::last_os_error()
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Sets the calling thread's I/O priority (ioprio_set(2)).
 pub fn set_thread_ioprio(value: u16) -> Result<(), EngineError> {
     // Safety: a plain syscall with integer arguments.
@@ -209,6 +233,31 @@ mod tests {
         let e = crate::worker::io_failed("f".into(), 0, 4096, "read", -i64::from(libc::EPERM));
         let got = explain_denied(e, iolab_core::job::prio::ioprio_value(2, 0, 0)).to_string();
         assert!(!got.contains("CAP_SYS_ADMIN"), "{got}");
+    }
+
+    #[test]
+    fn realtime_puts_the_thread_under_sched_fifo_with_1ns_slack() {
+        std::thread::spawn(|| match set_thread_realtime() {
+            Ok(()) => {
+                // Safety: plain queries of the calling thread.
+                let (policy, slack) = unsafe {
+                    (
+                        libc::sched_getscheduler(0),
+                        libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0),
+                    )
+                };
+                // (Linux ≥ 6.7 gives real-time threads no slack at all.)
+                assert_eq!(policy, libc::SCHED_FIFO);
+                assert!((0..=1).contains(&slack), "timer slack {slack} ns");
+                // A thread it starts inherits the class.
+                // Safety: a plain query of the calling thread.
+                let child = std::thread::spawn(|| unsafe { libc::sched_getscheduler(0) });
+                assert_eq!(child.join().unwrap(), libc::SCHED_FIFO);
+            }
+            Err(e) => assert!(e.to_string().contains("CAP_SYS_NICE"), "{e}"),
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]

@@ -234,6 +234,10 @@ fn thread_main<B: Backend>(
     .and_then(|()| match spec.job.prio.job_ioprio() {
         Some(v) => super::prio::set_thread_ioprio(v),
         None => Ok(()),
+    })
+    .and_then(|()| match spec.job.prio.realtime {
+        true => super::prio::set_thread_realtime(),
+        false => Ok(()),
     });
     if let Err(e) = placed {
         let _ = ready.send(Err(e));

@@ -383,3 +383,19 @@ def test_hosts_sharing_a_target_with_a_fixed_randseed_get_the_methodology_note(t
     own = _fleet(tmp_path, 2, *job)
     assert own.returncode == 0, own.stderr[-3000:]
     assert "draw the same offsets" not in own.stderr, own.stderr
+
+
+def test_json_plus_bins_per_host_and_all_clients_their_sum(tmp_path: Path) -> None:
+    ran = _fleet(tmp_path, 2, *NULL_JOB, "--runtime=1", "--output-format=json+")
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    stats = json.loads(ran.stdout)["client_stats"]
+    clients = [e for e in stats if e["jobname"] != "All clients"]
+    (allc,) = [e for e in stats if e["jobname"] == "All clients"]
+    assert len(clients) == 2
+    summed: dict[str, int] = {}
+    for e in clients:
+        bins = e["read"]["clat_ns"]["bins"]
+        assert sum(bins.values()) == e["read"]["total_ios"] > 0
+        for k, v in bins.items():
+            summed[k] = summed.get(k, 0) + v
+    assert allc["read"]["clat_ns"]["bins"] == summed

@@ -222,11 +222,11 @@ def run(
             if given
         ]
         formats_given = render.output_formats(output_format)
-        if len(formats_given) != 1 or formats_given[0] not in ("text", "json", "fio-json"):
+        if len(formats_given) != 1 or formats_given[0] not in ("text", "json", "fio-json", "json+"):
             unsupported.append(f"--output-format={output_format}")
         if unsupported:
             raise JobError(
-                f"{', '.join(unsupported)}: not supported on a fleet run (one of --output-format text, json or fio-json)"
+                f"{', '.join(unsupported)}: not supported on a fleet run (one of --output-format text, json, fio-json or json+)"
             )
         fleet_commands.run_on_fleet(
             ctx.args, output, formats_given[0], allow_overwrite, interval or "1s", results, target_stats

@@ -7,7 +7,12 @@
   total's (the merged result and its core summary), the table, the clock;
 - fio-json: fio's client/server layout: ``client_stats`` with the
   entries of each host (``hostname`` set) and an ``All clients`` entry per
-  job whose percentiles come from the merged histograms.
+  job whose percentiles come from the merged histograms;
+- json+: the same with fio's latency ``bins`` in every entry: each host's
+  from its own workers' histograms, ``All clients``' from the exact merge of
+  every host's (bucket sums — fio's ``sum_thread_stats`` adds the clients'
+  ``io_u_plat`` the same way; fio writes them there since 3.39, 3.33 wrote
+  no percentiles and no bins for ``All clients``).
 
 A run that lost a host says INCOMPLETE in every format and names the host.
 """
@@ -164,20 +169,23 @@ def fleet_json(res: FleetResults) -> Json:
     }
 
 
-def fio_json(res: FleetResults) -> Json:
-    """fio's client/server layout (``client_stats``)."""
+def fio_json(res: FleetResults, *, plus: bool = False) -> Json:
+    """fio's client/server layout (``client_stats``); ``plus``: json+ (every
+    latency's ``bins``; ``All clients``' from the merged workers of every host)."""
     if res.total is None:
         return {"client_stats": [], "iolab": {"incomplete": True, "faults": res.outcome.faults}}
     merged = res.total.result
     top = to_fio_json(merged, res.total.summary)
     stats: list[Json] = []
     for label, result in res.per_host:
-        for e in to_fio_json(result, json.loads(_native.summarize(json.dumps(result))))["jobs"]:
+        for e in to_fio_json(result, json.loads(_native.summarize(json.dumps(result))), plus=plus)["jobs"]:
             stats.append({**e, "hostname": label, "port": 0})
     summary = res.total.summary
     groups = {g["group"]: g for g in summary["groups"]}
-    for job in summary["jobs"]:
-        e = _entry(job, job["merged"], groups[job["group"]], None, None)  # plain json: no json+ bins
+    for job, raw_job in zip(summary["jobs"], merged["jobs"]):
+        # json+: the bins of every host's workers of the job, merged bucket by bucket.
+        raw = raw_job["workers"] if plus else None
+        e = _entry(job, job["merged"], groups[job["group"]], None, raw)
         e["jobname"] = "All clients"
         e["iolab"]["job"] = job["name"]
         e["iolab"]["hosts"] = [label for label, _ in res.per_host]
@@ -196,8 +204,8 @@ def fio_json(res: FleetResults) -> Json:
 def formatted(res: FleetResults, output_format: str) -> str:
     if output_format == "json":
         return json.dumps(fleet_json(res), indent=2) + "\n"
-    if output_format == "fio-json":
-        return json.dumps(fio_json(res), indent=2) + "\n"
+    if output_format in ("fio-json", "json+"):
+        return json.dumps(fio_json(res, plus=output_format == "json+"), indent=2) + "\n"
     return text(res)
 
 

@@ -347,14 +347,20 @@ def quick(
 @app.command()
 def options(
     markdown: Annotated[
-        bool, typer.Option("--markdown", help="Print the table as Markdown (as in docs/options.md).")
+        bool, typer.Option("--markdown", help="Print the tables as Markdown (as in docs/options.md).")
     ] = False,
 ) -> None:
-    """List every job option iolab accepts: name, type, default, help."""
+    """List every job option iolab accepts: name, type, default, help — the
+    engine's, then those iolab handles around the engine (logs, steady state, exec_*…)."""
+    from iolab.jobs.compat import EXTRAS_HEADING, extras_section
+    from iolab.jobs.extras import extra_rows
+
     if markdown:
-        typer.echo(_native.options_markdown(), nl=False)
+        typer.echo(_native.options_markdown() + extras_section(), nl=False)
     else:
         typer.echo(render.option_table(_native.option_table()))
+        typer.echo(f"\n{EXTRAS_HEADING} (python/iolab/jobs/extras.py):\n")
+        typer.echo(render.option_table(extra_rows()))
 
 
 @app.command()

@@ -108,3 +108,14 @@ def test_python_side_reads_direct_through_the_core_grammar(cli: Callable[..., An
     )
     assert r.exit_code == 0, r.output
     assert "fadvise_hint" not in r.stderr, r.stderr
+
+
+def test_arithmetic_in_a_time_is_microseconds_for_every_time_option() -> None:
+    # fio: an expression in a time option is in µs — ss_dur (Python side) as startdelay (engine).
+    from iolab.jobs import parse_fio_args
+
+    (job,) = parse_fio_args(["--name=a", "--startdelay=(500*2)", "--ss_dur=(30*1000000)", "--ss=iops:10%"])
+    options = dict(job.options)
+    assert options["startdelay"] == "1000us" and options["ss_dur"] == "30000000us"
+    _, extras = split_extras(job)
+    assert extras.get("steadystate_duration") == 30 * 10**9  # 30 s, not 30,000,000 s

@@ -31,7 +31,8 @@ def _capped(per_host: list[tuple[str, Json]], caps: list[int], workers: int) -> 
     for (_, r), cap in zip(per_host, caps):
         r = copy.deepcopy(r)
         job = r["jobs"][0]
-        job["job"]["rate_iops"] = [cap, None]
+        job["job"]["rate_iops"] = [cap, cap]  # fio's rate_iops=N: N per direction
+        job["job"]["rw"] = {"pattern": "random", "read_pct": 100}  # synth's hosts only read
         job["job"]["numjobs"] = workers
         w0 = job["workers"][0]
         job["workers"] = [{**copy.deepcopy(w0), "worker": k} for k in range(workers)]
@@ -80,3 +81,14 @@ def test_per_host_caps_from_each_ranks_document(tmp_path: Path) -> None:
     assert p.samples[0].config.rate_iops == 1500
     got = rate_limit(p)  # 900 I/Os in ~1 s: 60 % of 1,500 — not a cap reached (against 3 x 100 it would be)
     assert got is None
+
+
+def test_only_the_directions_the_job_issues_are_capped(tmp_path: Path) -> None:
+    per_host, _ = hosts(2, 100)
+    ranks = _capped(per_host, [100, 100], workers=1)
+    # A read-only job's write cap is not part of its cap (it was: 2x the true cap).
+    assert _point(_record(tmp_path / "read", merge_results(ranks), [])).samples[0].config.rate_iops == 200
+    # A mix whose writes run uncapped (fio's rate_iops=100,0) is not capped as a whole.
+    for r in ranks:
+        r["jobs"][0]["job"].update(rw={"pattern": "random", "read_pct": 70}, rate_iops=[100, None])
+    assert _point(_record(tmp_path / "mix", merge_results(ranks), [])).samples[0].config.rate_iops is None

@@ -399,3 +399,22 @@ def test_json_plus_bins_per_host_and_all_clients_their_sum(tmp_path: Path) -> No
         for k, v in bins.items():
             summed[k] = summed.get(k, 0) + v
     assert allc["read"]["clat_ns"]["bins"] == summed
+
+
+def test_report_judges_a_fleet_sweep_against_every_hosts_and_workers_cap(tmp_path: Path) -> None:
+    # 2 ranks x numjobs=2 x rate_iops=150 (a randread job: reads only): a cap of 600 IOPS, reached.
+    _require_mpi()
+    plan = tmp_path / "plan.toml"
+    plan.write_text(
+        '[plan]\nname = "fleet-rate"\ndescription = "capped null engine on every rank"\n\n'
+        '[base]\nioengine = "null"\nsize = "64m"\nrw = "randread"\ntime_based = true\nruntime = "1s"\n'
+        'numjobs = 2\nrate_iops = 150\n\n[axes]\nbs = ["4k"]\n'
+    )
+    cmd = iolab("fleet", "-n", "2", "sweep", str(plan), "--results", str(tmp_path / "res"))
+    env = {**os.environ, "IOLAB_FLEET_SPOOL": str(tmp_path / "spool")}
+    ran = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_LIMIT_S, cwd=tmp_path, env=env, check=False)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    rep = subprocess.run(iolab("report", str(tmp_path / "res" / "fleet-rate")), capture_output=True, text=True,
+                         timeout=RUN_LIMIT_S, check=False)  # fmt: skip
+    assert rep.returncode == 0, rep.stderr
+    assert "Bottleneck: rate limit" in rep.stdout and "cap=600" in rep.stdout, rep.stdout

@@ -83,19 +83,24 @@ def _dir_result(group: Json, rjobs: list[Json], d: int) -> DirResult:
     )
 
 
-def _per_worker_cap(values: list[Optional[float]]) -> Optional[float]:
-    caps = [v for v in values if v]
-    return sum(caps) if caps else None
+def _per_worker_cap(job: Json, field: str) -> Optional[float]:
+    """One worker's cap (``rate_iops`` or ``rate_bytes_per_s``, per direction in
+    the job spec) over the directions the job issues; None when one of them
+    is uncapped (fio's ``rate_iops=500,0``: writes run free)."""
+    read_pct = int(job["rw"].get("read_pct", 100))
+    issued = [read_pct > 0, read_pct < 100]
+    caps = [c for c, on in zip(job[field], issued) if on]
+    return float(sum(caps)) if caps and all(caps) else None
 
 
 def _rate_caps(rjobs: list[Json], per_rank: Sequence[Json] = ()) -> tuple[Optional[float], Optional[float]]:
     """The configured rate caps over every worker that ran the group's jobs
-    (IOPS, bytes/s; None when uncapped): each job's per-worker cap (its
-    directions' caps added) times the workers that ran it — numjobs on one
-    host, numjobs x hosts in a fleet's merged result. ``per_rank``: a fleet's
-    own results documents per rank (``hosts/rank-R.json``), whose job specs
-    hold each host's own cap (a hosts table may set a different ``rate_iops``
-    per host, while the merged result keeps rank 0's spec): summed over them."""
+    (IOPS, bytes/s; None when some worker runs uncapped): each job's
+    per-worker cap times the workers that ran it — numjobs on one host,
+    numjobs x hosts in a fleet's merged result. ``per_rank``: a fleet's own
+    results documents per rank (``hosts/rank-R.json``), whose job specs hold
+    each host's own cap (a hosts table may set a different ``rate_iops`` per
+    host, while the merged result keeps rank 0's spec): summed over them."""
     keys = {(r["name"], r["group"]) for r in rjobs}
     if per_rank:
         sources = [j for d in per_rank for j in d["result"]["jobs"] if (j["name"], j["group"]) in keys]
@@ -103,8 +108,9 @@ def _rate_caps(rjobs: list[Json], per_rank: Sequence[Json] = ()) -> tuple[Option
         sources = rjobs
     totals: list[Optional[float]] = []
     for field in ("rate_iops", "rate_bytes_per_s"):
-        capped = [(_per_worker_cap(list(j["job"][field])), len(j["workers"])) for j in sources]
-        totals.append(sum(c * n for c, n in capped if c) or None)
+        capped = [(_per_worker_cap(j["job"], field), len(j["workers"])) for j in sources]
+        whole = all(c is not None for c, _ in capped) and capped
+        totals.append(sum(c * n for c, n in capped if c is not None) if whole else None)
     return totals[0], totals[1]
 
 

@@ -376,3 +376,28 @@ def test_analyze_runs_on_fio_datasets(name: str) -> None:
         for d in ("read", "write"):
             if s.dir(d).ios:
                 assert rows[(p.index, d)]["iops"]["value"] == pytest.approx(s.dir(d).iops)
+
+
+@pytest.mark.parametrize(
+    ("written", "direct", "time_based"),
+    [
+        ({"direct": "1", "time_based": "0"}, True, False),
+        ({"direct": "true", "time_based": "1"}, True, True),
+        ({"direct": "0", "buffered": "0"}, True, False),
+        ({"direct": "false", "time_based": "false"}, False, False),
+    ],
+)
+def test_boolean_options_read_by_the_cores_grammar(
+    tmp_path: Path, written: dict[str, str], direct: bool, time_based: bool
+) -> None:
+    # time_based=0 is off (it was read as on because the key was there); direct=true is on.
+    doc = fio_doc("single.json")
+    doc["jobs"][0]["job options"].update(written)
+    f = tmp_path / "edited.json"
+    f.write_text(json.dumps(doc))
+    cfg = load_fio_json(f).points[0].samples[0].config
+    assert (cfg.direct, cfg.time_based) == (direct, time_based)
+    doc["jobs"][0]["job options"]["direct"] = "yes"
+    f.write_text(json.dumps(doc))
+    with pytest.raises(ResultFormatError, match="direct=yes: 'yes': expected 0 or 1"):
+        load_fio_json(f)

@@ -20,16 +20,22 @@ def test_version(cli):
 
 
 def test_options_lists_every_option(cli):
+    # The engine's and those handled around it (tests/jobs/test_option_surface.py checks every accepted name).
+    from iolab.jobs.extras import EXTRA_OPTIONS
+
     r = cli("options")
     assert r.exit_code == 0, r.output
-    for opt in _native.option_table():
-        assert opt["name"] in r.stdout, opt["name"]
+    heads = {line.split()[0] for line in r.stdout.splitlines() if line and not line[0].isspace()}
+    for name in [o["name"] for o in _native.option_table()] + [d.name for d in EXTRA_OPTIONS]:
+        assert name in heads, name
 
 
 def test_options_markdown(cli):
+    from iolab.jobs.compat import extras_section
+
     r = cli("options", "--markdown")
     assert r.exit_code == 0, r.output
-    assert r.stdout == _native.options_markdown()
+    assert r.stdout == _native.options_markdown() + extras_section()
 
 
 def test_docs_are_current(cli):

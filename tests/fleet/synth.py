@@ -57,3 +57,23 @@ def hosts(n: int, per_host: int, seed: int = 7) -> tuple[list[tuple[str, dict[st
         union += samples
         out.append((f"h{i}", host_result(template, f"h{i}", samples, 1_000_000_000 + i * 1_000)))
     return out, union
+
+
+def fleet_results(per_host: list[tuple[str, dict[str, Any]]]) -> Any:
+    """What rank 0 reports (``FleetResults``) for these hosts' results, merged exactly."""
+    from iolab.fleet.merge import merge_results, table_rows
+    from iolab.fleet.output import FleetResults
+    from iolab.fleet.runner import FleetConfig, FleetOutcome, HostPart
+    from iolab.run.local import RunOutput
+
+    total = merge_results([r for _, r in per_host])
+    tj = json.dumps(total)
+    outcome = FleetOutcome(
+        [HostPart(i, label, result_json=json.dumps(r)) for i, (label, r) in enumerate(per_host)],
+        {"ranks": [], "start_skew_ns": 0, "round_trip_median_ns": 0},
+        [],
+        False,
+        (),
+        FleetConfig(),
+    )
+    return FleetResults(outcome, RunOutput(tj, _native.summarize(tj), False, ()), per_host, table_rows(per_host, total))

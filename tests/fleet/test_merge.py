@@ -14,11 +14,9 @@ import math
 
 from iolab import _native
 from iolab.fleet.merge import merge_results, table_rows
-from iolab.fleet.output import FleetResults, fio_json
-from iolab.fleet.runner import FleetConfig, FleetOutcome, HostPart
-from iolab.run.local import RunOutput
+from iolab.fleet.output import fio_json
 
-from .synth import BS, hosts
+from .synth import BS, fleet_results, hosts
 
 
 def _exact_percentile(samples: list[int], p: float) -> int:
@@ -94,18 +92,7 @@ def test_thousand_hosts_total_is_the_union_of_their_samples() -> None:
 
 def test_fio_json_all_clients_agrees_with_its_hosts() -> None:
     per_host, union = hosts(3, 2_000)
-    total = merge_results([r for _, r in per_host])
-    tj = json.dumps(total)
-    outcome = FleetOutcome(
-        [HostPart(i, label, result_json=json.dumps(r)) for i, (label, r) in enumerate(per_host)],
-        {"ranks": [], "start_skew_ns": 0, "round_trip_median_ns": 0},
-        [],
-        False,
-        (),
-        FleetConfig(),
-    )
-    res = FleetResults(outcome, RunOutput(tj, _native.summarize(tj), False, ()), per_host, table_rows(per_host, total))
-    doc = fio_json(res)
+    doc = fio_json(fleet_results(per_host))
     stats = doc["client_stats"]
     clients = [e for e in stats if e["jobname"] != "All clients"]
     (allc,) = [e for e in stats if e["jobname"] == "All clients"]

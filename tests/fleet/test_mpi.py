@@ -263,18 +263,25 @@ def test_bad_input_is_one_line_once_with_a_usage_status(tmp_path: Path) -> None:
     assert ran.stderr.count("rank 5 is not in this run") == 1, ran.stderr
 
 
-def test_a_sweep_runs_each_point_on_every_rank(tmp_path: Path) -> None:
+def _fleet_sweep(tmp: Path, plan_text: str) -> subprocess.CompletedProcess[str]:
+    """``iolab fleet -n 2 sweep`` of ``plan_text`` into ``tmp/res``; asserts it succeeded."""
     _require_mpi()
-    plan = tmp_path / "plan.toml"
-    plan.write_text(
+    plan = tmp / "plan.toml"
+    plan.write_text(plan_text)
+    cmd = iolab("fleet", "-n", "2", "sweep", str(plan), "--results", str(tmp / "res"))
+    env = {**os.environ, "IOLAB_FLEET_SPOOL": str(tmp / "spool")}  # local ranks inherit it
+    ran = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_LIMIT_S, cwd=tmp, env=env, check=False)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    return ran
+
+
+def test_a_sweep_runs_each_point_on_every_rank(tmp_path: Path) -> None:
+    ran = _fleet_sweep(
+        tmp_path,
         '[plan]\nname = "fleet-null"\ndescription = "null engine on every rank"\n\n'
         '[base]\nioengine = "null"\nsize = "64m"\nrw = "randread"\ntime_based = true\nruntime = "1s"\n\n'
-        '[axes]\nbs = ["4k", "64k"]\n'
+        '[axes]\nbs = ["4k", "64k"]\n',
     )
-    cmd = iolab("fleet", "-n", "2", "sweep", str(plan), "--results", str(tmp_path / "res"))
-    env = {**os.environ, "IOLAB_FLEET_SPOOL": str(tmp_path / "spool")}  # local ranks inherit it
-    ran = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_LIMIT_S, cwd=tmp_path, env=env, check=False)
-    assert ran.returncode == 0, ran.stderr[-3000:]
     assert ran.stdout.count("sweep fleet-null: 2 points") == 1, ran.stdout  # rank 0 alone reports
     points = sorted((tmp_path / "res" / "fleet-null" / "points").iterdir())
     assert [p.name for p in points] == ["p001-r1", "p002-r1"]
@@ -383,3 +390,33 @@ def test_hosts_sharing_a_target_with_a_fixed_randseed_get_the_methodology_note(t
     own = _fleet(tmp_path, 2, *job)
     assert own.returncode == 0, own.stderr[-3000:]
     assert "draw the same offsets" not in own.stderr, own.stderr
+
+
+def test_json_plus_bins_per_host_and_all_clients_their_sum(tmp_path: Path) -> None:
+    ran = _fleet(tmp_path, 2, *NULL_JOB, "--runtime=1", "--output-format=json+")
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    stats = json.loads(ran.stdout)["client_stats"]
+    clients = [e for e in stats if e["jobname"] != "All clients"]
+    (allc,) = [e for e in stats if e["jobname"] == "All clients"]
+    assert len(clients) == 2
+    summed: dict[str, int] = {}
+    for e in clients:
+        bins = e["read"]["clat_ns"]["bins"]
+        assert sum(bins.values()) == e["read"]["total_ios"] > 0
+        for k, v in bins.items():
+            summed[k] = summed.get(k, 0) + v
+    assert allc["read"]["clat_ns"]["bins"] == summed
+
+
+def test_report_judges_a_fleet_sweep_against_every_hosts_and_workers_cap(tmp_path: Path) -> None:
+    # 2 ranks x numjobs=2 x rate_iops=150 (a randread job: reads only): a cap of 600 IOPS, reached.
+    _fleet_sweep(
+        tmp_path,
+        '[plan]\nname = "fleet-rate"\ndescription = "capped null engine on every rank"\n\n'
+        '[base]\nioengine = "null"\nsize = "64m"\nrw = "randread"\ntime_based = true\nruntime = "1s"\n'
+        'numjobs = 2\nrate_iops = 150\n\n[axes]\nbs = ["4k"]\n',
+    )
+    rep = subprocess.run(iolab("report", str(tmp_path / "res" / "fleet-rate")), capture_output=True, text=True,
+                         timeout=RUN_LIMIT_S, check=False)  # fmt: skip
+    assert rep.returncode == 0, rep.stderr
+    assert "Bottleneck: rate limit" in rep.stdout and "cap=600" in rep.stdout, rep.stdout

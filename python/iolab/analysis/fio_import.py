@@ -95,6 +95,17 @@ def fio_size(text: str, kb_base: int = 1024) -> Optional[int]:
         return None
 
 
+def _fio_flag(o: Json, name: str, entry: Json) -> Optional[bool]:
+    """A boolean job option as the core reads one (``_native.parse_bool``:
+    ``time_based=0`` is off, ``direct=true`` on); None when not written."""
+    if name not in o:
+        return None
+    try:
+        return _native.parse_bool(o[name] or None)
+    except ValueError as e:
+        raise ResultFormatError(f"job '{entry.get('jobname')}': {name}={o[name]}: {e}") from None
+
+
 def fio_time_ns(text: str) -> Optional[int]:
     """fio's time syntax (plain number = seconds) → ns (the core's parser); None otherwise."""
     try:
@@ -330,14 +341,14 @@ def _config(entries: list[Json], opts: list[dict[str, str]], notes: list[str]) -
         bs_write_bytes=bs_write,
         iodepth=int(o["iodepth"]),
         numjobs=threads,
-        direct=o["direct"] not in ("0", "") or o.get("buffered") == "0",
+        direct=_fio_flag(o, "direct", entries[0]) or _fio_flag(o, "buffered", entries[0]) is False,
         ioengine=o["ioengine"].split(":")[0],
         rwmixread_pct=mix,
         size_bytes=fio_size(o.get("filesize", o.get("size", "")), kb),
         ramp_time_ns=fio_time_ns(o["ramp_time"]) or 0,
         # rate=0 and rate=0,0 mean "no limit"; any other digit or unit sets one.
         rate_limited=any(set(o.get(k, "0")) - {"0", ","} for k in ("rate", "rate_iops")),
-        time_based="time_based" in o,
+        time_based=bool(_fio_flag(o, "time_based", entries[0])),
         bs_fixed=varying is None,
         rate_iops=_rate_cap(o.get("rate_iops"), rw, threads, 0),
         rate_bytes_per_s=_rate_cap(o.get("rate"), rw, threads, kb),

@@ -25,7 +25,7 @@ from iolab.analysis.model import Dataset, Point, Sample, Scalar
 from iolab.analysis.samples import device_figures, group_sample
 from iolab.errors import IolabError
 from iolab.results.document import RESULT_SCHEMA
-from iolab.results.rundir import RUN_FILE, RunRecord, current_document, is_complete, read_record
+from iolab.results.rundir import RANK_FILE_PREFIX, RUN_FILE, RunRecord, current_document, is_complete, read_record
 
 Json = dict[str, Any]
 DISKSTATS_FILE = "diskstats.json"
@@ -144,8 +144,11 @@ def record_samples(rec: RunRecord, default_label: str) -> list[Sample]:
     if disk and len(groups) > 1:
         notes.append(f"device figures cover all {len(groups)} groups together: not attributed to one")
     label = str(rec.meta.get("id", default_label))
+    # A fleet run's own documents per rank (hosts/rank-R.json): each host's rate caps.
+    per_rank = [doc for name, doc in sorted(rec.files.items()) if name.startswith(RANK_FILE_PREFIX)]
     return [
-        group_sample(rec.doc, g, label if len(groups) == 1 else f"{label}#g{g['group']}", notes, device) for g in groups
+        group_sample(rec.doc, g, label if len(groups) == 1 else f"{label}#g{g['group']}", notes, device, per_rank)
+        for g in groups
     ]
 
 

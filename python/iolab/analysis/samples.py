@@ -83,20 +83,44 @@ def _dir_result(group: Json, rjobs: list[Json], d: int) -> DirResult:
     )
 
 
-def _rate_total(values: list[Optional[float]], workers: int) -> Optional[float]:
-    caps = [v for v in values if v]
-    return sum(caps) * workers if caps else None
+def _per_worker_cap(job: Json, field: str) -> Optional[float]:
+    """One worker's cap (``rate_iops`` or ``rate_bytes_per_s``, per direction in
+    the job spec) over the directions the job issues; None when one of them
+    is uncapped (fio's ``rate_iops=500,0``: writes run free)."""
+    read_pct = int(job["rw"].get("read_pct", 100))
+    issued = [read_pct > 0, read_pct < 100]
+    caps = [c for c, on in zip(job[field], issued) if on]
+    return float(sum(caps)) if caps and all(caps) else None
 
 
-def sample_config(sjobs: list[Json], rjobs: list[Json], hosts: int = 1) -> SampleConfig:
+def _rate_caps(rjobs: list[Json], per_rank: Sequence[Json] = ()) -> tuple[Optional[float], Optional[float]]:
+    """The configured rate caps over every worker that ran the group's jobs
+    (IOPS, bytes/s; None when some worker runs uncapped): each job's
+    per-worker cap times the workers that ran it — numjobs on one host,
+    numjobs x hosts in a fleet's merged result. ``per_rank``: a fleet's own
+    results documents per rank (``hosts/rank-R.json``), whose job specs hold
+    each host's own cap (a hosts table may set a different ``rate_iops`` per
+    host, while the merged result keeps rank 0's spec): summed over them."""
+    keys = {(r["name"], r["group"]) for r in rjobs}
+    if per_rank:
+        sources = [j for d in per_rank for j in d["result"]["jobs"] if (j["name"], j["group"]) in keys]
+    else:
+        sources = rjobs
+    totals: list[Optional[float]] = []
+    for field in ("rate_iops", "rate_bytes_per_s"):
+        capped = [(_per_worker_cap(j["job"], field), len(j["workers"])) for j in sources]
+        whole = all(c is not None for c, _ in capped) and capped
+        totals.append(sum(c * n for c, n in capped if c is not None) if whole else None)
+    return totals[0], totals[1]
+
+
+def sample_config(sjobs: list[Json], rjobs: list[Json], hosts: int = 1, per_rank: Sequence[Json] = ()) -> SampleConfig:
     """The first job's configuration; in-flight I/Os and rate caps summed over
-    the group's jobs; ``hosts``: the fleet ranks that each ran them."""
+    the group's jobs (caps over every worker of every host: :func:`_rate_caps`);
+    ``hosts``: the fleet ranks that each ran them."""
     c, job = sjobs[0]["config"], rjobs[0]["job"]
     outstanding = sum(int(s["config"]["iodepth"]) * int(s["config"]["numjobs"]) for s in sjobs)
-    rate_iops = [_rate_total(list(r["job"]["rate_iops"]), int(s["config"]["numjobs"])) for s, r in zip(sjobs, rjobs)]
-    rate_bw = [
-        _rate_total(list(r["job"]["rate_bytes_per_s"]), int(s["config"]["numjobs"])) for s, r in zip(sjobs, rjobs)
-    ]
+    rate_iops, rate_bw = _rate_caps(rjobs, per_rank)
     size = job.get("size")
     return SampleConfig(
         rw=c["rw"],
@@ -111,8 +135,8 @@ def sample_config(sjobs: list[Json], rjobs: list[Json], hosts: int = 1) -> Sampl
         ramp_time_ns=int(c.get("ramp_time_ns") or 0),
         rate_limited=any(bool(s["config"].get("rate_limited")) for s in sjobs),
         time_based=bool(c.get("time_based")),
-        rate_iops=sum(v for v in rate_iops if v) or None,
-        rate_bytes_per_s=sum(v for v in rate_bw if v) or None,
+        rate_iops=rate_iops,
+        rate_bytes_per_s=rate_bw,
         outstanding_total=outstanding if len(sjobs) > 1 else None,
         bs_fixed=all(c[k]["min_bytes"] == c[k]["max_bytes"] for k in ("bs_read", "bs_write")),
         hosts=hosts,
@@ -176,14 +200,22 @@ def device_figures(diskstats: Optional[Json]) -> Optional[DeviceFigures]:
     )
 
 
-def group_sample(doc: Json, group: Json, label: str, notes: list[str], device: Optional[DeviceFigures]) -> Sample:
-    """One stonewall group of a results document as a Sample."""
+def group_sample(
+    doc: Json,
+    group: Json,
+    label: str,
+    notes: list[str],
+    device: Optional[DeviceFigures],
+    per_rank: Sequence[Json] = (),
+) -> Sample:
+    """One stonewall group of a results document as a Sample; ``per_rank``:
+    a fleet run's own documents per rank (for each host's rate cap)."""
     pairs = group_jobs(doc, int(group["group"]))
     sjobs, rjobs = [p[0] for p in pairs], [p[1] for p in pairs]
     read, write = (_dir_result(group, rjobs, d) for d in range(len(DIRS)))
     return Sample(
         label=label,
-        config=sample_config(sjobs, rjobs, hosts=len(doc["result"].get("hosts") or [None])),
+        config=sample_config(sjobs, rjobs, hosts=len(doc["result"].get("hosts") or [None]), per_rank=per_rank),
         read=read,
         write=write,
         runtime_ns=max(read.runtime_ns, write.runtime_ns),

@@ -224,11 +224,11 @@ def run(
             if given
         ]
         formats_given = render.output_formats(output_format)
-        if len(formats_given) != 1 or formats_given[0] not in ("text", "json", "fio-json"):
+        if len(formats_given) != 1 or formats_given[0] not in ("text", "json", "fio-json", "json+"):
             unsupported.append(f"--output-format={output_format}")
         if unsupported:
             raise JobError(
-                f"{', '.join(unsupported)}: not supported on a fleet run (one of --output-format text, json or fio-json)"
+                f"{', '.join(unsupported)}: not supported on a fleet run (one of --output-format text, json, fio-json or json+)"
             )
         fleet_commands.run_on_fleet(
             ctx.args, output, formats_given[0], allow_overwrite, interval or "1s", results, target_stats
@@ -349,14 +349,20 @@ def quick(
 @app.command()
 def options(
     markdown: Annotated[
-        bool, typer.Option("--markdown", help="Print the table as Markdown (as in docs/options.md).")
+        bool, typer.Option("--markdown", help="Print the tables as Markdown (as in docs/options.md).")
     ] = False,
 ) -> None:
-    """List every job option iolab accepts: name, type, default, help."""
+    """List every job option iolab accepts: name, type, default, help — the
+    engine's, then those iolab handles around the engine (logs, steady state, exec_*…)."""
+    from iolab.jobs.compat import EXTRAS_HEADING, extras_section
+    from iolab.jobs.extras import extra_rows
+
     if markdown:
-        typer.echo(_native.options_markdown(), nl=False)
+        typer.echo(_native.options_markdown() + extras_section(), nl=False)
     else:
         typer.echo(render.option_table(_native.option_table()))
+        typer.echo(f"\n{EXTRAS_HEADING} (python/iolab/jobs/extras.py):\n")
+        typer.echo(render.option_table(extra_rows()))
 
 
 @app.command()

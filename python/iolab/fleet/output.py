@@ -7,7 +7,14 @@
   total's (the merged result and its core summary), the table, the clock;
 - fio-json: fio's client/server layout: ``client_stats`` with the
   entries of each host (``hostname`` set) and an ``All clients`` entry per
-  job whose percentiles come from the merged histograms.
+  job whose percentiles come from the merged histograms; keys as fio 3.33's
+  client writes them (no ``eta``/``elapsed``; ``All clients`` without job
+  options), checked against fio in tests/interop/test_fio_client_server.py;
+- json+: the same with fio's latency ``bins`` in every entry: each host's
+  from its own workers' histograms, ``All clients``' from the exact merge of
+  every host's (bucket sums — fio's ``sum_thread_stats`` adds the clients'
+  ``io_u_plat`` the same way; fio writes them there since 3.39, 3.33 wrote
+  no percentiles and no bins for ``All clients``).
 
 A run that lost a host says INCOMPLETE in every format and names the host.
 """
@@ -29,6 +36,9 @@ from iolab.run.local import RunOutput
 
 Json = dict[str, Any]
 FLEET_SCHEMA = "iolab.fleet/1"
+#: Keys of a host's entry that fio's ``All clients`` entry does not have (fio 3.33, checked
+#: against its client/server output in tests/interop/test_fio_client_server.py).
+ALL_CLIENTS_OMITS = ("job options", "latency_depth", "latency_target", "latency_percentile", "latency_window")
 
 
 @dataclass(frozen=True)
@@ -164,24 +174,39 @@ def fleet_json(res: FleetResults) -> Json:
     }
 
 
-def fio_json(res: FleetResults) -> Json:
-    """fio's client/server layout (``client_stats``)."""
+def _client_entry(entry: Json, hostname: str) -> Json:
+    """An entry as fio's client writes it: without ``eta`` and ``elapsed``
+    (the client has no ETA of its servers' jobs), ``hostname`` and ``port``
+    last. iolab's ranks have no port: 0."""
+    kept = {k: v for k, v in entry.items() if k not in ("eta", "elapsed")}
+    return {**kept, "hostname": hostname, "port": 0}
+
+
+def fio_json(res: FleetResults, *, plus: bool = False) -> Json:
+    """fio's client/server layout (``client_stats``); ``plus``: json+ (every
+    latency's ``bins``; ``All clients``' from the merged workers of every host)."""
     if res.total is None:
         return {"client_stats": [], "iolab": {"incomplete": True, "faults": res.outcome.faults}}
     merged = res.total.result
     top = to_fio_json(merged, res.total.summary)
     stats: list[Json] = []
     for label, result in res.per_host:
-        for e in to_fio_json(result, json.loads(_native.summarize(json.dumps(result))))["jobs"]:
-            stats.append({**e, "hostname": label, "port": 0})
+        for e in to_fio_json(result, json.loads(_native.summarize(json.dumps(result))), plus=plus)["jobs"]:
+            stats.append(_client_entry(e, label))
     summary = res.total.summary
     groups = {g["group"]: g for g in summary["groups"]}
-    for job in summary["jobs"]:
-        e = _entry(job, job["merged"], groups[job["group"]], None, None)  # plain json: no json+ bins
+    for job, raw_job in zip(summary["jobs"], merged["jobs"]):
+        # json+: the bins of every host's workers of the job, merged bucket by bucket.
+        raw = raw_job["workers"] if plus else None
+        e = _entry(job, job["merged"], groups[job["group"]], None, raw)
+        # fio's sum of its clients carries no job's options and no latency_target
+        # state; the job is named under "iolab".
+        for key in ALL_CLIENTS_OMITS:
+            e.pop(key, None)
         e["jobname"] = "All clients"
         e["iolab"]["job"] = job["name"]
         e["iolab"]["hosts"] = [label for label, _ in res.per_host]
-        stats.append({**e, "hostname": "All clients", "port": 0})
+        stats.append(_client_entry(e, "All clients"))
     top.pop("jobs")
     top["client_stats"] = stats
     top["iolab"] = {
@@ -196,8 +221,8 @@ def fio_json(res: FleetResults) -> Json:
 def formatted(res: FleetResults, output_format: str) -> str:
     if output_format == "json":
         return json.dumps(fleet_json(res), indent=2) + "\n"
-    if output_format == "fio-json":
-        return json.dumps(fio_json(res), indent=2) + "\n"
+    if output_format in ("fio-json", "json+"):
+        return json.dumps(fio_json(res, plus=output_format == "json+"), indent=2) + "\n"
     return text(res)
 
 

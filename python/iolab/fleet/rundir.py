@@ -21,7 +21,7 @@ from typing import Any
 
 from iolab.fleet.output import FleetResults, fleet_json
 from iolab.results.catalog import save_run
-from iolab.results.rundir import write_json
+from iolab.results.rundir import RANK_FILE_PREFIX, write_json
 
 FLEET_FILE = "fleet.json"
 HOSTS_DIR = "hosts"
@@ -41,7 +41,7 @@ def fleet_observed(res: FleetResults) -> dict[str, Json]:
     """The same files as ``RunOutput.observed`` entries (``fleet``,
     ``hosts/rank-R``), which a sweep's point directory keeps as ``NAME.json``."""
     doc, per_rank = fleet_files(res)
-    return {"fleet": doc, **{f"{HOSTS_DIR}/rank-{r}": d for r, d in per_rank.items()}}
+    return {"fleet": doc, **{f"{RANK_FILE_PREFIX}{r}": d for r, d in per_rank.items()}}
 
 
 def save_fleet_run(root: Path, res: FleetResults) -> Path:

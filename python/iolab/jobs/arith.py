@@ -84,7 +84,11 @@ def expand(value: str, *, had_keyword: bool, time_option: bool) -> Optional[str]
 
 @lru_cache(maxsize=1)
 def time_options() -> frozenset[str]:
-    """Options whose values are times (names and aliases), from the engine's table."""
+    """Options whose values are times (names and aliases): the engine's table's
+    and those handled around the engine (``steadystate_duration``…), so an
+    expression is in µs for every time option alike."""
     from iolab import _native
+    from iolab.jobs.extras import extra_rows
 
-    return frozenset(n for o in _native.option_table() if o["type"] == "time" for n in (o["name"], *o["aliases"]))
+    rows = [*_native.option_table(), *extra_rows()]
+    return frozenset(n for o in rows if o["type"] == "time" for n in (o["name"], *o["aliases"]))

@@ -16,10 +16,22 @@ from iolab.jobs.extras import extras_markdown
 HAND_WRITTEN = Path(__file__).with_name("fio_compat.md")
 
 
-def compat_markdown() -> str:
+#: What ``iolab options`` prints before the options handled around the engine.
+EXTRAS_HEADING = "fio options handled around the engine"
+
+
+def extras_section() -> str:
+    """The Markdown section of the options handled around the engine
+    (``iolab options --markdown`` and docs/options.md)."""
     intro = (
-        "\n## fio options handled around the engine\n\n"
+        f"\n## {EXTRAS_HEADING}\n\n"
         "These options are taken by iolab's Python side before the job reaches the engine "
-        "(`python/iolab/jobs/extras.py`); `iolab options` lists the engine's.\n\n"
+        "(`python/iolab/jobs/extras.py`): `iolab run`, `iolab.run()` and sweep points apply them. "
+        "`iolab options` lists them after the engine's; booleans, whole numbers and times are read "
+        "by the same parsers as the engine's options.\n\n"
     )
-    return intro + extras_markdown() + "\n" + HAND_WRITTEN.read_text()
+    return intro + extras_markdown()
+
+
+def compat_markdown() -> str:
+    return extras_section() + "\n" + HAND_WRITTEN.read_text()

@@ -413,6 +413,31 @@ def engine_job(spec: JobSpec, where: str) -> JobSpec:
     return native
 
 
+#: The option table's type and unit of each kind of extra (``iolab options``).
+_KIND_TYPE = {"time": ("time", "s"), "ms": ("int", "ms")}
+
+
+def extra_rows() -> list[dict[str, object]]:
+    """:data:`EXTRA_OPTIONS` as rows of the core's option table
+    (``_native.option_table()``'s keys), for ``iolab options``."""
+    rows: list[dict[str, object]] = []
+    for d in EXTRA_OPTIONS:
+        kind, unit = _KIND_TYPE.get(d.kind, (d.kind, ""))
+        rows.append(
+            {
+                "name": d.name,
+                "aliases": list(d.aliases),
+                "type": kind,
+                "default": d.default,
+                "default_note": None,
+                "unit": unit,
+                "choices": list(d.choices),
+                "help": d.help,
+            }
+        )
+    return rows
+
+
 def extras_markdown() -> str:
     """The table of :data:`EXTRA_OPTIONS` for docs/options.md."""
     lines = ["| Option | Aliases | Type | Default | Description |", "|---|---|---|---|---|"]

@@ -105,9 +105,12 @@ def write_run_dir(
 
 def read_record(directory: Path) -> RunRecord:
     """A complete run directory back in memory (files other than the record's
-    own: the JSON files beside them, e.g. ``diskstats.json``)."""
+    own: the JSON files beside them, e.g. ``diskstats.json``, and those under
+    ``OBSERVED_DIRS``, e.g. ``hosts/rank-0.json``)."""
     own = {"config.json", "host.json", RESULT_FILE, RUN_FILE}
     files = {p.name: _read_json(p) for p in sorted(directory.glob("*.json")) if p.name not in own}
+    for folder in OBSERVED_DIRS:  # a fleet's hosts/rank-R.json, under the names a run in memory gives them
+        files.update({folder + p.name: _read_json(p) for p in sorted(directory.glob(folder + "*.json"))})
     config = _read_json(directory / "config.json") if (directory / "config.json").is_file() else {}
     host = _read_json(directory / "host.json") if (directory / "host.json").is_file() else {}
     return RunRecord(read_document(directory), config, host, _read_json(directory / RUN_FILE), files)
@@ -122,6 +125,8 @@ def _read_json(path: Path) -> Json:
 OBSERVED_FILES = ("diskstats", "fleet")
 #: Observed entries under this folder are kept too (a fleet's ``hosts/rank-R``).
 OBSERVED_DIRS = ("hosts/",)
+#: A fleet run's own results document per rank: ``hosts/rank-R.json``.
+RANK_FILE_PREFIX = "hosts/rank-"
 
 
 def observed_files(observed: dict[str, Json]) -> dict[str, Json]:

@@ -20,8 +20,8 @@ fn unknown_options_get_a_hint() {
         iolab yet (name the files with filename=a:b)"
     );
     assert_eq!(
-        err(&["iodepth_low=4"]),
-        "unknown option 'iodepth_low': fio option not supported by iolab yet"
+        err(&["cgroup=x"]),
+        "unknown option 'cgroup': fio option not supported by iolab yet"
     );
     assert_eq!(
         err(&["uri=nbd://x"]),

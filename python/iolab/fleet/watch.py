@@ -97,6 +97,12 @@ class Watch:
                 for r in self.last_seen:
                     if r not in self.finals and r not in self.lost:
                         self.world.post(None, r, TAG_BEAT)
+        self.gather()
+        self._show_due()
+        self._watchdog()
+
+    def gather(self) -> None:
+        """Every snapshot and final result that has arrived, without waiting."""
         for r, s in self.world.drain(TAG_INTERVAL):
             self.last_seen[r] = time.monotonic()
             self._store(r, s)
@@ -104,8 +110,6 @@ class Watch:
             self.last_seen[r] = time.monotonic()
             self.finals[r] = f
             self._take_final(r, f)
-        self._show_due()
-        self._watchdog()
 
     def _store(self, rank: int, s: dict[str, Any]) -> None:
         self.snapshots.setdefault(int(s["seq"]), {})[rank] = s

@@ -26,27 +26,25 @@ from __future__ import annotations
 
 import html
 import math
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from iolab import _native
+from iolab.report.fleet_lines import (
+    ENDS,
+    ROWS_MAX,
+    STRAGGLER_FRACTION,
+    HostSpread,
+    histogram_lines,
+    host_spread,
+    named,
+    quantiles_line,
+    stragglers_line,
+)
 from iolab.run.metrics import engine_metrics_text, label_value
 
 DIRS = ("read", "write")
-#: Up to this many hosts the views show one row per host; above, a summary
-#: (:func:`spread_of`) and, on the page, the rows a page at a time.
-ROWS_MAX = 24
-#: Hosts listed at each end (slowest, fastest) of a summary.
-ENDS = 5
-#: A straggler: a host that reported this interval with IOPS below this
-#: fraction of the median host's.
-STRAGGLER_FRACTION = 0.75
-#: Bins of the distribution of host IOPS.
-BINS = 8
-#: Names listed (stragglers, late hosts) in a summary before "and N more".
-NAMES_MAX = 10
 #: Host rows per page of ``view.json`` above :data:`ROWS_MAX` hosts.
 PAGE_ROWS = 100
 
@@ -143,66 +141,36 @@ def total_of(rows: Sequence[HostRow]) -> HostRow:
 @dataclass(frozen=True)
 class Spread:
     """How the hosts that reported this interval spread in IOPS (the
-    summary shown above :data:`ROWS_MAX` hosts)."""
+    summary shown above :data:`ROWS_MAX` hosts): the core figures
+    (:class:`~iolab.report.fleet_lines.HostSpread`) with their rows."""
 
-    #: Hosts with a snapshot this interval (not late, not lost).
-    reported: int
-    #: Host IOPS: min, p10, p50 (median), p90, max — nearest rank over hosts.
-    quantiles: dict[str, float]
-    #: Coefficient of variation of host IOPS, percent.
-    cv_pct: float
-    #: The distribution: ``(low_iops, high_iops, hosts)`` per bin: the
-    #: stragglers' bin first (when there are any: from the slowest host to
-    #: the straggler limit), then :data:`BINS` equal bins over the others.
-    bins: tuple[tuple[float, float, int], ...]
+    spread: HostSpread
     slowest: tuple[HostRow, ...]
     fastest: tuple[HostRow, ...]
     #: Below :data:`STRAGGLER_FRACTION` of the median host's IOPS, slowest first.
     stragglers: tuple[HostRow, ...]
 
+    @property
+    def reported(self) -> int:
+        return self.spread.hosts
 
-def _nearest_rank(sorted_values: Sequence[float], p: float) -> float:
-    return sorted_values[max(1, math.ceil(p / 100 * len(sorted_values))) - 1]
+    @property
+    def quantiles(self) -> dict[str, float]:
+        return self.spread.quantiles
+
+    @property
+    def bins(self) -> tuple[tuple[float, float, int], ...]:
+        return self.spread.bins
 
 
 def spread_of(rows: Sequence[HostRow]) -> Optional[Spread]:
     """The spread of host IOPS over the hosts that reported, or None when none did."""
-    live = sorted((r for r in rows if not (r.late or r.lost) and r.iops is not None), key=lambda r: r.iops or 0.0)
-    if not live:
+    live = [r for r in rows if not (r.late or r.lost) and r.iops is not None]
+    sp = host_spread([r.iops or 0.0 for r in live])
+    if sp is None:
         return None
-    iops = [r.iops or 0.0 for r in live]
-    q = {f"p{p:g}": _nearest_rank(iops, p) for p in (10.0, 50.0, 90.0)}
-    q = {"min": iops[0], **q, "max": iops[-1]}
-    mean = statistics.fmean(iops)
-    cv = statistics.pstdev(iops) / mean * 100 if mean > 0 else 0.0
-    limit = STRAGGLER_FRACTION * q["p50"]
-    stragglers = tuple(r for r in live if (r.iops or 0.0) < limit)
-    # The stragglers get a bin of their own below the others, so that a few
-    # hosts far below do not squeeze everyone else into one bin.
-    rest = iops[len(stragglers) :]
-    bins: list[tuple[float, float, int]] = [(iops[0], limit, len(stragglers))] if stragglers else []
-    lo, hi = rest[0], rest[-1]
-    n_bins = BINS if hi > lo else 1
-    width = (hi - lo) / n_bins
-    counts = [0] * n_bins
-    for x in rest:
-        counts[min(n_bins - 1, int((x - lo) / width)) if width else 0] += 1
-    bins += [(lo + i * width, lo + (i + 1) * width if i < n_bins - 1 else hi, c) for i, c in enumerate(counts)]
-    return Spread(
-        reported=len(live),
-        quantiles=q,
-        cv_pct=cv,
-        bins=tuple(bins),
-        slowest=tuple(live[:ENDS]),
-        fastest=tuple(reversed(live[-ENDS:])),
-        stragglers=stragglers,
-    )
-
-
-def named(names: Sequence[str], most: int = NAMES_MAX) -> str:
-    """``a, b, c`` — at most ``most`` names, then "and N more"."""
-    shown = ", ".join(names[:most])
-    return shown if len(names) <= most else f"{shown} and {len(names) - most} more"
+    ordered = [live[i] for i in sp.order]
+    return Spread(sp, tuple(ordered[:ENDS]), tuple(reversed(ordered[-ENDS:])), tuple(ordered[: sp.stragglers]))
 
 
 def _f(v: Optional[float], fmt: str) -> str:
@@ -253,25 +221,14 @@ def terminal_summary(view: ClusterInterval) -> str:
     lines = [f"interval {view.seq} at {view.elapsed_ns / 1e9:.0f} s: {len(view.rows)} hosts, {reported} reported"]
     lines += [_HEAD, sep, _line(view.total), sep]
     if sp is not None:
-        q = sp.quantiles
-        lines.append(
-            f"host kIOPS: min {q['min'] / 1e3:.2f}  p10 {q['p10'] / 1e3:.2f}  median {q['p50'] / 1e3:.2f}  "
-            f"p90 {q['p90'] / 1e3:.2f}  max {q['max'] / 1e3:.2f}  (CV {sp.cv_pct:.1f} %)"
-        )
-        top = max(c for _, _, c in sp.bins)
-        for i, (lo, hi, c) in enumerate(sp.bins):
-            bar = "#" * (0 if top == 0 else round(40 * c / top))
-            tail = " (stragglers)" if i == 0 and sp.stragglers else ""
-            lines.append(f"  {lo / 1e3:>9.2f} - {hi / 1e3:<9.2f} kIOPS {c:>6} hosts {bar}{tail}")
+        lines.append(quantiles_line(sp.spread))
+        lines += histogram_lines(sp.spread)
         lines.append(f"slowest {len(sp.slowest)}:")
         lines += [_line(r) for r in sp.slowest]
         lines.append(f"fastest {len(sp.fastest)}:")
         lines += [_line(r) for r in sp.fastest]
         if sp.stragglers:
-            lines.append(
-                f"stragglers ({len(sp.stragglers)}, below {STRAGGLER_FRACTION:.0%} of the median host's kIOPS): "
-                + named([f"{r.host} {(r.iops or 0.0) / 1e3:.2f}" for r in sp.stragglers])
-            )
+            lines.append(stragglers_line([(r.host, r.iops or 0.0) for r in sp.stragglers]))
     late = view.late_hosts
     if late:
         lines.append(f"no snapshot this interval from {len(late)} hosts: {named(late)} (not in the total)")
@@ -341,7 +298,7 @@ def view_json(view: ClusterInterval, page: int = 0) -> dict[str, Any]:
         spread = {
             "reported": sp.reported,
             "quantiles_iops": sp.quantiles,
-            "cv_pct": sp.cv_pct,
+            "cv_pct": sp.spread.cv_pct,
             "bins": [{"low_iops": lo, "high_iops": hi, "hosts": c} for lo, hi, c in sp.bins],
             "slowest": [_page_row(r) for r in sp.slowest],
             "fastest": [_page_row(r) for r in sp.fastest],
@@ -425,6 +382,7 @@ def page_html(title: str, interval_ms: int) -> str:
 
 
 __all__ = [
+    "ROWS_MAX",
     "ClusterInterval",
     "HostRow",
     "Spread",

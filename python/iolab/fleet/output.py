@@ -128,25 +128,33 @@ def text(res: FleetResults) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _host_json(p: HostPart) -> Json:
-    doc = None
-    if p.result_json is not None:
-        doc = build_output(p.result_json, _native.summarize(p.result_json))
+def host_document(p: HostPart) -> Optional[Json]:
+    """The host's own results document (its result and the core's summary
+    of it), or None for a host that returned no result."""
+    if p.result_json is None:
+        return None
+    return build_output(p.result_json, _native.summarize(p.result_json))
+
+
+def _host_json(p: HostPart, documents: bool = True) -> Json:
     snap = None
     if p.last_snapshot is not None:
         snap = {**p.last_snapshot, "row": {k: v for k, v in p.last_snapshot["row"].items() if k != "lat_hist"}}
-    return {
+    out = {
         "rank": p.rank,
         "host": p.host,
         "state": p.state,
         "error": p.error,
         "spool": p.spool,
         "last_snapshot": snap,
-        "document": doc,
     }
+    return {**out, "document": host_document(p)} if documents else out
 
 
-def fleet_json(res: FleetResults) -> Json:
+def fleet_json(res: FleetResults, documents: bool = True) -> Json:
+    """The ``iolab.fleet/1`` document; without ``documents`` the hosts'
+    own results documents are left out (a run directory writes them one
+    at a time, :func:`iolab.fleet.rundir.save_fleet_run`)."""
     o = res.outcome
     total = None if res.total is None else build_output(res.total.result_json, res.total.summary_json)
     return {
@@ -160,7 +168,7 @@ def fleet_json(res: FleetResults) -> Json:
         "alignment": res.alignment,
         "table": res.rows,
         "total": total,
-        "hosts": [_host_json(p) for p in o.parts],
+        "hosts": [_host_json(p, documents) for p in o.parts],
     }
 
 
@@ -201,4 +209,4 @@ def formatted(res: FleetResults, output_format: str) -> str:
     return text(res)
 
 
-__all__ = ["FLEET_SCHEMA", "FleetResults", "build", "fio_json", "fleet_json", "formatted", "text"]
+__all__ = ["FLEET_SCHEMA", "FleetResults", "build", "fio_json", "fleet_json", "formatted", "host_document", "text"]

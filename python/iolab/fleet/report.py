@@ -21,7 +21,7 @@ from typing import Any, Optional
 from iolab.errors import ResultFormatError
 from iolab.fleet.rundir import read_fleet, read_rank_results
 from iolab.report.analysis_text import Table
-from iolab.report.fleet_lines import by_group_dir, skew_line, spread_line
+from iolab.report.fleet_lines import ROWS_MAX, by_group_dir, many_hosts_lines, rows_spread, skew_line, spread_line
 
 BAR_CHARS = 40
 
@@ -78,9 +78,10 @@ def fleet_json(directory: Path) -> Optional[dict[str, Any]]:
     """The report's ``fleet`` object, or None for a source that is not a fleet.
 
     A run: ``{"kind": "run", "hosts": N, "table": [a row per host and
-    direction, then the totals], "clock": ..., "incomplete", "faults"}`` (the
-    rows as in ``fleet.json``: ``iops``, ``bw_bytes_per_s``, ``lat_p50_ns``,
-    ``lat_p99_ns``...). A sweep: ``{"kind": "sweep", "points": [{"point",
+    direction, then the totals], "spread": [per group and direction: its
+    ``group``, ``dir`` and :func:`~iolab.report.fleet_lines.rows_spread`],
+    "clock": ..., "incomplete", "faults"}`` (the rows as in ``fleet.json``:
+    ``iops``, ``bw_bytes_per_s``, ``lat_p50_ns``, ``lat_p99_ns``...). A sweep: ``{"kind": "sweep", "points": [{"point",
     "hosts": [{"rank", "host", "iops"}], "spread": {"min_iops", "max_iops",
     "max_over_min", "cv_pct"} or null, "start_skew_ns", "incomplete",
     "faults"}]}``."""
@@ -92,6 +93,7 @@ def fleet_json(directory: Path) -> Optional[dict[str, Any]]:
             "kind": "run",
             "hosts": len(doc["hosts"]),
             "table": doc["table"],
+            "spread": [{"group": g, "dir": d, **(rows_spread(sel) or {})} for (g, d), sel in by_group_dir(doc)],
             "clock": doc["clock"],
             "incomplete": bool(doc.get("incomplete")),
             "faults": list(doc.get("faults", [])),
@@ -161,13 +163,22 @@ def format_fleet_sweep(points: list[Path]) -> str:
 
 
 def format_fleet(doc: dict[str, Any]) -> str:
+    """A fleet run: per group and direction a bar per host, or above
+    :data:`ROWS_MAX` hosts their spread (quantiles, a histogram of host
+    kIOPS, the slowest hosts, the stragglers); the start skew; faults."""
     lines = ["", f"Fleet: {len(doc['hosts'])} hosts", "  " + skew_line(doc)]
     for key, sel in by_group_dir(doc):
-        top = max(r["iops"] for r in sel)
-        lines.append(f"  group {key[0]} {key[1]}: kIOPS per host")
-        width = max(len(r["host"]) for r in sel)
-        for r in sel:
-            lines.append(f"    {r['host']:<{width}} {r['iops'] / 1e3:>9.2f} {_bar(r['iops'], top)}")
+        if len(sel) > ROWS_MAX:
+            spread = rows_spread(sel)
+            assert spread is not None
+            lines.append(f"  group {key[0]} {key[1]}: {len(sel)} hosts")
+            lines += many_hosts_lines(spread)
+        else:
+            top = max(r["iops"] for r in sel)
+            lines.append(f"  group {key[0]} {key[1]}: kIOPS per host")
+            width = max(len(r["host"]) for r in sel)
+            for r in sel:
+                lines.append(f"    {r['host']:<{width}} {r['iops'] / 1e3:>9.2f} {_bar(r['iops'], top)}")
         if spread_line(sel):
             lines.append("    " + spread_line(sel))
     if doc.get("incomplete"):

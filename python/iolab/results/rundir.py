@@ -41,10 +41,21 @@ RESULT_FILE = "result.json"
 SERIES_FILE = "timeseries.parquet"
 
 
-def write_json(path: Path, value: Any) -> None:
-    """Write atomically (a reader never sees half a file)."""
+#: A document longer than this, compact, is written compact: indentation
+#: makes Python's json use its pure-Python encoder, 10-20 times slower than
+#: the C one (a 1,000-host fleet's result.json, 22 MB: 7 s against 0.4 s).
+INDENT_MAX_BYTES = 256 << 10
+
+
+def write_json(path: Path, value: Any, compact: bool = False) -> None:
+    """Write atomically (a reader never sees half a file); indented for
+    reading by eye unless large (:data:`INDENT_MAX_BYTES`) or ``compact``
+    (many files: a fleet's hosts/rank-R.json)."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
+    if not compact and len(text) <= INDENT_MAX_BYTES:
+        text = json.dumps(value, indent=1, sort_keys=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(value, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.write_text(text + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 

@@ -21,6 +21,7 @@ pandas DataFrame (pandas is imported only there, so the CLI starts fast).
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -149,8 +150,21 @@ def read_document(directory: Path) -> Json:
     """The run directory's results document; a summary written by an older
     iolab (without the group totals or a job's total IOPS) is made again
     from the lossless result."""
-    doc: Json = json.loads((directory / RESULT_FILE).read_text(encoding="utf-8"))
-    return current_document(doc)
+    return current_document(loads_large((directory / RESULT_FILE).read_text(encoding="utf-8")))
+
+
+def loads_large(text: str) -> Json:
+    """``json.loads`` with Python's cyclic garbage collector paused: parsing
+    makes only acyclic objects, and a 10,000-host fleet's 134 MB result set
+    off collections over all of them that took half the parse (1.6 s → 0.8 s)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        value: Json = json.loads(text)
+    finally:
+        if was:
+            gc.enable()
+    return value
 
 
 def current_document(doc: Json) -> Json:

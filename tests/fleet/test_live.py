@@ -8,10 +8,13 @@ from __future__ import annotations
 import json
 import math
 import sys
+import threading
+import time
 import urllib.error
 import urllib.request
 from collections import Counter
 from pathlib import Path
+from typing import Callable
 
 from iolab import _native
 from iolab.fleet.live import (
@@ -240,3 +243,48 @@ def test_live_page_pages_a_large_fleet_in_chromium(tmp_path: Path) -> None:
         assert "<td>h0099</td>" in dom and "<td>h0100</td>" not in dom.split('id="view"')[1]
     finally:
         server.close()
+
+
+def _runs_meanwhile(call: Callable[[], object]) -> tuple[int, float]:
+    """How often a Python thread ran while ``call`` was inside native code:
+    its timestamps more than 20 ms from either end of the call (a held GIL
+    lets another thread run only around the call, for one switch interval,
+    5 ms), and how long the call took."""
+    stamps: list[float] = []
+    stop = threading.Event()
+
+    def ticker() -> None:
+        while not stop.is_set():
+            stamps.append(time.perf_counter())
+            for _ in range(200):
+                pass
+
+    t = threading.Thread(target=ticker, daemon=True)
+    t.start()
+    try:
+        while not stamps:
+            time.sleep(0.001)
+        t0 = time.perf_counter()
+        call()
+        t1 = time.perf_counter()
+    finally:
+        stop.set()
+        t.join(timeout=10)
+    return sum(1 for x in stamps if t0 + 0.02 < x < t1 - 0.02), t1 - t0
+
+
+def test_metrics_of_many_hosts_leave_the_gil_to_rank_0s_loop() -> None:
+    # /metrics of 1,000 hosts is tens of MB made on the live server's
+    # thread, and the live total merges every host's histogram: both native
+    # calls release the GIL, so rank 0's loop (here: a ticking thread) goes
+    # on meanwhile. Were it held, no tick could fall inside the call.
+    v, _ = _fleet_view(1_000)
+    hists = [t["lat_ns"][0] for r in v.rows for t in r.totals]
+    series = [([("host", f"h{i}"), ("direction", "read")], h) for i, h in enumerate(hists * 2)]
+    out: list[str] = []
+    ticks, took = _runs_meanwhile(lambda: out.append(_native.prom_latency("lat_seconds", "latency", series, False)))
+    assert out[0].count("lat_seconds_count{") == 2_000
+    assert took < 0.1 or ticks > 0, (ticks, took)
+    ticks, took = _runs_meanwhile(lambda: out.append(_native.hist_merge(hists * 20)))
+    assert _native.hist_stats(out[1], [50.0])["count"] == 20 * 2 * 20 * 1_000
+    assert took < 0.1 or ticks > 0, (ticks, took)

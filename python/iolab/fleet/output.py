@@ -25,6 +25,7 @@ from iolab.fleet.merge import merge_result_jsons, table_rows
 from iolab.fleet.runner import FleetOutcome, HostPart
 from iolab.results import build_output, to_fio_json
 from iolab.results.fio_json import _entry
+from iolab.results.rundir import INDENT_MAX_BYTES
 from iolab.run.local import RunOutput
 
 Json = dict[str, Any]
@@ -201,11 +202,18 @@ def fio_json(res: FleetResults) -> Json:
     return top
 
 
+def _json_text(doc: Json) -> str:
+    """Indented, unless large (:data:`~iolab.results.rundir.INDENT_MAX_BYTES`:
+    indentation takes Python's slow encoder, minutes for 10,000 hosts)."""
+    compact = json.dumps(doc)
+    return (compact if len(compact) > INDENT_MAX_BYTES else json.dumps(doc, indent=2)) + "\n"
+
+
 def formatted(res: FleetResults, output_format: str) -> str:
     if output_format == "json":
-        return json.dumps(fleet_json(res), indent=2) + "\n"
+        return _json_text(fleet_json(res))
     if output_format == "fio-json":
-        return json.dumps(fio_json(res), indent=2) + "\n"
+        return _json_text(fio_json(res))
     return text(res)
 
 

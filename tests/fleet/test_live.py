@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from iolab import _native
+from iolab.fleet.comm import TAG_INTERVAL
 from iolab.fleet.live import (
     ROWS_MAX,
     ClusterInterval,
@@ -28,7 +29,10 @@ from iolab.fleet.live import (
     total_of,
     view_json,
 )
+from iolab.fleet.parts import FleetConfig, Snapshotter
 from iolab.fleet.serve import LiveServer
+from iolab.fleet.spool import Spool
+from iolab.fleet.watch import Watch
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "report"))
 from chromium_check import _chromium
@@ -288,3 +292,56 @@ def test_metrics_of_many_hosts_leave_the_gil_to_rank_0s_loop() -> None:
     ticks, took = _runs_meanwhile(lambda: out.append(_native.hist_merge(hists * 20)))
     assert _native.hist_stats(out[1], [50.0])["count"] == 20 * 2 * 20 * 1_000
     assert took < 0.1 or ticks > 0, (ticks, took)
+
+
+class _Inbox:
+    """Rank 0's World for simulated hosts: ``drain`` hands over what they sent."""
+
+    def __init__(self, n: int) -> None:
+        self.rank, self.size, self.host = 0, n, "h0000"
+        self.sent: list[tuple[int, dict[str, object]]] = []
+
+    def drain(self, tag: int, source: int | None = None) -> list[tuple[int, dict[str, object]]]:
+        if tag != TAG_INTERVAL:
+            return []
+        got, self.sent = self.sent, []
+        return got
+
+    def post(self, value: object, dest: int, tag: int) -> None:
+        pass
+
+
+def test_rank_0_gathers_a_thousand_hosts_interval_and_its_total_is_the_union(tmp_path: Path) -> None:
+    # Issue 29: the live path at 1,000 simulated hosts through rank 0's own
+    # Watch: every host's snapshot (as its Snapshotter makes it) gathered,
+    # ten hosts silent this interval (late, named, not in the total), one
+    # host's next interval early (kept for the next view); the total's
+    # percentiles those of the union of the reporting hosts' samples.
+    n, silent = 1_000, set(range(500, 510))
+    world = _Inbox(n)
+    spool = Spool(tmp_path, 0)
+    watch = Watch(world, None, FleetConfig(), Snapshotter(0, "h0000", time.monotonic(), 1.0), spool,  # type: ignore[arg-type]
+                  [f"h{i:04d}" for i in range(n)])  # fmt: skip
+    union: list[int] = []
+    now = time.monotonic()
+    for i in range(n):
+        values = [1_000 * (1 + i % 7) + 10 * k for k in range(20)]
+        snap = Snapshotter(i, f"h{i:04d}", now, 1.0, ["j"])
+        first = snap.take(_progress(10_000.0 + i, values), now)
+        if i not in silent:
+            world.sent.append((i, first))
+            union += values
+        if i == 3:
+            world.sent.append((i, snap.take(_progress(1.0, [5]), now)))  # interval 2, early
+    watch.gather()
+    v = watch.view(1)
+    spool.close()
+    assert [r.host for r in v.rows if r.late] == [f"h{i:04d}" for i in sorted(silent)] == v.late_hosts
+    assert v.total.iops == sum(10_000.0 + i for i in range(n) if i not in silent)
+    st = _native.hist_stats(v.total.lat_hist or "", [50.0, 99.0])
+    assert st["count"] == len(union)
+    for p, got in ((50.0, v.total.lat_p50_ns), (99.0, v.total.lat_p99_ns)):
+        exact = _exact(union, p)
+        assert got is not None and abs(got - exact) <= exact * 1e-3 + 1, (p, got, exact)
+    assert list(watch.snapshots) == [2] and list(watch.snapshots[2]) == [3]
+    assert "no snapshot this interval from 10 hosts: h0500, h0501" in terminal_table(v)

@@ -345,3 +345,24 @@ def test_rank_0_gathers_a_thousand_hosts_interval_and_its_total_is_the_union(tmp
         assert got is not None and abs(got - exact) <= exact * 1e-3 + 1, (p, got, exact)
     assert list(watch.snapshots) == [2] and list(watch.snapshots[2]) == [3]
     assert "no snapshot this interval from 10 hosts: h0500, h0501" in terminal_table(v)
+
+
+def test_views_slower_than_half_the_interval_are_noted_once(tmp_path: Path) -> None:
+    world = _Inbox(30)
+    notes: list[str] = []
+    spool = Spool(tmp_path, 0)
+    watch = Watch(world, None, FleetConfig(), Snapshotter(0, "h0000", time.monotonic(), 1.0), spool,  # type: ignore[arg-type]
+                  [f"h{i:04d}" for i in range(30)], on_view=lambda _v: None, note=notes.append)  # fmt: skip
+    # views taking 0.6, 0.6 (a stall), 0.2, then 0.6, 0.7, 1.3 and 0.6 s
+    took = [0.6, 0.6, 0.2, 0.6, 0.7, 1.3, 0.6]
+    ticks = iter([t for x in took for t in (0.0, x)])
+    watch.clock = lambda: next(ticks)
+    for seq, _ in enumerate(took[:5], 1):
+        watch.draw(seq)
+    assert notes == []  # two slow views, a fast one, two slow ones
+    watch.draw(6)
+    watch.draw(7)
+    spool.close()
+    assert notes == [
+        "iolab: the live view of 30 hosts took 1.30 s of the 1 s interval; --interval 3s or more keeps it within"
+    ]

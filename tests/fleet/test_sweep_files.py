@@ -141,3 +141,35 @@ def test_a_thousand_host_run_reports_its_spread_not_a_bar_per_host() -> None:
     assert sp is not None and sum(b["hosts"] for b in sp["bins"]) == n and sp["bins"][0]["hosts"] == 11
     assert sp["quantiles_iops"]["max"] == 10_999.0 and sp["quantiles_iops"]["min"] == 100.0
     assert sp["quantiles_iops"]["p50"] == sorted(r["iops"] for r in rows)[499]
+
+
+def test_a_sweep_of_many_hosts_gives_their_quantiles_not_a_column_each(tmp_path: Path) -> None:
+    # Issue 29: above 24 hosts a sweep's point shows the hosts' kIOPS
+    # quantiles and the slowest host, read one host's file at a time.
+    iops = _sweep(tmp_path, (("p001-r1", 30),))["p001-r1"]
+    table = sweep_table(tmp_path)
+    assert table is not None
+    assert table.header[:8] == [
+        "point",
+        "hosts",
+        "min kIOPS",
+        "p10 kIOPS",
+        "median kIOPS",
+        "p90 kIOPS",
+        "max kIOPS",
+        "slowest",
+    ]
+    s = sorted(iops)
+    slowest = f"h{iops.index(s[0])}"
+    assert table.rows[0][1:8] == [
+        "30",
+        f"{s[0] / 1e3:.2f}",
+        f"{s[2] / 1e3:.2f}",
+        f"{s[14] / 1e3:.2f}",
+        f"{s[26] / 1e3:.2f}",
+        f"{s[-1] / 1e3:.2f}",
+        slowest,
+    ]
+    text = fleet_section(tmp_path)
+    assert f"  p001-r1: 30 hosts, host kIOPS: min {s[0] / 1e3:.2f}" in text and f"slowest: {slowest} " in text
+    assert fleet_sweep_html(tmp_path).startswith("<h2>Fleet: 30 hosts</h2>")

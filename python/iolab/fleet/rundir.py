@@ -62,6 +62,17 @@ def save_fleet_run(root: Path, res: FleetResults) -> Path:
     return directory
 
 
+def iter_rank_results(directory: Path) -> Iterator[tuple[int, Any]]:
+    """Each rank's own results document kept in a run or point directory,
+    by rank, one at a time (10,000 hosts' documents are never in memory
+    together)."""
+    import json
+
+    paths = {int(p.stem.removeprefix("rank-")): p for p in (directory / HOSTS_DIR).glob("rank-*.json")}
+    for rank in sorted(paths):
+        yield rank, json.loads(paths[rank].read_text(encoding="utf-8"))
+
+
 def read_rank_results(directory: Path) -> dict[int, Any]:
     """Each rank's own results document kept in a run or point directory
     (``hosts/rank-R.json``; rank → document). Not the hosts table a fleet
@@ -87,6 +98,7 @@ __all__ = [
     "HOSTS_DIR",
     "fleet_files",
     "fleet_observed",
+    "iter_rank_results",
     "read_fleet",
     "read_rank_results",
     "save_fleet_run",

@@ -118,3 +118,15 @@ def test_a_host_without_a_measured_start_is_left_alone_and_padding_is_bounded() 
     on_zero, _ = align(results, offsets)
     assert on_zero[1] == results[1]
     assert len(on_zero[2]["jobs"][0]["workers"][0]["series"]) == 3 + 2
+
+
+def test_aligning_leaves_the_hosts_own_result_as_it_was() -> None:
+    # aligned() copies only what it changes (jobs, workers, series): the
+    # host's own document, kept in hosts/rank-R.json, keeps its own clock.
+    results, offsets = _fleet()
+    before = json.dumps(results, sort_keys=True)
+    on_zero, how = align(results, offsets)
+    assert json.dumps(results, sort_keys=True) == before
+    assert how[2].shift_intervals == 1
+    assert len(on_zero[2]["jobs"][0]["workers"][0]["series"]) == 3
+    assert len(results[2]["jobs"][0]["workers"][0]["series"]) == 2

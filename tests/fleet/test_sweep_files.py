@@ -8,9 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-from iolab.fleet.report import fleet_json, fleet_section, fleet_sweep_html, sweep_table
+from iolab.fleet.report import fleet_json, fleet_section, fleet_sweep_html, format_fleet, sweep_table
 from iolab.fleet.runner import FleetConfig, FleetOutcome, HostPart
 from iolab.fleet.sweep import merged_output
+from iolab.report.fleet_lines import rows_spread
 from iolab.results.rundir import observed_files, write_run_dir
 
 from .synth import hosts
@@ -106,3 +107,69 @@ def test_one_host_says_hosts_1_in_every_format(tmp_path: Path) -> None:
     assert "\n- hosts: 1\n" in render_analysis(an, ReportFormat.md)
     assert json.loads(render_analysis(an, ReportFormat.json))["hosts"] == 1
     assert "<li>hosts: 1</li>" in render_html(an)
+
+
+def test_a_thousand_host_run_reports_its_spread_not_a_bar_per_host() -> None:
+    # Issue 29: above 24 hosts the report shows the histogram of host kIOPS,
+    # the slowest hosts and the stragglers; the quantiles are the hosts' own.
+    n = 1_000
+    rows = [
+        {
+            "host": f"h{i:04d}",
+            "group": 0,
+            "dir": "read",
+            "iops": 100.0 if i % 97 == 13 else 10_000.0 + i,
+            "lat_p99_ns": 50_000 + i,
+        }
+        for i in range(n)
+    ]
+    doc = {
+        "hosts": [{"rank": i, "host": f"h{i:04d}"} for i in range(n)],
+        "clock": {"ranks": [{"rank": 0, "offset_ns": 0}], "start_skew_ns": 0, "round_trip_median_ns": 0},
+        "table": [*rows, {"host": "Total", "group": 0, "dir": "read", "iops": 1.0, "lat_p99_ns": 1}],
+    }
+    text = format_fleet(doc)
+    lines = text.splitlines()
+    assert len(lines) < 40, text
+    assert "  group 0 read: 1000 hosts" in lines
+    strag = [f"h{i:04d}" for i in range(13, n, 97)]  # 11 hosts at 100 IOPS
+    slow_at = next(i for i, x in enumerate(lines) if x.startswith("    slowest 10 hosts"))
+    assert [x.split()[0] for x in lines[slow_at + 1 : slow_at + 11]] == strag[:10]
+    assert any(x.startswith("    stragglers (11, below 75% of the median host's kIOPS): h0013 0.10") for x in lines)
+    assert any(x.endswith("(stragglers)") and "     11 hosts" in x for x in lines)
+    sp = rows_spread(rows)
+    assert sp is not None and sum(b["hosts"] for b in sp["bins"]) == n and sp["bins"][0]["hosts"] == 11
+    assert sp["quantiles_iops"]["max"] == 10_999.0 and sp["quantiles_iops"]["min"] == 100.0
+    assert sp["quantiles_iops"]["p50"] == sorted(r["iops"] for r in rows)[499]
+
+
+def test_a_sweep_of_many_hosts_gives_their_quantiles_not_a_column_each(tmp_path: Path) -> None:
+    # Issue 29: above 24 hosts a sweep's point shows the hosts' kIOPS
+    # quantiles and the slowest host, read one host's file at a time.
+    iops = _sweep(tmp_path, (("p001-r1", 30),))["p001-r1"]
+    table = sweep_table(tmp_path)
+    assert table is not None
+    assert table.header[:8] == [
+        "point",
+        "hosts",
+        "min kIOPS",
+        "p10 kIOPS",
+        "median kIOPS",
+        "p90 kIOPS",
+        "max kIOPS",
+        "slowest",
+    ]
+    s = sorted(iops)
+    slowest = f"h{iops.index(s[0])}"
+    assert table.rows[0][1:8] == [
+        "30",
+        f"{s[0] / 1e3:.2f}",
+        f"{s[2] / 1e3:.2f}",
+        f"{s[14] / 1e3:.2f}",
+        f"{s[26] / 1e3:.2f}",
+        f"{s[-1] / 1e3:.2f}",
+        slowest,
+    ]
+    text = fleet_section(tmp_path)
+    assert f"  p001-r1: 30 hosts, host kIOPS: min {s[0] / 1e3:.2f}" in text and f"slowest: {slowest} " in text
+    assert fleet_sweep_html(tmp_path).startswith("<h2>Fleet: 30 hosts</h2>")

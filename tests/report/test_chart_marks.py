@@ -42,6 +42,8 @@ KINDS = {
     "IOPS per host": r"^IOPS per host \(fleet\)",
     "bandwidth per host": r"^bandwidth \(MB/s\) per host \(fleet\)",
     "p99 latency per host": r"^p99 latency \(lat\) per host \(fleet\)",
+    "hosts by kIOPS": r"^hosts by kIOPS \(fleet, \d+ hosts\)",
+    "slowest hosts": r"^the \d+ slowest hosts \(fleet\)",
 }
 
 CASES: dict[str, Callable[[], Analysis]] = {
@@ -86,6 +88,34 @@ def test_fleet_report_draws_a_bar_per_host(tmp_path: Path) -> None:
     assert "max/min 3.000" in html  # node2 does 3x node0's IOPS
 
 
+#: A fleet of 100 hosts (over the 24 drawn a bar each): host i at 10,000 + 10 i IOPS, node7 a straggler.
+FLEET_MANY = {
+    **FLEET,
+    "hosts": [{"rank": r, "host": f"node{r}"} for r in range(100)],
+    "table": [
+        *[_row(f"node{r}", "read", 3_000.0 if r == 7 else 10_000.0 + 10 * r, 90_000 + r) for r in range(100)],
+        _row("Total", "read", 1_000_000.0, 95_000),
+    ],
+}
+
+
+def test_fleet_report_of_many_hosts_draws_their_spread(tmp_path: Path) -> None:
+    # Above 24 hosts: the histogram of host kIOPS and the slowest hosts, not 100 bars.
+    page = tmp_path / "fleet.html"
+    html = render_html(single_run(), FLEET_MANY)
+    page.write_text(html, encoding="utf-8")
+    titles = [c.title for c in fleet_charts(FLEET_MANY)]
+    assert titles == ["hosts by kIOPS (fleet, 100 hosts), group 0 read", "the 10 slowest hosts (fleet), group 0 read"]
+    opened = check_rendered(page, tmp_path, png_rows=800)
+    marks = chart_marks(opened.dom)
+    assert marks[0] == 9, marks  # the stragglers' bin and 8 over the others
+    assert marks[1] >= 10, marks  # a bar per slow host (and its p99 marker)
+    assert (
+        "Fleet: 100 hosts" in html and "stragglers (1, below 75% of the median host&#x27;s kIOPS): node7 3.00" in html
+    )
+    assert "median 10.49" in html  # nearest rank: the 50th of 100
+
+
 def kind_of(title: str) -> str:
     kinds = [k for k, pattern in KINDS.items() if re.search(pattern, title)]
     assert len(kinds) == 1, f"chart {title!r} is of kinds {kinds}: update KINDS"
@@ -113,7 +143,7 @@ def test_run_results_directory_charts_have_marks(tmp_path: Path, cli) -> None:
 
 def test_the_cases_draw_every_chart_kind() -> None:
     seen = {kind_of(c.title) for make in CASES.values() for c in all_charts(make())}
-    seen |= {kind_of(c.title) for c in fleet_charts(FLEET)}
+    seen |= {kind_of(c.title) for fleet in (FLEET, FLEET_MANY) for c in fleet_charts(fleet)}
     assert seen == set(KINDS), set(KINDS) - seen
 
 

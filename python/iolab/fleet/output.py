@@ -32,6 +32,7 @@ from iolab.fleet.merge import merge_result_jsons, table_rows
 from iolab.fleet.runner import FleetOutcome, HostPart
 from iolab.results import build_output, to_fio_json
 from iolab.results.fio_json import _entry
+from iolab.results.rundir import INDENT_MAX_BYTES
 from iolab.run.local import RunOutput
 
 Json = dict[str, Any]
@@ -138,25 +139,33 @@ def text(res: FleetResults) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _host_json(p: HostPart) -> Json:
-    doc = None
-    if p.result_json is not None:
-        doc = build_output(p.result_json, _native.summarize(p.result_json))
+def host_document(p: HostPart) -> Optional[Json]:
+    """The host's own results document (its result and the core's summary
+    of it), or None for a host that returned no result."""
+    if p.result_json is None:
+        return None
+    return build_output(p.result_json, _native.summarize(p.result_json))
+
+
+def _host_json(p: HostPart, documents: bool = True) -> Json:
     snap = None
     if p.last_snapshot is not None:
         snap = {**p.last_snapshot, "row": {k: v for k, v in p.last_snapshot["row"].items() if k != "lat_hist"}}
-    return {
+    out = {
         "rank": p.rank,
         "host": p.host,
         "state": p.state,
         "error": p.error,
         "spool": p.spool,
         "last_snapshot": snap,
-        "document": doc,
     }
+    return {**out, "document": host_document(p)} if documents else out
 
 
-def fleet_json(res: FleetResults) -> Json:
+def fleet_json(res: FleetResults, documents: bool = True) -> Json:
+    """The ``iolab.fleet/1`` document; without ``documents`` the hosts'
+    own results documents are left out (a run directory writes them one
+    at a time, :func:`iolab.fleet.rundir.save_fleet_run`)."""
     o = res.outcome
     total = None if res.total is None else build_output(res.total.result_json, res.total.summary_json)
     return {
@@ -170,7 +179,7 @@ def fleet_json(res: FleetResults) -> Json:
         "alignment": res.alignment,
         "table": res.rows,
         "total": total,
-        "hosts": [_host_json(p) for p in o.parts],
+        "hosts": [_host_json(p, documents) for p in o.parts],
     }
 
 
@@ -218,12 +227,19 @@ def fio_json(res: FleetResults, *, plus: bool = False) -> Json:
     return top
 
 
+def _json_text(doc: Json) -> str:
+    """Indented, unless large (:data:`~iolab.results.rundir.INDENT_MAX_BYTES`:
+    indentation takes Python's slow encoder, minutes for 10,000 hosts)."""
+    compact = json.dumps(doc)
+    return (compact if len(compact) > INDENT_MAX_BYTES else json.dumps(doc, indent=2)) + "\n"
+
+
 def formatted(res: FleetResults, output_format: str) -> str:
     if output_format == "json":
-        return json.dumps(fleet_json(res), indent=2) + "\n"
+        return _json_text(fleet_json(res))
     if output_format in ("fio-json", "json+"):
-        return json.dumps(fio_json(res, plus=output_format == "json+"), indent=2) + "\n"
+        return _json_text(fio_json(res, plus=output_format == "json+"))
     return text(res)
 
 
-__all__ = ["FLEET_SCHEMA", "FleetResults", "build", "fio_json", "fleet_json", "formatted", "text"]
+__all__ = ["FLEET_SCHEMA", "FleetResults", "build", "fio_json", "fleet_json", "formatted", "host_document", "text"]

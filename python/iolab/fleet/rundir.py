@@ -16,10 +16,11 @@ An incomplete run is recorded as failed in the catalog, with its faults.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from iolab.fleet.output import FleetResults, fleet_json
+from iolab.fleet.output import FleetResults, fleet_json, host_document
 from iolab.results.catalog import save_run
 from iolab.results.rundir import RANK_FILE_PREFIX, write_json
 
@@ -28,23 +29,27 @@ HOSTS_DIR = "hosts"
 Json = dict[str, Any]
 
 
-def fleet_files(res: FleetResults) -> tuple[Json, dict[int, Json]]:
-    """``fleet.json`` (without the hosts' documents) and each rank's own results document."""
-    doc = fleet_json(res)
-    hosts = doc.pop("hosts")
+def fleet_files(res: FleetResults) -> tuple[Json, Iterator[tuple[int, Json]]]:
+    """``fleet.json`` (without the hosts' documents) and each rank's own
+    results document, made one at a time as the iterator is read: 10,000
+    hosts' documents are never in memory together."""
+    doc = fleet_json(res, documents=False)
     doc.pop("total")
-    doc["hosts"] = [{k: v for k, v in h.items() if k != "document"} for h in hosts]
-    return doc, {int(h["rank"]): h["document"] for h in hosts if h["document"] is not None}
+    per_rank = ((p.rank, d) for p in res.outcome.parts if (d := host_document(p)) is not None)
+    return doc, per_rank
 
 
 def fleet_observed(res: FleetResults) -> dict[str, Json]:
     """The same files as ``RunOutput.observed`` entries (``fleet``,
     ``hosts/rank-R``), which a sweep's point directory keeps as ``NAME.json``."""
     doc, per_rank = fleet_files(res)
-    return {"fleet": doc, **{f"{RANK_FILE_PREFIX}{r}": d for r, d in per_rank.items()}}
+    return {"fleet": doc, **{f"{RANK_FILE_PREFIX}{r}": d for r, d in per_rank}}
 
 
 def save_fleet_run(root: Path, res: FleetResults) -> Path:
+    """The run directory: the merged result (its summary computed once, at
+    the end of the run), ``fleet.json``, then each host's document written
+    as it is made."""
     assert res.total is not None
     doc, per_rank = fleet_files(res)
     error = None
@@ -52,9 +57,20 @@ def save_fleet_run(root: Path, res: FleetResults) -> Path:
         error = "incomplete fleet run: " + "; ".join(res.outcome.faults)
     directory = save_run(root, list(res.outcome.jobs), res.total, extra={FLEET_FILE: doc}, error=error)
     (directory / HOSTS_DIR).mkdir(exist_ok=True)
-    for rank, document in per_rank.items():
-        write_json(directory / HOSTS_DIR / f"rank-{rank}.json", document)
+    for rank, document in per_rank:
+        write_json(directory / HOSTS_DIR / f"rank-{rank}.json", document, compact=True)
     return directory
+
+
+def iter_rank_results(directory: Path) -> Iterator[tuple[int, Any]]:
+    """Each rank's own results document kept in a run or point directory,
+    by rank, one at a time (10,000 hosts' documents are never in memory
+    together)."""
+    import json
+
+    paths = {int(p.stem.removeprefix("rank-")): p for p in (directory / HOSTS_DIR).glob("rank-*.json")}
+    for rank in sorted(paths):
+        yield rank, json.loads(paths[rank].read_text(encoding="utf-8"))
 
 
 def read_rank_results(directory: Path) -> dict[int, Any]:
@@ -82,6 +98,7 @@ __all__ = [
     "HOSTS_DIR",
     "fleet_files",
     "fleet_observed",
+    "iter_rank_results",
     "read_fleet",
     "read_rank_results",
     "save_fleet_run",

@@ -14,6 +14,7 @@ every interval so the ranks can watch it in turn.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from typing import Any, Callable, Optional
@@ -26,6 +27,11 @@ from iolab.run.local import POLL_S, RunLike
 
 #: The view of interval k is drawn this many intervals after the snapshots were due.
 VIEW_WAIT = 0.35
+#: Views (gather aside: merge and draw) taking more than this share of the
+#: interval :data:`SLOW_VIEWS` times in a row are noted once, with the
+#: interval that would keep them within (one stall of a loaded machine is not).
+VIEW_BUDGET = 0.5
+SLOW_VIEWS = 3
 
 
 class Watch:
@@ -55,6 +61,10 @@ class Watch:
         self.own_done = False
         self.shown_seq = 0
         self.stopping = False
+        self.slow_noted = False
+        self.slow_views = 0
+        #: The clock views are timed by (a test gives its own).
+        self.clock: Callable[[], float] = time.monotonic
 
     # ---- the loop ----
 
@@ -97,6 +107,12 @@ class Watch:
                 for r in self.last_seen:
                     if r not in self.finals and r not in self.lost:
                         self.world.post(None, r, TAG_BEAT)
+        self.gather()
+        self._show_due()
+        self._watchdog()
+
+    def gather(self) -> None:
+        """Every snapshot and final result that has arrived, without waiting."""
         for r, s in self.world.drain(TAG_INTERVAL):
             self.last_seen[r] = time.monotonic()
             self._store(r, s)
@@ -104,8 +120,6 @@ class Watch:
             self.last_seen[r] = time.monotonic()
             self.finals[r] = f
             self._take_final(r, f)
-        self._show_due()
-        self._watchdog()
 
     def _store(self, rank: int, s: dict[str, Any]) -> None:
         self.snapshots.setdefault(int(s["seq"]), {})[rank] = s
@@ -136,8 +150,26 @@ class Watch:
         if time.monotonic() < draw_at:
             return
         self.shown_seq = due_seq
+        self.draw(due_seq)
+
+    def draw(self, seq: int) -> None:
+        """The view of interval ``seq`` to ``on_view``; views that take more
+        than :data:`VIEW_BUDGET` of the interval :data:`SLOW_VIEWS` times
+        in a row are noted, once (rank 0 also runs its own engine and
+        watches every rank meanwhile)."""
+        t0 = self.clock()
+        view = self.view(seq)
         if self.on_view is not None:
-            self.on_view(self.view(due_seq))
+            self.on_view(view)
+        took = self.clock() - t0
+        budget = VIEW_BUDGET * self.snap.interval_s
+        self.slow_views = self.slow_views + 1 if took > budget else 0
+        if self.slow_views == SLOW_VIEWS and not self.slow_noted:
+            self.slow_noted = True
+            self.note(
+                f"iolab: the live view of {len(view.rows)} hosts took {took:.2f} s of the "
+                f"{self.snap.interval_s:g} s interval; --interval {math.ceil(took / VIEW_BUDGET)}s or more keeps it within"
+            )
 
     def view(self, seq: int) -> ClusterInterval:
         got = self.snapshots.get(seq, {})

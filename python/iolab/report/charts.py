@@ -366,7 +366,13 @@ def fleet_charts(fleet: Json) -> list[Chart]:
     """A fleet run (its ``fleet.json``): per-host bars of IOPS, MB/s and p99
     latency — each host's figures from its own histograms, never an average
     of percentiles — one bar trace per group and direction, hosts on a
-    category axis (the table's rows minus the Total)."""
+    category axis (the table's rows minus the Total). Above
+    :data:`~iolab.report.fleet_lines.ROWS_MAX` hosts, their spread instead
+    (:func:`fleet_spread_charts`)."""
+    from iolab.report.fleet_lines import ROWS_MAX, by_group_dir
+
+    if any(len(sel) > ROWS_MAX for _, sel in by_group_dir(fleet)):
+        return fleet_spread_charts(fleet)
     rows = [r for r in fleet.get("table", []) if r["host"] != "Total"]
     keys = sorted({(r["group"], r["dir"]) for r in rows})
     multi = len({g for g, _ in keys}) > 1
@@ -388,6 +394,47 @@ def fleet_charts(fleet: Json) -> list[Chart]:
                 )
         if data:
             charts.append(Chart(title, data, {**_layout(title, "host", y, xcat=True), "barmode": "group"}))
+    return charts
+
+
+def fleet_spread_charts(fleet: Json) -> list[Chart]:
+    """Many hosts: per group and direction, how many hosts ran at each IOPS
+    (the histogram of host IOPS, the stragglers' bin first) and the slowest
+    hosts' IOPS with their p99 latency (each host's from its own histograms)."""
+    from iolab.report.fleet_lines import by_group_dir, rows_spread
+
+    charts = []
+    for (g, d), sel in by_group_dir(fleet):
+        sp = rows_spread(sel)
+        if sp is None:
+            continue
+        name = f"group {g} {d}"
+        x = [f"{b['low_iops'] / 1e3:.2f}-{b['high_iops'] / 1e3:.2f}" for b in sp["bins"]]
+        data = [{"type": "bar", "name": d, "x": x, "y": [b["hosts"] for b in sp["bins"]]}]
+        title = f"hosts by kIOPS (fleet, {sp['hosts']} hosts), {name}"
+        charts.append(Chart(title, data, _layout(title, "kIOPS of the host", "hosts", xcat=True)))
+        slow = sp["slowest"]
+        p99 = [r["lat_p99_ns"] for r in slow if r["lat_p99_ns"] is not None]
+        unit, scale = lat_unit_for(p99)
+        hosts = [r["host"] for r in slow]
+        data = [
+            {"type": "bar", "name": "IOPS", "x": hosts, "y": [r["iops"] for r in slow]},
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"p99 lat ({unit})",
+                "x": hosts,
+                "y": [None if r["lat_p99_ns"] is None else r["lat_p99_ns"] / scale for r in slow],
+                "yaxis": "y2",
+            },
+        ]
+        title = f"the {len(slow)} slowest hosts (fleet), {name}"
+        layout = {
+            **_layout(title, "host", "IOPS", xcat=True),
+            "yaxis2": {"title": {"text": f"p99 lat ({unit})"}, "overlaying": "y", "side": "right"},
+            "margin": {"t": 50, "r": 60},
+        }
+        charts.append(Chart(title, data, layout))
     return charts
 
 

@@ -134,12 +134,27 @@ def _charts(charts: list[Chart]) -> tuple[str, str]:
 def _fleet(fleet: Json) -> str:
     """The fleet section's text: start skew and clock offsets, the spread
     across hosts per group and direction (the bars are charts), faults."""
-    from iolab.report.fleet_lines import by_group_dir, skew_line, spread_line
+    from iolab.report.fleet_lines import (
+        ROWS_MAX,
+        by_group_dir,
+        quantiles_line,
+        rows_spread,
+        skew_line,
+        spread_line,
+        spread_of_json,
+        stragglers_line,
+    )
 
     items = [skew_line(fleet)]
     for (group, d), sel in by_group_dir(fleet):
         if spread_line(sel):
             items.append(f"group {group} {d}: {spread_line(sel)}")
+        sp = rows_spread(sel) if len(sel) > ROWS_MAX else None
+        if sp is not None:
+            items.append(f"group {group} {d}: {quantiles_line(spread_of_json(sp))}")
+            strag = stragglers_line([(r["host"], r["iops"]) for r in sp["stragglers"]])
+            if strag:
+                items.append(f"group {group} {d}: {strag}")
     if fleet.get("incomplete"):
         items.append("INCOMPLETE: " + "; ".join(fleet.get("faults", [])))
     lis = "".join(f"<li>{_e(i)}</li>" for i in items)

@@ -21,6 +21,7 @@ pandas DataFrame (pandas is imported only there, so the CLI starts fast).
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -41,10 +42,21 @@ RESULT_FILE = "result.json"
 SERIES_FILE = "timeseries.parquet"
 
 
-def write_json(path: Path, value: Any) -> None:
-    """Write atomically (a reader never sees half a file)."""
+#: A document longer than this, compact, is written compact: indentation
+#: makes Python's json use its pure-Python encoder, 10-20 times slower than
+#: the C one (a 1,000-host fleet's result.json, 22 MB: 7 s against 0.4 s).
+INDENT_MAX_BYTES = 256 << 10
+
+
+def write_json(path: Path, value: Any, compact: bool = False) -> None:
+    """Write atomically (a reader never sees half a file); indented for
+    reading by eye unless large (:data:`INDENT_MAX_BYTES`) or ``compact``
+    (many files: a fleet's hosts/rank-R.json)."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
+    if not compact and len(text) <= INDENT_MAX_BYTES:
+        text = json.dumps(value, indent=1, sort_keys=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(value, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.write_text(text + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -143,8 +155,21 @@ def read_document(directory: Path) -> Json:
     """The run directory's results document; a summary written by an older
     iolab (without the group totals or a job's total IOPS) is made again
     from the lossless result."""
-    doc: Json = json.loads((directory / RESULT_FILE).read_text(encoding="utf-8"))
-    return current_document(doc)
+    return current_document(loads_large((directory / RESULT_FILE).read_text(encoding="utf-8")))
+
+
+def loads_large(text: str) -> Json:
+    """``json.loads`` with Python's cyclic garbage collector paused: parsing
+    makes only acyclic objects, and a 10,000-host fleet's 134 MB result set
+    off collections over all of them that took half the parse (1.6 s → 0.8 s)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        value: Json = json.loads(text)
+    finally:
+        if was:
+            gc.enable()
+    return value
 
 
 def current_document(doc: Json) -> Json:

@@ -29,7 +29,6 @@
 use iolab_core::gen::IoUnit;
 use iolab_core::job::IoDir;
 
-use super::clock::now_ns;
 use super::record::IoTimes;
 use super::{io_failed, Params, Source, Syncs, Worker};
 use crate::backend::{Backend, Completion, Op, Queued, Request};
@@ -97,7 +96,7 @@ impl<B: Backend> Worker<B> {
     /// Read the clock, remember the reading, close intervals / the ramp.
     #[inline]
     pub(super) fn clock(&mut self) -> u64 {
-        let t = now_ns();
+        let t = self.clk.now_ns();
         self.last_ns = t;
         self.rec.tick(t);
         t

@@ -208,6 +208,8 @@ pub(crate) struct Worker<B: Backend> {
     syncs: Syncs,
     pacing: Pacing,
     limits: Limits,
+    /// The engine's clock, the worker's own copy (no shared read per I/O).
+    clk: clock::Clock,
     last_ns: u64,
     rec: Recorder,
     error: Option<EngineError>,
@@ -432,6 +434,7 @@ impl<B: Backend> Worker<B> {
                 space_full: false,
                 errs,
             },
+            clk: clock::Clock::get(),
             last_ns: 0,
             rec,
             error: None,

@@ -23,6 +23,9 @@
 //!   histogram decoded from it reports bucket edges unless its extremes are
 //!   restored ([`LatHist::set_exact`]; the results carry them beside the
 //!   histograms, see `stats::DirStats`).
+//! - Recording per I/O: a worker records into a [`HotHist`] (the same
+//!   buckets over every `u64`, flat, branch-free) and drains it into its
+//!   `LatHist`s once per interval, exactly (`hist/hot.rs`).
 
 use std::fmt;
 use std::io::Cursor;
@@ -33,6 +36,9 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Deserializer as SerdeDe, Serialize, Serializer as SerdeSer};
 
 use crate::error::CoreError;
+
+mod hot;
+pub use hot::{HotHist, HOT_LEN};
 
 /// Significant decimal digits kept by every latency histogram.
 pub const SIGFIG: u8 = 3;
@@ -145,6 +151,19 @@ impl LatHist {
         if self.h.record_n(ns, n).is_err() {
             self.h.saturating_record(ns);
         }
+    }
+
+    /// Add `n` samples of bucket value `ns` to the buckets only (a
+    /// [`HotHist`] drain; its exact extremes follow in `add_extremes`).
+    fn add_bucket(&mut self, ns: u64, n: u64) {
+        if self.h.record_n(ns, n).is_err() {
+            self.h.saturating_record_n(ns, n);
+        }
+    }
+
+    /// Widen the exact extremes by samples whose buckets were added.
+    fn add_extremes(&mut self, lo: u64, hi: u64) {
+        self.exact.merge(Extremes::Exact(lo, hi));
     }
 
     /// Add every sample of `other` (exact).

@@ -29,7 +29,6 @@
 use iolab_core::gen::IoUnit;
 use iolab_core::job::IoDir;
 
-use super::clock::now_ns;
 use super::record::IoTimes;
 use super::{io_failed, Params, Source, Syncs, Worker};
 use crate::backend::{Backend, Completion, Op, Queued, Request};
@@ -93,21 +92,35 @@ impl Slot {
     }
 }
 
+/// How often a running worker looks at the run's stop flags, ns.
+const HALT_CHECK_NS: u64 = 100_000;
+
 impl<B: Backend> Worker<B> {
     /// Read the clock, remember the reading, close intervals / the ramp.
     #[inline]
     pub(super) fn clock(&mut self) -> u64 {
-        let t = now_ns();
+        let t = self.clk.now_ns();
         self.last_ns = t;
         self.rec.tick(t);
         t
     }
 
     /// True once no more I/O may be issued.
+    ///
+    /// The run's stop flags (shared atomics) are looked at once per
+    /// [`HALT_CHECK_NS`] of the worker's clock, not on every turn: a stop
+    /// is seen at most that much later, and the per-I/O path reads no
+    /// shared memory.
     #[inline]
     pub(super) fn stopping(&self) -> bool {
-        if self.error.is_some() || self.ctl.job_halted(self.job_index) {
+        if self.error.is_some() {
             return true;
+        }
+        if self.last_ns >= self.halt_check_ns.get() {
+            if self.ctl.job_halted(self.job_index) {
+                return true;
+            }
+            self.halt_check_ns.set(self.last_ns + HALT_CHECK_NS);
         }
         if self.pacing.lat_done || (self.src.gen_done && self.src.pending.is_none()) {
             return true;

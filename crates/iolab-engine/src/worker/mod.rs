@@ -208,6 +208,8 @@ pub(crate) struct Worker<B: Backend> {
     syncs: Syncs,
     pacing: Pacing,
     limits: Limits,
+    /// The engine's clock, the worker's own copy (no shared read per I/O).
+    clk: clock::Clock,
     last_ns: u64,
     rec: Recorder,
     error: Option<EngineError>,
@@ -225,6 +227,8 @@ pub(crate) struct Worker<B: Backend> {
     overlap: Option<overlap::Overlap>,
     /// Index of the worker's job in the run (its `Control::job_stop`).
     job_index: usize,
+    /// When the stop flags are next looked at (see `Worker::stopping`).
+    halt_check_ns: std::cell::Cell<u64>,
 }
 
 /// The queue: one slot per iodepth, which are free, how many are in
@@ -432,6 +436,7 @@ impl<B: Backend> Worker<B> {
                 space_full: false,
                 errs,
             },
+            clk: clock::Clock::get(),
             last_ns: 0,
             rec,
             error: None,
@@ -450,6 +455,7 @@ impl<B: Backend> Worker<B> {
                 B::SYNC,
             ),
             job_index: spec.id.job as usize,
+            halt_check_ns: std::cell::Cell::new(0),
         };
         Ok((
             w,

@@ -20,13 +20,16 @@
 //! the verify phase (plus the write phase with verify_backlog).
 //!
 //! Nothing here allocates or locks per I/O: completions add to counters and
-//! record into pre-allocated histograms. Once per interval a sample goes to
-//! the run over a channel.
+//! record into pre-allocated [`HotHist`]s (branch-free, no bounds check);
+//! once per interval those are drained, exactly, into the interval's and
+//! the window's [`LatHist`]s and a sample goes to the run over a channel.
+//! A completion's total latency is recorded once: the interval's histogram
+//! and the window's both come from the same drain.
 
 use std::sync::mpsc::Sender;
 
 use iolab_core::cpu::thread_rusage;
-use iolab_core::hist::{LatHist, PackedHist};
+use iolab_core::hist::{HotHist, LatHist, PackedHist};
 use iolab_core::job::IoDir;
 use iolab_core::stats::{DirInterval, DirStats, IntervalSample, WorkerResult};
 
@@ -55,6 +58,11 @@ pub struct Recorder {
     /// Live latency histograms of the current interval; packed into `iv`
     /// when the interval closes.
     iv_lat_ns: [LatHist; 2],
+    /// Per-I/O records since the last drain, per direction: submission,
+    /// completion and total latency.
+    hot_slat: [HotHist; 2],
+    hot_clat: [HotHist; 2],
+    hot_lat: [HotHist; 2],
     series: Vec<IntervalSample>,
     interval_ns: u64,
     ramp_end_ns: u64,
@@ -96,6 +104,9 @@ impl Recorder {
             sync_lat_ns: LatHist::new(),
             iv: Default::default(),
             iv_lat_ns: [LatHist::new(), LatHist::new()],
+            hot_slat: Default::default(),
+            hot_clat: Default::default(),
+            hot_lat: Default::default(),
             series: Vec::new(),
             interval_ns: interval_ns.max(1),
             ramp_end_ns: 0,
@@ -130,7 +141,7 @@ impl Recorder {
     #[inline]
     pub fn submitted(&mut self, dir: usize, n: u64, slat_ns: u64) {
         if n > 0 {
-            self.dirs[dir].slat_ns.record_n(slat_ns, n);
+            self.hot_slat[dir].record_n(slat_ns, n);
         }
     }
 
@@ -148,19 +159,30 @@ impl Recorder {
         let lat = reap_ns.saturating_sub(t.issue_ns);
         d.ios += 1;
         d.bytes += bytes;
-        if submit_stage {
-            d.clat_ns.record(reap_ns.saturating_sub(t.submit_ns));
+        // Without a submit stage clat = lat; the select is a conditional move.
+        let from = if submit_stage {
+            t.submit_ns
         } else {
-            d.clat_ns.record(lat);
-        }
-        d.lat_ns.record(lat);
+            t.issue_ns
+        };
+        self.hot_clat[dir as usize].record(reap_ns.saturating_sub(from));
+        self.hot_lat[dir as usize].record(lat);
         if let Some(h) = d.lat_intended_ns.as_mut() {
             h.record(reap_ns.saturating_sub(t.due_ns));
         }
         let iv = &mut self.iv[dir as usize];
         iv.ios += 1;
         iv.bytes += bytes;
-        self.iv_lat_ns[dir as usize].record(lat);
+    }
+
+    /// Move the per-I/O records into the interval's and the window's
+    /// histograms (exact; see `HotHist`).
+    fn drain_hot(&mut self) {
+        for (d, s) in self.dirs.iter_mut().enumerate() {
+            self.hot_slat[d].drain_into(&mut [&mut s.slat_ns]);
+            self.hot_clat[d].drain_into(&mut [&mut s.clat_ns]);
+            self.hot_lat[d].drain_into(&mut [&mut s.lat_ns, &mut self.iv_lat_ns[d]]);
+        }
     }
 
     pub fn errored(&mut self, dir: IoDir) {
@@ -211,6 +233,8 @@ impl Recorder {
         self.sync_lat_ns.reset();
         self.iv = Default::default();
         self.iv_lat_ns.iter_mut().for_each(LatHist::reset);
+        let hot = self.hot_slat.iter_mut().chain(&mut self.hot_clat);
+        hot.chain(&mut self.hot_lat).for_each(HotHist::reset);
         self.measured_start_ns = Some(now_ns);
         self.grid_ns = now_ns;
         self.iv_start_ns = now_ns;
@@ -254,6 +278,7 @@ impl Recorder {
 
     /// Close the current interval at `end_ns`: keep it (measured) and send it.
     fn send_interval(&mut self, end_ns: u64, ramp: bool) {
+        self.drain_hot();
         let mut dirs = std::mem::take(&mut self.iv);
         for (d, h) in dirs.iter_mut().zip(self.iv_lat_ns.iter_mut()) {
             d.lat_ns = PackedHist::pack(h);
@@ -293,6 +318,7 @@ impl Recorder {
         if end_ns > self.iv_start_ns || self.iv.iter().any(|d| d.ios > 0) {
             self.send_interval(end_ns, false);
         }
+        self.drain_hot();
         self.end_phase(end_ns);
         for (d, rt) in self.dirs.iter_mut().zip(self.dir_runtime_ns) {
             d.runtime_ns = Some(rt);

@@ -424,6 +424,7 @@ def outcome_json(out: FindOutcome) -> dict[str, object]:
                     "clause": c.clause.text,
                     "value": c.value,
                     "unit": "iops" if c.clause.metric == "iops" else "ns",
+                    "threshold": c.clause.threshold,
                     "ci95": list(c.ci95) if c.ci95 else None,
                     "holds": c.holds,
                 }

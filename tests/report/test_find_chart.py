@@ -82,3 +82,22 @@ def test_the_find_report_renders_in_chromium(tmp_path: Path) -> None:
     opened = check_rendered(page, tmp_path)
     assert "SLO search: p99&lt;1ms vs iodepth" in opened.dom or "SLO search: p99<1ms vs iodepth" in opened.dom
     assert "first breaking: 151" in opened.dom and "meets: 150" in opened.dom
+
+
+def test_a_fleet_search_draws_the_total_and_each_host() -> None:
+    from iolab.fleet.slo import FleetRepeat, judge_fleet
+
+    from tests.plans.test_find import _repeat
+
+    def measure(qd: int, repeat: int) -> FleetRepeat:
+        fast, slow = [qd * 10_000.0] * 100, [qd * 20_000.0] * 5
+        return FleetRepeat(_repeat(fast + slow, 105), {"fast": _repeat(fast, 100), "slow": _repeat(slow, 5)})
+
+    out = search(measure, parse_slo("p99<1ms"), axis_space("iodepth", resolution="1"), repeats=1, max_repeats=1,
+                 judge_fn=judge_fleet)  # fmt: skip
+    (chart,) = find_charts(_with_find(outcome_json(out)))  # one clause: one chart
+    names = [t["name"] for t in chart.data]
+    for scope in ("total", "host fast", "host slow"):
+        assert f"{scope} measured (± 95 % interval)" in names
+    # The fleet's answer is the slow host's: QD 49 (2 x 49 x 10 µs < 1 ms), QD 50 breaks it there.
+    assert "host slow meets: 49" in names and "host slow first breaking: 50" in names

@@ -35,12 +35,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from iolab import _native
 from iolab.errors import JobError
 from iolab.plans.find_model import CurvePoint, badness, predict
-from iolab.plans.slo import ClauseVerdict, Repeat, Slo, Verdict, judge, percentile_name
+from iolab.plans.slo import ClauseVerdict, Slo, Verdict, judge, percentile_name
 from iolab.units import fmt_bytes_exact, fmt_iops, fmt_ns
 
 #: The axes find searches: name → (quantum, default start, default limit).
@@ -155,7 +155,7 @@ class Evaluation:
     """One value of the axis, its repeats and the SLO's verdict on them."""
 
     value: int
-    repeats: list[Repeat]
+    repeats: list[Any]  # each a Repeat; on a fleet a FleetRepeat (iolab.fleet.slo)
     verdict: Verdict
 
 
@@ -181,7 +181,10 @@ class FindOutcome:
         return len(self.space.full_sweep_values(end)) * self.repeats
 
 
-Measure = Callable[[int, int], Repeat]
+#: ``measure(value, repeat)`` → what ``judge`` reads: a Repeat, or a fleet's FleetRepeat.
+Measure = Callable[[int, int], Any]
+#: The SLO's verdict on a value's repeats: :func:`iolab.plans.slo.judge`, or a fleet's.
+Judge = Callable[[Slo, Sequence[Any]], Verdict]
 
 
 def check_repeats(repeats: int, max_repeats: int) -> None:
@@ -199,6 +202,7 @@ class _Search:
     space: AxisSpace
     repeats: int
     max_repeats: int
+    judge: Judge = judge
     done: dict[int, Evaluation] = field(default_factory=dict)
     extrapolated: int = 0  # values guessed above the highest met
     guessed: Optional[int] = None  # the last of them
@@ -206,7 +210,7 @@ class _Search:
     def evaluate(self, value: int) -> Evaluation:
         if value not in self.done:
             reps = [self.measure(value, r) for r in range(1, self.repeats + 1)]
-            self.done[value] = Evaluation(value, reps, judge(self.slo, reps))
+            self.done[value] = Evaluation(value, reps, self.judge(self.slo, reps))
         return self.done[value]
 
     def confirm(self, ev: Evaluation) -> bool:
@@ -215,7 +219,7 @@ class _Search:
         before = ev.verdict.holds
         while not ev.verdict.confident and len(ev.repeats) < self.max_repeats:
             ev.repeats.append(self.measure(ev.value, len(ev.repeats) + 1))
-            ev.verdict = judge(self.slo, ev.repeats)
+            ev.verdict = self.judge(self.slo, ev.repeats)
         return ev.verdict.holds != before
 
     def bracket(self) -> tuple[Optional[Evaluation], Optional[Evaluation]]:
@@ -285,12 +289,13 @@ def search(
     repeats: int = 2,
     max_repeats: int = 5,
     guess: Optional[int] = None,
+    judge_fn: Judge = judge,
 ) -> FindOutcome:
     """Bracket, then narrow (see the module doc). ``guess``: the first value
     measured (default ``space.start``); the search goes down from it by
     the growth factor while it breaks the SLO."""
     check_repeats(repeats, max_repeats)
-    st = _Search(measure, slo, space, repeats, max_repeats)
+    st = _Search(measure, slo, space, repeats, max_repeats, judge_fn)
     value = space.start if guess is None else min(space.limit, max(space.start, space.snap(guess)))
     history: list[tuple[int, int]] = []  # the brackets, each time a value inside was chosen
     while True:
@@ -360,7 +365,7 @@ def figure_text(c: ClauseVerdict, value: float) -> str:
 
 def _name(c: ClauseVerdict) -> str:
     cl = c.clause
-    where = f"{cl.direction} " if cl.direction else ""
+    where = (f"{cl.scope}: " if cl.scope else "") + (f"{cl.direction} " if cl.direction else "")
     if cl.metric == "iops":
         return f"{where}IOPS"
     kind = "" if cl.metric == "lat" else "clat "
@@ -422,6 +427,7 @@ def outcome_json(out: FindOutcome) -> dict[str, object]:
             "clauses": [
                 {
                     "clause": c.clause.text,
+                    "scope": c.clause.scope or "total",
                     "value": c.value,
                     "unit": "iops" if c.clause.metric == "iops" else "ns",
                     "threshold": c.clause.threshold,

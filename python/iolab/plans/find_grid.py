@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from iolab.plans.find import (
     SEARCH_AXES,
@@ -25,6 +25,7 @@ from iolab.plans.find import (
     Evaluation,
     FindError,
     FindOutcome,
+    Judge,
     Measure,
     axis_number,
     axis_value_text,
@@ -32,7 +33,7 @@ from iolab.plans.find import (
     search,
     statement,
 )
-from iolab.plans.slo import Repeat, Slo
+from iolab.plans.slo import Repeat, Slo, judge
 
 #: Axes whose product is the I/Os a job set keeps in flight.
 CONCURRENCY_AXES = ("iodepth", "numjobs")
@@ -64,8 +65,8 @@ def grid_axis(text: str, first: str) -> GridAxis:
     return GridAxis(name, values)
 
 
-#: ``measure(first value, second value, repeat) → Repeat``.
-GridMeasure = Callable[[int, int, int], Repeat]
+#: ``measure(first value, second value, repeat) → Repeat`` (a fleet's: FleetRepeat).
+GridMeasure = Callable[[int, int, int], Any]
 
 
 @dataclass
@@ -95,10 +96,11 @@ class GridOutcome:
         return len(self.space.full_sweep_values(max(ends))) * len(self.rows) * self.repeats
 
 
-def point_iops(repeats: Sequence[Repeat]) -> float:
+def point_iops(repeats: Sequence[Any]) -> float:
     """All the repeats' I/Os (both directions) over the time they ran."""
-    ios = sum(d.ios for r in repeats for d in r.values())
-    runtime_ns = sum(max((d.runtime_ns for d in r.values() if d.ios), default=0) for r in repeats)
+    totals: list[Repeat] = [getattr(r, "total", r) for r in repeats]  # a fleet's repeat: its total
+    ios = sum(d.ios for r in totals for d in r.values())
+    runtime_ns = sum(max((d.runtime_ns for d in r.values() if d.ios), default=0) for r in totals)
     return ios / (runtime_ns / 1e9) if runtime_ns else 0.0
 
 
@@ -110,12 +112,14 @@ def search_grid(
     *,
     repeats: int = 2,
     max_repeats: int = 5,
+    judge_fn: Judge = judge,
 ) -> GridOutcome:
     """The search along ``space`` for each of ``grid``'s values (see the module doc)."""
     rows: list[tuple[int, FindOutcome]] = []
     guess: Optional[int] = None
     for v in grid.values:
-        out = search(_row(measure, v), slo, space, repeats=repeats, max_repeats=max_repeats, guess=guess)
+        out = search(_row(measure, v), slo, space, repeats=repeats, max_repeats=max_repeats, guess=guess,
+                     judge_fn=judge_fn)  # fmt: skip
         rows.append((v, out))
         guess = _next_guess(space.name, grid.name, v, out, grid.values)
     return GridOutcome(slo, space, grid, rows, repeats)

@@ -16,17 +16,17 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from iolab.analysis.load import run_samples
 from iolab.analysis.model import Sample
 from iolab.errors import JobError
 from iolab.jobs import JobSpec
-from iolab.plans.find import AxisSpace, FindOutcome, check_repeats, outcome_json, search, values_of
+from iolab.plans.find import AxisSpace, FindOutcome, Judge, check_repeats, outcome_json, search, values_of
 from iolab.plans.find_grid import GridAxis, GridOutcome, grid_json, search_grid
 from iolab.plans.model import Axis, Plan, Value
 from iolab.plans.points import Point, resolve, validate
-from iolab.plans.slo import DIRECTIONS, DirRepeat, Repeat, Slo
+from iolab.plans.slo import DIRECTIONS, DirRepeat, Repeat, Slo, judge
 from iolab.plans.sweep import SweepInterrupted, SweepOptions, SweepRun, open_sweep
 from iolab.results.rundir import RUN_FILE, is_complete, write_json
 
@@ -89,6 +89,7 @@ class _SweepMeasure:
     sweep: SweepRun
     axes: tuple[str, ...]
     max_repeats: int
+    read: Callable[[Path], Any]
 
     def __post_init__(self) -> None:
         self.index: dict[tuple[int, ...], int] = {}
@@ -100,13 +101,13 @@ class _SweepMeasure:
                 self.index.setdefault(values, int(meta["point"]))
         self.checked: set[tuple[int, ...]] = set()
 
-    def __call__(self, value: int, repeat: int) -> Repeat:
+    def __call__(self, value: int, repeat: int) -> Any:
         return self.run((value,), repeat)
 
-    def grid(self, value: int, second: int, repeat: int) -> Repeat:
+    def grid(self, value: int, second: int, repeat: int) -> Any:
         return self.run((value, second), repeat)
 
-    def run(self, values: tuple[int, ...], repeat: int) -> Repeat:
+    def run(self, values: tuple[int, ...], repeat: int) -> Any:
         if values not in self.index:
             self.index[values] = max(self.index.values(), default=0) + 1
         point = Point(self.index[values], tuple(zip(self.axes, values)))
@@ -118,8 +119,13 @@ class _SweepMeasure:
             # The progress line counts the value's planned repeats; beyond them, up to the most it may get.
             planned = self.sweep.plan.repeats
             self.sweep.run_one(point, repeat, planned if repeat <= planned else self.max_repeats)
-        (sample,) = run_samples(directory)[:1]
-        return repeat_of(sample)
+        return self.read(directory)
+
+
+def read_repeat(directory: Path) -> Repeat:
+    """A run directory's figures as the SLO reads them (its first stonewall group)."""
+    (sample,) = run_samples(directory)[:1]
+    return repeat_of(sample)
 
 
 def run_find(
@@ -132,11 +138,15 @@ def run_find(
     *,
     max_repeats: int = 5,
     grid: Optional[GridAxis] = None,
+    read: Callable[[Path], Any] = read_repeat,
+    judge_fn: Judge = judge,
 ) -> tuple[Union[FindOutcome, GridOutcome], Path]:
     """Search (along ``space``, or over it x ``grid``), writing every run into
     ``results_root/<plan name>/``; the outcome and that directory. Raises
     ``JobError`` (the job at the start value, before anything runs),
-    :class:`SweepInterrupted`."""
+    :class:`SweepInterrupted`. ``read`` and ``judge_fn``: how a run
+    directory's figures are read and judged (a fleet's: per host and total,
+    :mod:`iolab.fleet.slo`)."""
     opts = opts or SweepOptions()
     check_repeats(plan.repeats, max_repeats)
     if not plan.name.strip() or "/" in plan.name:
@@ -146,16 +156,17 @@ def run_find(
     first = ((space.name, space.start),) + (() if grid is None else ((grid.name, grid.values[0]),))
     validate(plan, [Point(1, first)], opts.run_settings())
     sweep = open_sweep(plan, plan_text, results_root, opts)
-    measure = _SweepMeasure(sweep, tuple(a.name for a in axes), max_repeats)
+    measure = _SweepMeasure(sweep, tuple(a.name for a in axes), max_repeats, read)
     sweep.progress.begin(0, 0)
     sweep.catalog.set_status(plan.name, "running")
     outcome: Union[FindOutcome, GridOutcome]
     try:
         sweep.precondition()
         if grid is None:
-            outcome = search(measure, slo, space, repeats=plan.repeats, max_repeats=max_repeats)
+            outcome = search(measure, slo, space, repeats=plan.repeats, max_repeats=max_repeats, judge_fn=judge_fn)
         else:
-            outcome = search_grid(measure.grid, slo, space, grid, repeats=plan.repeats, max_repeats=max_repeats)
+            outcome = search_grid(measure.grid, slo, space, grid, repeats=plan.repeats, max_repeats=max_repeats,
+                                  judge_fn=judge_fn)  # fmt: skip
     except KeyboardInterrupt:
         sweep.catalog.set_status(plan.name, "interrupted")
         raise SweepInterrupted(

@@ -4,7 +4,8 @@ find.json: the merged percentile, ± Student's t over the repeats), the
 clause's threshold as a line, the point chosen (the highest meeting the
 SLO) and the first breaking it marked. A grid draws one line per value of
 its second axis, each row's chosen and breaking points, and the best
-point of the grid.
+point of the grid; a fleet's search a line per host and one for the
+total (each clause is judged on each).
 
 Reads the search's own record (``Dataset.plan["find"]``, from find.json),
 not the report's rows: the figures are exactly those the search decided on.
@@ -34,22 +35,29 @@ def find_charts(an: Analysis) -> list[Chart]:
     )
     if not rows or not rows[0][1].get("evaluations"):
         return []
-    clauses = [c["clause"] for c in rows[0][1]["evaluations"][0]["clauses"]]
-    return [c for i, text in enumerate(clauses) if (c := _clause_chart(found, rows, i, text)) is not None]
+    # A fleet's search judges each clause on the total and on every host: one chart per clause,
+    # a curve per scope.
+    by_text: dict[str, list[int]] = {}
+    for i, c in enumerate(rows[0][1]["evaluations"][0]["clauses"]):
+        by_text.setdefault(c["clause"], []).append(i)
+    return [c for text, idx in by_text.items() if (c := _clause_chart(found, rows, idx, text)) is not None]
 
 
-def _clause_chart(found: Json, rows: list[tuple[str, Json]], i: int, text: str) -> Optional[Chart]:
+def _clause_chart(found: Json, rows: list[tuple[str, Json]], idx: list[int], text: str) -> Optional[Chart]:
     axis = str(found["axis"])
     evs = [e for _, r in rows for e in r["evaluations"]]
+    i = idx[0]
     unit_kind = evs[0]["clauses"][i]["unit"]
-    figures = [e["clauses"][i]["value"] for e in evs]
+    figures = [e["clauses"][j]["value"] for e in evs for j in idx]
     if unit_kind == "ns":
         unit, scale = lat_unit_for(figures)
     else:
         unit, scale = "IOPS", 1.0
     data: list[Json] = []
     for name, r in rows:
-        data.extend(_row_traces(name, r, i, scale))
+        for j in idx:
+            scope = r["evaluations"][0]["clauses"][j].get("scope", "total") if len(idx) > 1 else ""
+            data.extend(_row_traces(" ".join(x for x in (name, scope) if x), r, j, scale))
     xs = [float(e["value"]) for e in evs]
     threshold = evs[0]["clauses"][i].get("threshold")
     if threshold is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Optional, Union
 
 import typer
 
@@ -12,7 +12,8 @@ from iolab.cli.errors import EXIT_INTERRUPTED
 from iolab.cli.options import AllowOverwrite, TestTarget
 from iolab.cli.sweep import DEFAULT_RESULTS
 from iolab.errors import JobError
-from iolab.plans.find import SEARCH_AXES, axis_space, statement
+from iolab.fleet.env import detect as fleet_launch
+from iolab.plans.find import SEARCH_AXES, FindOutcome, axis_space, statement
 from iolab.plans.find_grid import GridOutcome, grid_axis, grid_statement
 from iolab.plans.find_run import check_plan, plan_of_job, plan_toml, run_find
 from iolab.plans.model import load_plan
@@ -48,7 +49,9 @@ iolab records; both directions together when none is named) and
 directory (`iolab report` reads it), with the answer in find.json; the
 same command resumes a stopped search and reuses what it measured. The
 job (JOB...) is one job, as fio options or a job file, or a plan file (TOML, its
-[base] job, without [axes]). See docs/plans.md.
+[base] job, without [axes]). On a fleet (`iolab fleet -n N find ...`)
+every run runs on every rank and the SLO must hold on each host and on
+the exact total. See docs/plans.md.
 """
 
 
@@ -123,7 +126,22 @@ def find(
         text = plan_toml(plan)
     opts = SweepOptions(target=target, restart=restart, allow_overwrite=allow_overwrite, where="a find")
     try:
-        outcome, directory = run_find(plan, text, objective, space, results, opts, max_repeats=max_repeats, grid=grid)
+        if fleet_launch():
+            # Under `iolab fleet ... find`: every point on every rank; the SLO on each host and the total.
+            from iolab.cli.fleet import plans_on_fleet
+            from iolab.fleet.slo import fleet_repeat, judge_fleet
+
+            def on_fleet(o: SweepOptions) -> tuple[Union[FindOutcome, GridOutcome], Path]:
+                return run_find(plan, text, objective, space, results, o, max_repeats=max_repeats, grid=grid,
+                                read=fleet_repeat, judge_fn=judge_fleet)  # fmt: skip
+
+            done = plans_on_fleet(on_fleet, opts, "a fleet find")
+            if done is None:
+                return  # a fleet rank other than 0: rank 0 reports
+            outcome, directory = done
+        else:
+            outcome, directory = run_find(plan, text, objective, space, results, opts, max_repeats=max_repeats,
+                                          grid=grid)  # fmt: skip
     except SweepInterrupted as e:
         typer.echo(f"iolab: {e}", err=True)
         raise typer.Exit(EXIT_INTERRUPTED) from None

@@ -389,7 +389,11 @@ def statement(out: FindOutcome) -> list[str]:
     if out.best is None:
         assert out.first_fail is not None
         f = out.first_fail
-        lines.append(f"no point meets '{out.slo.text}': {axis_value_text(ax, f.value)} (the --start) breaks it")
+        c = f.verdict.deciding()
+        lines.append(
+            f"no point meets '{out.slo.text}': {axis_value_text(ax, f.value)} (the --start) breaks it: "
+            f"{_figure(c, f.verdict.repeats)}"
+        )
     else:
         b = out.best
         c = b.verdict.deciding()

@@ -11,10 +11,12 @@ of it never makes the latency better.
 Where to measure next comes from the latency-load curve fitted as it goes
 (:mod:`iolab.plans.find_model`): inside the bracket, the highest value on
 the resolution's grid below where the curve crosses the threshold (then
-its neighbour, which resolves the bracket when the fit was right), with
-a bisection whenever the guesses stall; above the highest value met, the
-crossing the curve extrapolates to, where it is nearer than the next
-geometric step and the fit predicts the values below it.
+its neighbour, which resolves the bracket when the fit was right); an
+end the guesses keep leaving where it is weighs less each time (the
+Illinois rule), and once one end has stayed through more than four
+guesses the search bisects. Above the highest value met it goes to the
+crossing the curve extrapolates to, where that is nearer than the next
+geometric step and the fit predicts the value below within 15 %.
 
 Each value is measured ``repeats`` times, and the verdict along the way
 is the figure's. Repeats are spent where they decide the answer: once the
@@ -28,6 +30,8 @@ the SLO.
 The measuring is injected (``measure(value, repeat) → Repeat``): the CLI's
 runs every repeat as a point of a sweep directory through the run pipeline
 (:mod:`iolab.plans.find_run`); the tests give a model whose curve is known.
+So is the verdict (``judge_fn``): :func:`iolab.plans.slo.judge`, or on a
+fleet :func:`iolab.fleet.slo.judge_fleet` (each host and the total).
 """
 
 from __future__ import annotations
@@ -206,6 +210,7 @@ class _Search:
     done: dict[int, Evaluation] = field(default_factory=dict)
     extrapolated: int = 0  # values guessed above the highest met
     guessed: Optional[int] = None  # the last of them
+    neighbour: Optional[int] = None  # the value a step above it, measured next
 
     def evaluate(self, value: int) -> Evaluation:
         if value not in self.done:
@@ -244,7 +249,11 @@ class _Search:
         grown = min(s.limit, max(best.value + s.quantum, s.snap(best.value * s.growth)))
         if best.value == self.guessed:
             # A guessed value met the SLO: its neighbour next, which resolves the bracket if the guess was right.
-            return min(grown, best.value + s.step(best.value))
+            self.neighbour = min(grown, best.value + s.step(best.value))
+            return self.neighbour
+        if best.value == self.neighbour:
+            # The neighbour met it too: the fit underestimates this curve; grow from here.
+            self.extrapolated = MAX_EXTRAPOLATED
         met = [p for p in self.curve() if p[0] <= best.value]
         if self.extrapolated >= MAX_EXTRAPOLATED or len(met) < 2:
             return grown

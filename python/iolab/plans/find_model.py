@@ -71,23 +71,27 @@ def predict(
     pair: tuple[CurvePoint, CurvePoint], others: Sequence[CurvePoint], *, within: Optional[float] = None
 ) -> Optional[float]:
     """Where the curve through ``pair`` crosses 1, in the shape that best
-    predicts the nearest of ``others``; None when neither shape rises, or
-    (``within``) when the better shape misses that point by more than this
-    fraction (or there is none to check it on)."""
+    predicts the (up to three) nearest of ``others``; None when neither
+    shape rises, or (``within``) when that shape misses the nearest by more
+    than this fraction (or there is none to check it on)."""
     p, q = sorted(pair)
     fits = {m: f(p, q) for m, f in (("linear", _linear), ("inverse", _inverse))}
     usable = {m: line for m, line in fits.items() if line is not None}
-    third = min(others, key=lambda o: min(abs(o[0] - p[0]), abs(o[0] - q[0])), default=None)
-    if not usable or (third is None and within is not None):
+    near = sorted(others, key=lambda o: min(abs(o[0] - p[0]), abs(o[0] - q[0])))[:3]
+    if not usable or (not near and within is not None):
         return None
 
-    def error(m: str) -> float:
-        assert third is not None
-        guess = _at(m, usable[m], third[0])
-        return abs(math.log(guess / third[1])) if 0 < guess < math.inf else math.inf
+    def error(m: str, o: CurvePoint) -> float:
+        guess = _at(m, usable[m], o[0])
+        return abs(math.log(guess / o[1])) if 0 < guess < math.inf else math.inf
 
-    model = min(usable, key=error) if third is not None else ("linear" if "linear" in usable else "inverse")
-    if within is not None and error(model) > math.log1p(within):
+    # One noisy value can make either shape look right; three seldom do.
+    model = (
+        min(usable, key=lambda m: sum(error(m, o) for o in near))
+        if near
+        else ("linear" if "linear" in usable else "inverse")
+    )
+    if within is not None and error(model, near[0]) > math.log1p(within):
         return None
     x = _crossing(model, usable[model])
     return x if math.isfinite(x) else None

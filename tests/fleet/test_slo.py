@@ -96,3 +96,24 @@ def test_not_a_fleet_run_is_refused(tmp_path: Path) -> None:
     (tmp_path / "x").mkdir()
     with pytest.raises(ValueError, match="not a fleet run"):
         fleet_repeat(tmp_path / "x")
+
+
+def test_a_grid_on_a_model_fleet_takes_the_slow_host_per_row() -> None:
+    # numjobs x QD in flight; the fast host answers in numjobs x QD x 10 µs, the slow one in twice
+    # that: per row the slow host decides (QD 50 at one job, 25 at two), and the grid's best point
+    # is the one with the most IOPS of the total (both hosts' I/Os over their time).
+    from iolab.fleet.slo import FleetRepeat
+    from iolab.plans.find_grid import grid_axis, search_grid
+
+    from tests.plans.test_find import _repeat
+
+    def measure(qd: int, jobs: int, repeat: int) -> FleetRepeat:
+        fast = [jobs * qd * 10_000.0 * 0.99] * 100
+        slow = [jobs * qd * 20_000.0 * 0.99] * 5
+        return FleetRepeat(_repeat(fast + slow, 105 * qd), {"fast": _repeat(fast, 100), "slow": _repeat(slow, 5)})
+
+    g = search_grid(measure, parse_slo("p99<1ms"), axis_space("iodepth", resolution="1"),
+                    grid_axis("numjobs=1,2", "iodepth"), repeats=1, max_repeats=1, judge_fn=judge_fleet)  # fmt: skip
+    assert [(v, o.best.value if o.best else None) for v, o in g.rows] == [(1, 50), (2, 25)]
+    best = g.best
+    assert best is not None and (best[0], best[1].value) == (1, 50)  # 105 x 50 I/Os beat 105 x 25

@@ -30,20 +30,25 @@ from iolab.report.markdown import format_analysis_markdown
 from tests.target.test_target_cli import start, stop
 
 
-def test_find_on_a_paced_delay_target_finds_qd_2(iolab_cmd: list[str], tmp_path: Path) -> None:
+def find_on_paced_target(iolab_cmd: list[str], tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``iolab find --slo p50<12.5ms ... ARGS`` on the stack above (results in tmp_path/res); it succeeded."""
     proc, sock = start(iolab_cmd, tmp_path, "--pacing", "buffers=1,cache=0,unit=128k",
                        "--export", "m=memory,size=4m+delay,read=5ms")  # fmt: skip
     try:
         r = subprocess.run(
-            [*iolab_cmd, "find", "--slo", "p50<12.5ms", "--limit", "8", "--resolution", "1",
-             "--repeats", "2", "--max-repeats", "3", "--results", str(tmp_path / "res"),
-             "--name=paced", "--ioengine=nbd", f"--uri=nbd+unix:///m?socket={sock}", "--rw=randread", "--bs=4k",
-             "--runtime=300ms", "--time_based"],
+            [*iolab_cmd, "find", "--slo", "p50<12.5ms", "--limit", "8", "--resolution", "1", *args,
+             "--results", str(tmp_path / "res"), "--ioengine=nbd", f"--uri=nbd+unix:///m?socket={sock}",
+             "--rw=randread", "--bs=4k", "--runtime=300ms", "--time_based"],
             capture_output=True, text=True, timeout=120,
         )  # fmt: skip
     finally:
         stop(proc)
     assert r.returncode == 0, r.stderr
+    return r
+
+
+def test_find_on_a_paced_delay_target_finds_qd_2(iolab_cmd: list[str], tmp_path: Path) -> None:
+    r = find_on_paced_target(iolab_cmd, tmp_path, "--repeats", "2", "--max-repeats", "3", "--name=paced")
     directory = tmp_path / "res" / "find-paced-iodepth"
     found = json.loads((directory / "find.json").read_text())
     assert (found["best"], found["first_fail"]) == (2, 3), r.stdout
@@ -66,15 +71,37 @@ def test_find_on_a_paced_delay_target_finds_qd_2(iolab_cmd: list[str], tmp_path:
     assert lines[1] in html.unescape(render_html(an))
 
 
+def test_a_grid_of_qd_and_jobs_on_the_paced_target(iolab_cmd: list[str], tmp_path: Path) -> None:
+    # One request in service at a time, 5 ms each: numjobs x QD requests in flight take
+    # numjobs x QD x 5 ms each. p50 < 12.5 ms: QD 2 at one job (10 ms), QD 1 at two (10 ms; QD 2 is 20 ms).
+    r = find_on_paced_target(iolab_cmd, tmp_path, "--axis", "iodepth", "--axis", "numjobs=1,2", "--repeats", "1",
+                             "--max-repeats", "2", "--name=grid")  # fmt: skip
+    directory = tmp_path / "res" / "find-grid-iodepth-numjobs"
+    found = json.loads((directory / "find.json").read_text())
+    assert [(row["numjobs"], row["best"], row["first_fail"]) for row in found["rows"]] == [(1, 2, 3), (2, 1, 2)]
+    # Both frontier points keep two requests in flight at 10 ms: about the same IOPS; the statement names one.
+    assert found["best"]["iodepth"] * found["best"]["numjobs"] == 2, r.stdout
+    lines = r.stdout.splitlines()
+    assert lines[0] == "frontier of 'p50<12.5ms' over iodepth x numjobs:", r.stdout
+    assert lines[1].startswith("  numjobs 1: p50 ") and "at QD 2" in lines[1], r.stdout
+    assert any(line.startswith("best over the grid: QD ") for line in lines), r.stdout
+    data = load_dataset(directory)  # the report's view: the grid's points along both axes
+    assert data.axes == ["iodepth", "numjobs"]
+    assert {(p.params["iodepth"], p.params["numjobs"]) for p in data.points} >= {(1, 1), (2, 1), (3, 1), (1, 2), (2, 2)}
+    assert "frontier of 'p50<12.5ms'" in format_analysis_text(analyze(data))
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
         (["--slo", "p99 below 1ms"], "does not parse"),
         (["--slo", "p99.95<1ms"], "not a percentile iolab records"),
         (["--slo", "p99<1ms", "--axis", "rw"], "--axis rw: not a numeric job option"),
-        (["--slo", "p99<1ms", "--iodepth=4"], "iodepth=4: is the axis find searches"),
+        (["--slo", "p99<1ms", "--iodepth=4"], "iodepth=4: is an axis find searches"),
         (["--slo", "p99<1ms", "--repeats", "3", "--max-repeats", "2"], "need 1 ≤ repeats ≤ max-repeats"),
         (["--slo", "p99<1ms", "--search-name", "a/b"], "without '/'"),
+        (["--slo", "p99<1ms", "--axis", "iodepth", "--axis", "numjobs"], "--axis numjobs=1,2,4"),
+        (["--slo", "p99<1ms", "--axis", "iodepth", "--axis", "bs=4k", "--axis", "numjobs=1"], "a grid of two"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(cli, workdir: Path, args: list[str], says: str) -> None:  # type: ignore[no-untyped-def]
@@ -89,7 +116,7 @@ def test_a_plan_with_axes_is_refused(cli, workdir: Path) -> None:  # type: ignor
     plan.write_text('[plan]\nname = "p"\n[base]\nioengine = "null"\nsize = "1m"\n[axes]\nbs = ["4k", "8k"]\n')
     r = cli("find", "--slo", "p99<1ms", str(plan))
     assert r.exit_code == 2, r.output
-    assert "has axes (bs); find searches one axis itself" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert "has axes (bs); find searches its axes itself" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 def test_the_same_command_reads_back_what_it_measured(cli, workdir: Path) -> None:  # type: ignore[no-untyped-def]

@@ -29,6 +29,7 @@ from typing import Callable
 import pytest
 from iolab import _native
 from iolab.plans.find import AxisSpace, FindError, axis_space, search, statement
+from iolab.plans.find_model import predict
 from iolab.plans.slo import DirRepeat, Repeat, SloError, judge, parse_slo
 
 MU = 100_000.0  # the M/M/1 device's service rate, I/Os per second
@@ -147,15 +148,17 @@ def test_the_interval_covers_the_true_value_95_times_in_100() -> None:
     assert 0.90 <= covered / 200 <= 0.99, covered
 
 
-def test_close_decisions_get_more_repeats_and_the_statement_says_so() -> None:
-    # Latency QD / 100k IOPS, each repeat off by a fixed -10 .. +10 %: far from
-    # QD 100 (T = 1 ms) two repeats decide, near it the threshold lies inside the interval.
-    class PerRepeat(Model):
-        def __call__(self, value: int, repeat: int) -> Repeat:
-            self.runs += 1
-            factor = (0.9, 1.1, 1.0, 0.95, 1.05)[(repeat - 1) % 5]
-            return _repeat([value / 100_000.0 * factor * 1e9] * 200, value)
+class PerRepeat(Model):
+    """Latency QD / 100k IOPS, each repeat off by a fixed -10 .. +10 %."""
 
+    def __call__(self, value: int, repeat: int) -> Repeat:
+        self.runs += 1
+        factor = (0.9, 1.1, 1.0, 0.95, 1.05)[(repeat - 1) % 5]
+        return _repeat([value / 100_000.0 * factor * 1e9] * 200, value)
+
+
+def test_close_decisions_get_more_repeats_and_the_statement_says_so() -> None:
+    # Far from QD 100 (T = 1 ms) two repeats decide, near it the threshold lies inside the interval.
     model = PerRepeat(mm1)
     out = search(model, parse_slo("p99<1ms"), axis_space("iodepth", resolution="1"), repeats=2, max_repeats=5)
     reps = {e.value: len(e.repeats) for e in out.evaluations}
@@ -220,3 +223,92 @@ def test_bad_axis_is_refused_in_one_line(kwargs: dict[str, object], says: str) -
 def test_full_sweep_counts_the_grid_at_the_resolution() -> None:
     space = AxisSpace("iodepth", 1, 4096, resolution=None, resolution_pct=50.0)
     assert space.full_sweep_values(10) == [1, 2, 3, 5, 8, 10]
+
+
+def closed_loop(per_io_s: float) -> Callable[[int, random.Random], float]:
+    """One request served at a time, ``per_io_s`` each: QD n waits n of them
+    (bench/find_nbd.py's stack), each run a little off (±1 %)."""
+
+    def lat(qd: int, rng: random.Random) -> float:
+        return qd * per_io_s * rng.uniform(0.99, 1.01)
+
+    return lat
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_fitted_curve_finds_the_nbd_stacks_qd_in_a_quarter_of_a_sweep(seed: int) -> None:
+    # n x 1.025 ms against p50 < 40.5 ms: QD 39 (39.98 ms) meets it, QD 40 (41.0 ms) breaks it.
+    # Doubling brackets it at [32, 64]; the line through 16 and 32 already says 39.5, so the
+    # search measures 39 and then 40 and stops: 8 values, their two repeats each, where the
+    # sweep of QD 1 to 40 needs 80 runs.
+    model = Model(closed_loop(1.025e-3), n=300, seed=seed)
+    out = search(model, parse_slo("p50<40.5ms"), axis_space("iodepth", limit="128", resolution="1"), repeats=2,
+                 max_repeats=4)  # fmt: skip
+    assert out.best is not None and out.first_fail is not None
+    assert (out.best.value, out.first_fail.value) == (39, 40), statement(out)
+    assert [e.value for e in out.evaluations] == [1, 2, 4, 8, 16, 32, 39, 40]
+    assert out.runs * 4 <= out.full_sweep_runs == 80, statement(out)
+
+
+def test_repeats_go_to_the_bracket_ends_only() -> None:
+    # Two repeats of a value are never confident near the threshold, and only the answer's
+    # two values get the extra repeats.
+    out = search(PerRepeat(mm1), parse_slo("p99<1ms"), axis_space("iodepth", resolution="1"), repeats=2,
+                 max_repeats=5)  # fmt: skip
+    assert out.best is not None and out.first_fail is not None
+    extra = {e.value: len(e.repeats) for e in out.evaluations if len(e.repeats) > 2}
+    assert set(extra) <= {out.best.value, out.first_fail.value}, extra
+    # The merged p99 is the worst repeat's (1.1 x QD / 100 000 s): QD 90 meets 1 ms, QD 91 breaks it.
+    assert (out.best.value, out.first_fail.value) == (90, 91), statement(out)
+
+
+def test_a_guess_above_the_answer_goes_down_to_bracket_it() -> None:
+    model = Model(saturated(150_000.0), n=200)
+    out = search(model, parse_slo("p99<1ms"), axis_space("iodepth", resolution="1"), repeats=1, max_repeats=1,
+                 guess=1000)  # fmt: skip
+    assert out.best is not None and out.first_fail is not None
+    assert (out.best.value, out.first_fail.value) == (150, 151), statement(out)
+    assert [e.value for e in out.evaluations][:3] == [1000, 500, 250]  # down x 1/2 while it breaks
+    assert out.evaluations[3].value <= 150
+
+
+@pytest.mark.parametrize(
+    ("points", "crossing"),
+    [
+        # s = x / 40: linear, crosses 1 at 40 (the third point tells it from the inverse shape).
+        ([(10, 0.25), (20, 0.5), (30, 0.75)], 40.0),
+        # s = 10 / (100 - x) (an M/M/1 p99 over its ceiling): inverse, crosses 1 at 90.
+        ([(20, 10 / 80), (40, 10 / 60), (60, 10 / 40)], 90.0),
+    ],
+)
+def test_the_curve_model_tells_linear_from_inverse(points: list[tuple[int, float]], crossing: float) -> None:
+    assert predict((points[1], points[2]), points[:1], within=0.01) == pytest.approx(crossing)
+    assert predict((points[0], points[2]), points[1:2]) == pytest.approx(crossing)
+    assert predict((points[1], points[2]), [(5, 1.0)], within=0.15) is None  # a third point neither shape predicts
+    assert predict(((1, 0.5), (2, 0.5)), []) is None  # flat: no crossing
+
+
+class RunToRunNoise(Model):
+    """bench/find_nbd.py's curve (QD n at n x 1.025 ms) where each run as a
+    whole is off by up to -1 .. +3 % (a loaded machine's target: late timers
+    only slow it), seeded per search."""
+
+    def __call__(self, value: int, repeat: int) -> Repeat:
+        self.runs += 1
+        rng = random.Random(hash((self.seed, value, repeat)))
+        run = 1 + rng.uniform(-0.01, 0.03)
+        return _repeat([value * 1.025e-3 * run * rng.uniform(0.99, 1.01) * 1e9 for _ in range(self.n)], value)
+
+
+def test_run_to_run_noise_costs_repeats_but_stays_under_a_third_of_a_sweep() -> None:
+    # 20 searches: each answer within 5 % of QD 39 (the curve without the noise), and each
+    # within a third of the full sweep's runs, confirmations of the two answer values included.
+    shares, answers = [], []
+    for seed in range(20):
+        out = search(RunToRunNoise(lambda v, r: 0.0, n=200, seed=seed), parse_slo("p50<40.5ms"),
+                     axis_space("iodepth", limit="128", resolution="1"), repeats=2, max_repeats=4)  # fmt: skip
+        assert out.best is not None
+        shares.append(out.runs / out.full_sweep_runs)
+        answers.append(out.best.value)
+    assert all(abs(a - 39) / 39 <= 0.05 for a in answers), answers
+    assert max(shares) <= 1 / 3, shares

@@ -296,7 +296,8 @@ def load_sweep_dir(directory: Path) -> Dataset:
     if found is not None:
         # ``iolab find`` numbers its points in the order it visited them: the tables go along the axis.
         points.sort(key=lambda p: [p.values.get(a, 0.0) for a in axes])
-        facts["find"] = {k: found.get(k) for k in ("slo", "axis", "best", "first_fail", "statement")}
+        keep = ("slo", "axis", "best", "first_fail", "statement", "evaluations", "grid_axis", "rows")
+        facts["find"] = {k: found.get(k) for k in keep}
     return Dataset("iolab-sweep", str(meta.get("id", directory.name)), str(directory), axes, points, host,
                    facts, _tool(directory))  # fmt: skip
 

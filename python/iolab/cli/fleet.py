@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional
 
 import typer
 
@@ -278,11 +278,20 @@ SWEEP_ENV = {"hosts": "IOLAB_FLEET_HOSTS", "deadline": "IOLAB_FLEET_DEADLINE", "
 def sweep_on_fleet(plan: Path, results: Path, opts: Any) -> Any:
     """``iolab sweep`` as one rank of an MPI job: each point on every rank
     (:mod:`iolab.fleet.sweep`); rank 0 returns the outcome, others None."""
+    from iolab.plans.sweep import run_sweep
+
+    return plans_on_fleet(lambda o: run_sweep(plan, results, o), opts, "a fleet sweep")
+
+
+def plans_on_fleet(body: Callable[[Any], Any], opts: Any, where: str) -> Any:
+    """``body(opts)`` (a sweep or a search) as one rank of an MPI job: each
+    point it runs runs on every rank (:func:`iolab.fleet.sweep.on_fleet`);
+    rank 0 returns what ``body`` returns, others None."""
     from iolab.fleet.hosts import read_hosts
     from iolab.fleet.output import build, text
     from iolab.fleet.runner import DEFAULT_DEADLINE_S, EXIT_HOST_LOST, FleetConfig
     from iolab.fleet.spool import DEFAULT_ROOT
-    from iolab.fleet.sweep import fleet_sweep
+    from iolab.fleet.sweep import on_fleet
 
     world = _join_world()
     deadline = os.environ.get(SWEEP_ENV["deadline"])
@@ -300,7 +309,7 @@ def sweep_on_fleet(plan: Path, results: Path, opts: Any) -> Any:
 
     def incomplete(outcome: Any) -> None:
         sys.stdout.write(text(build(outcome)))
-        typer.echo(f"iolab: fleet sweep stopped, a point lost a host: {'; '.join(outcome.faults)}", err=True)
+        typer.echo(f"iolab: {where} stopped, a point lost a host: {'; '.join(outcome.faults)}", err=True)
         typer.echo("iolab: the finished points are kept; run the same command again to resume", err=True)
         sys.stdout.flush()
         sys.stderr.flush()
@@ -308,14 +317,14 @@ def sweep_on_fleet(plan: Path, results: Path, opts: Any) -> Any:
         os._exit(EXIT_HOST_LOST)
 
     try:
-        return fleet_sweep(world, plan, results, opts, cfg, hosts, incomplete)
+        return on_fleet(world, body, opts, cfg, hosts, incomplete, where)
     except (IolabError, OSError) as e:
         if world.rank == 0:
             raise
         raise typer.Exit(exit_status(e)) from None
 
 
-FLEET_HELP = """Run `iolab run|sweep ARGS...` on N MPI ranks (mpiexec, run for you).
+FLEET_HELP = """Run `iolab run|sweep|find ARGS...` on N MPI ranks (mpiexec, run for you).
 
 Examples:
 
@@ -325,12 +334,15 @@ Examples:
 
   iolab fleet -n 4 sweep plan.toml --results results
 
+  iolab fleet -n 4 find --slo 'p99<1ms' --axis iodepth plan.toml
+
 Without --hostfile the ranks run on this host. Rank 0 reads the jobs,
 broadcasts them, measures every rank's clock offset, and starts all ranks
 together; it shows the cluster live and prints a row per host and an exact
 total. A rank lost mid-run ends the run within two intervals plus
 --deadline, named, with partial results marked incomplete (exit status 4).
-A sweep runs each point on every rank. Ctrl-C stops every rank and still
+A sweep runs each point on every rank; so does find, whose SLO must
+hold on every host and on the exact total. Ctrl-C stops every rank and still
 reports (exit status 130). See docs/fleet.md.
 """
 
@@ -340,7 +352,7 @@ def register(app: typer.Typer) -> None:
         help=FLEET_HELP,
         # Everything from `run`/`sweep` on belongs to that command.
         context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "allow_interspersed_args": False},
-        options_metavar="[OPTIONS] run|sweep ARGS...",
+        options_metavar="[OPTIONS] run|sweep|find ARGS...",
     )
     def fleet(
         ctx: typer.Context,
@@ -366,7 +378,7 @@ def register(app: typer.Typer) -> None:
         from iolab.fleet.launch import find_mpiexec, launch_environ, mpiexec_command
 
         if not ctx.args:
-            raise JobError("iolab fleet: give a command: run ARGS... or sweep ARGS...")
+            raise JobError("iolab fleet: give a command: run ARGS..., sweep ARGS... or find ARGS...")
         command, *args = ctx.args
         try:
             parse_interval_ns(deadline)
@@ -376,9 +388,9 @@ def register(app: typer.Typer) -> None:
         if sys.stderr.isatty():
             environ[TTY_VAR] = "1"
             mpiexec_arg = [*mpiexec_arg, "-x", TTY_VAR]
-        if command == "sweep":
+        if command in ("sweep", "find"):
             if live_http is not None:
-                raise JobError("--live-http: not available for sweeps on a fleet (use it with `run`)")
+                raise JobError(f"--live-http: not available for {command} on a fleet (use it with `run`)")
             forwarded = {"deadline": deadline, "hosts": None if hosts is None else str(hosts.resolve())}
             extra_env = {SWEEP_ENV[k]: v for k, v in forwarded.items() if v is not None}
             environ.update(extra_env)

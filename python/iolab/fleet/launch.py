@@ -22,7 +22,7 @@ from typing import Optional
 
 from iolab.fleet.env import RANKS_VAR, FleetError
 
-COMMANDS = ("run", "sweep")
+COMMANDS = ("run", "sweep", "find")
 
 
 def find_mpiexec(environ: Optional[Mapping[str, str]] = None) -> str:

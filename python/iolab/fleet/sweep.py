@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 from iolab import _native
 from iolab.errors import IolabError
@@ -58,6 +58,25 @@ def fleet_sweep(
     on_incomplete: Callable[[FleetOutcome], None],
 ) -> Optional[SweepOutcome]:
     """Every rank calls this; rank 0 returns the sweep's outcome."""
+    return on_fleet(world, lambda o: run_sweep(plan_path, results_root, o), opts, cfg, hosts, on_incomplete)
+
+
+T = TypeVar("T")
+
+
+def on_fleet(
+    world: World,
+    body: Callable[[SweepOptions], T],
+    opts: SweepOptions,
+    cfg: FleetConfig,
+    hosts: Optional[HostsTable],
+    on_incomplete: Callable[[FleetOutcome], None],
+    where: str = "a fleet sweep",
+) -> Optional[T]:
+    """Rank 0 runs ``body`` (a sweep, or a search: anything that runs points
+    through ``SweepOptions.runner``) with every point run on every rank and
+    returns what it returns; the other ranks run each point rank 0
+    broadcasts until it broadcasts the end, and return None."""
     if world.rank != 0:
         while True:
             try:
@@ -80,10 +99,9 @@ def fleet_sweep(
         return merged_output(outcome)
 
     try:
-        fleet_opts = replace(opts, runner=runner, cannot_apply=CANNOT_APPLY, where="a fleet sweep")
-        return run_sweep(plan_path, results_root, fleet_opts)
+        return body(replace(opts, runner=runner, cannot_apply=CANNOT_APPLY, where=where))
     finally:
         world.bcast(SWEEP_END)
 
 
-__all__ = ["fleet_sweep", "merged_output"]
+__all__ = ["fleet_sweep", "merged_output", "on_fleet"]

@@ -65,6 +65,7 @@ class Clause:
     op: str
     threshold: float  # ns for latency, I/Os per second for iops
     percentile: Optional[float] = None
+    scope: str = ""  # where it is judged: "" for everything the run did, "host h1" for one host of a fleet
 
     @property
     def upper(self) -> bool:

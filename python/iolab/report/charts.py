@@ -56,7 +56,7 @@ class Chart:
     layout: Json
 
 
-def _layout(title: str, x: str, y: str, *, xlog: bool = False, ylog: bool = False, xcat: bool = False) -> Json:
+def layout(title: str, x: str, y: str, *, xlog: bool = False, ylog: bool = False, xcat: bool = False) -> Json:
     xtype = "category" if xcat else ("log" if xlog else "linear")
     return {
         "title": {"text": title},
@@ -128,7 +128,7 @@ def _percentile_cdf(an: Analysis, d: str, kind: str, shown: list[Point]) -> Opti
              "x": [v / scale for v, _ in c], "y": [p for _, p in c]} for r, c in curves]  # fmt: skip
     name = lat_kind_title(kind)
     t = _shown(f"{d}: {name} CDF (through the source's percentiles)", len(shown), len(an.dataset.points))
-    return Chart(t, data, _layout(t, f"{name} ({unit})", "I/Os at or below (%)", xlog=True))
+    return Chart(t, data, layout(t, f"{name} ({unit})", "I/Os at or below (%)", xlog=True))
 
 
 def _chart_lat_kind(an: Analysis) -> Optional[str]:
@@ -157,9 +157,9 @@ def latency_charts(an: Analysis) -> list[Chart]:
         traces = [_hist_traces(label, bins, scale) for label, bins in binned]
         n, total, name = len(shown), len(an.dataset.points), lat_kind_title(kind)
         t = _shown(f"{d}: {name} histogram", n, total)
-        out.append(Chart(t, [h for h, _ in traces], _layout(t, f"{name} ({unit})", "I/Os in bin (%)", xlog=True)))
+        out.append(Chart(t, [h for h, _ in traces], layout(t, f"{name} ({unit})", "I/Os in bin (%)", xlog=True)))
         t = _shown(f"{d}: {name} CDF", n, total)
-        out.append(Chart(t, [c for _, c in traces], _layout(t, f"{name} ({unit})", "I/Os at or below (%)", xlog=True)))
+        out.append(Chart(t, [c for _, c in traces], layout(t, f"{name} ({unit})", "I/Os at or below (%)", xlog=True)))
     return out
 
 
@@ -208,7 +208,7 @@ def _trace(name: str, xs: list[Any], rows: list[Row], metric: str, scale: float)
     return t
 
 
-def _wide(xs: list[float]) -> bool:
+def wide(xs: list[float]) -> bool:
     pos = [x for x in xs if x > 0]
     return len(pos) == len(xs) and len(pos) > 1 and max(pos) / min(pos) >= 8
 
@@ -237,7 +237,7 @@ def _axis_charts(an: Analysis, axis: str) -> list[Chart]:
     kind = headline_lat_kind(an.rows)
     groups = {k: v for d in DIRS for k, v in _groups(an, axis, d).items()}
     xs_all = [x for g in groups.values() for x, _ in g]
-    xlog = _wide(xs_all)
+    xlog = wide(xs_all)
     for metric, ytitle, scale in (("iops", "IOPS", 1.0), ("bw_bytes_per_s", "bandwidth (MB/s)", 1e6)):
         data = [
             _trace(k, [x for x, _ in g], [r for _, r in g], metric, scale)
@@ -247,7 +247,7 @@ def _axis_charts(an: Analysis, axis: str) -> list[Chart]:
         if data:
             title = f"{ytitle} vs {axis}"
             _knee_trace(data, an.knees.get(axis), axis)
-            out.append(Chart(title, data, _layout(title, axis, ytitle, xlog=xlog)))
+            out.append(Chart(title, data, layout(title, axis, ytitle, xlog=xlog)))
     if kind:
         pct_ms = [metric_name(kind, p) for p in percentiles_of(an.rows, kind) if p in _CURVE_PCTS or p >= 99.99]
         all_vals = [r.metrics[m].value for g in groups.values() for _, r in g for m in pct_ms if m in r.metrics]
@@ -261,7 +261,7 @@ def _axis_charts(an: Analysis, axis: str) -> list[Chart]:
         if data:
             name = lat_kind_title(kind)
             title = f"{name} percentiles vs {axis}"
-            out.append(Chart(title, data, _layout(title, axis, f"{name} ({unit})", xlog=xlog, ylog=_wide(all_vals))))
+            out.append(Chart(title, data, layout(title, axis, f"{name} ({unit})", xlog=xlog, ylog=wide(all_vals))))
     return out
 
 
@@ -276,7 +276,7 @@ def _per_point_charts(an: Analysis) -> list[Chart]:
                 data.append({**tr, "type": "bar"})
         if data:
             title = f"{ytitle} per point"
-            out.append(Chart(title, data, {**_layout(title, "point", ytitle, xcat=True), "barmode": "group"}))
+            out.append(Chart(title, data, {**layout(title, "point", ytitle, xcat=True), "barmode": "group"}))
     return out
 
 
@@ -315,7 +315,7 @@ def curve_charts(an: Analysis) -> list[Chart]:
                 )
     name = lat_kind_title(kind)
     title = f"{name} vs throughput"
-    return [Chart(title, data, _layout(title, "IOPS", f"{name} ({unit})"))] if data else []
+    return [Chart(title, data, layout(title, "IOPS", f"{name} ({unit})"))] if data else []
 
 
 def series_charts(an: Analysis) -> list[Chart]:
@@ -340,7 +340,7 @@ def series_charts(an: Analysis) -> list[Chart]:
             }
         )
     title = _shown("IOPS over time (first repeat)", len(shown), len(an.dataset.points))
-    return [Chart(title, data, _layout(title, "time since start (s)", "IOPS"))] if data else []
+    return [Chart(title, data, layout(title, "time since start (s)", "IOPS"))] if data else []
 
 
 def spread_charts(an: Analysis) -> list[Chart]:
@@ -358,8 +358,8 @@ def spread_charts(an: Analysis) -> list[Chart]:
         if ys:
             data.append({"type": "box", "name": d, "x": xs, "y": ys, "boxpoints": "all"})
     title = "IOPS across repeats"
-    layout = {**_layout(title, "point", "IOPS", xcat=True), "boxmode": "group"}
-    return [Chart(title, data, layout)] if data else []
+    spec = {**layout(title, "point", "IOPS", xcat=True), "boxmode": "group"}
+    return [Chart(title, data, spec)] if data else []
 
 
 def fleet_charts(fleet: Json) -> list[Chart]:
@@ -393,7 +393,7 @@ def fleet_charts(fleet: Json) -> list[Chart]:
                     {"type": "bar", "name": name, "x": [r["host"] for r in sel], "y": [r[metric] / k for r in sel]}
                 )
         if data:
-            charts.append(Chart(title, data, {**_layout(title, "host", y, xcat=True), "barmode": "group"}))
+            charts.append(Chart(title, data, {**layout(title, "host", y, xcat=True), "barmode": "group"}))
     return charts
 
 

@@ -24,6 +24,7 @@ from iolab import _native
 from iolab.analysis.model import Analysis, Finding, Json
 from iolab.report.analysis_text import Table, bottleneck_line, find_statement, knee_lines, summary_lines, tables
 from iolab.report.charts import Chart, all_charts, fleet_charts
+from iolab.report.find_chart import find_charts
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em 2em; color: #222; }
@@ -167,7 +168,7 @@ def render_html(an: Analysis, fleet: Optional[Json] = None, fleet_sweep: str = "
     ``fleet_sweep`` is a fleet sweep's per-host section, ready HTML
     (:func:`iolab.fleet.report.fleet_sweep_html`)."""
     fleet_part = ("" if fleet is None else _fleet(fleet)) + fleet_sweep
-    charts = ([] if fleet is None else fleet_charts(fleet)) + all_charts(an)
+    charts = ([] if fleet is None else fleet_charts(fleet)) + find_charts(an) + all_charts(an)
     divs, specs = _charts(charts)
     return f"""<!DOCTYPE html>
 <html lang="en">

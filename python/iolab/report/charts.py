@@ -412,7 +412,7 @@ def fleet_spread_charts(fleet: Json) -> list[Chart]:
         x = [f"{b['low_iops'] / 1e3:.2f}-{b['high_iops'] / 1e3:.2f}" for b in sp["bins"]]
         data = [{"type": "bar", "name": d, "x": x, "y": [b["hosts"] for b in sp["bins"]]}]
         title = f"hosts by kIOPS (fleet, {sp['hosts']} hosts), {name}"
-        charts.append(Chart(title, data, _layout(title, "kIOPS of the host", "hosts", xcat=True)))
+        charts.append(Chart(title, data, layout(title, "kIOPS of the host", "hosts", xcat=True)))
         slow = sp["slowest"]
         p99 = [r["lat_p99_ns"] for r in slow if r["lat_p99_ns"] is not None]
         unit, scale = lat_unit_for(p99)
@@ -429,12 +429,12 @@ def fleet_spread_charts(fleet: Json) -> list[Chart]:
             },
         ]
         title = f"the {len(slow)} slowest hosts (fleet), {name}"
-        layout = {
-            **_layout(title, "host", "IOPS", xcat=True),
+        lay = {
+            **layout(title, "host", "IOPS", xcat=True),
             "yaxis2": {"title": {"text": f"p99 lat ({unit})"}, "overlaying": "y", "side": "right"},
             "margin": {"t": 50, "r": 60},
         }
-        charts.append(Chart(title, data, layout))
+        charts.append(Chart(title, data, lay))
     return charts
 
 

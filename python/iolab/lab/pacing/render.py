@@ -85,7 +85,7 @@ def tables(report: Json) -> list[Table]:
                 title += f" ({tb['variant']})"
             notes = [
                 f"pacing: {pac}; target cores (cache groups): {tb['cores']}; 'rel': BW over the table's "
-                + ("QD 32" if tb["axis"] == "qd" else "largest buffer count")
+                + ("QD 32" if tb["axis"] == "qd" else "96 buffers")
                 + " row"
             ]
             rows_h = _host_rows(tb)

@@ -2,7 +2,7 @@
 points: per test and table the seed's rows beside the measured ones (the
 seed's BW and wire BW in Gb/s, iolab's in MiB/s: a time-scaled stack, so
 shapes compare, not magnitudes — each row also carries its share of the
-table's QD 32 value), per-host rows in test.sh's layout, BW sd where a
+table's QD 32 value, or 96 buffers'), per-host rows in test.sh's layout, BW sd where a
 point was repeated, the target's CPU per byte, per-export shares, the
 starvation record where a point starved, JSON rows with the seed's label,
 column, unit and value beside the measured value, and the verdicts."""
@@ -86,7 +86,7 @@ def build_report(points: list[Json], meta: Json) -> Json:
                     bw = [s0.bw for s0 in sr]
                     seed = {"bw": statistics.fmean(bw), "wire": None, "lat": None, "sd": statistics.stdev(bw)}
                 rows.append({"x": x, "seed": seed, "measured": m})
-            ref = next((r for r in rows if r["x"] == 32), None) if t.axis == "qd" else max(rows, key=lambda r: r["x"])
+            ref = next((r for r in rows if r["x"] == (32 if t.axis == "qd" else 96)), None)
             for r in rows:
                 r["seed_rel"] = _rel(r, ref, "seed", "bw")
                 r["measured_rel"] = _rel(r, ref, "measured", "bw_mib_s")

@@ -121,7 +121,9 @@ def _export_names(t: SeedTest) -> tuple[list[str], set[str]]:
     if t.stack == "nvme":
         return [f"nvme{i}" for i in range(16)], set()
     slow = {"split": 0, "delay1": 1, "delay2": 2}[t.stack]
-    names = [f"d{i}p{j}" for j in range(3) for i in range(16)]
+    # Drive by drive, part by part: a host covering fewer exports than
+    # there are (QD < 48) still reaches every kind of part.
+    names = [f"d{i}p{j}" for i in range(16) for j in range(3)]
     return names, {n for n in names if int(n.rsplit("p", 1)[1]) < slow}
 
 
@@ -293,6 +295,7 @@ def _server(stats: dict[str, Any], slow: set[str]) -> dict[str, Any]:
         "slow_hold_share": sum(v["hold_s"] for k, v in per.items() if k in slow) / hold if slow else 0.0,
         "fast_mib_s": sum(v["bytes"] for k, v in per.items() if k not in slow) / MIB / (stats["window_ns"] / 1e9),
         "window_s": stats["window_ns"] / 1e9,
+        "mib_s": total / MIB / (stats["window_ns"] / 1e9),
         "cycles_per_byte": cpu.get("proc_cycles_per_io", 0.0) * ios / nbytes if nbytes else None,
         "proc_cpu_pct": cpu.get("proc_cpu_pct"),
     }
@@ -349,12 +352,14 @@ def measure_point(p: Point, s: Settings) -> dict[str, Any]:
             except Exception as e:  # reported with the point
                 done["error"] = f"{type(e).__name__}: {e}"
 
-        deadline_s = sum(timing(t, p, s.seconds)) + s.grace_s
+        ramp, runtime = timing(t, p, s.seconds)
+        deadline_s = ramp + runtime + s.grace_s
+        jobs = len(host_jobs(t, p, sock, s.seconds))
         th = threading.Thread(target=client, daemon=True)
         t0 = time.monotonic()
-        target.stats_json(reset=True)
         th.start()
-        th.join(deadline_s)
+        window = _steady_window(target, th, jobs, ramp, runtime, t0 + deadline_s)
+        th.join(max(0.0, t0 + deadline_s - time.monotonic()))
         out: dict[str, Any] = {"point": p.__dict__ | {"key": p.key}, "starved": None}
         stats = json.loads(target.stats_json())
         if th.is_alive():
@@ -363,12 +368,33 @@ def measure_point(p: Point, s: Settings) -> dict[str, Any]:
         target.wait()
         th.join(30)
         out["wall_s"] = time.monotonic() - t0
-        if out["starved"] is None and "res" in done:
+        if out["starved"] is None and "res" in done and window is not None:
             out.update(_client(done["res"].summary))
-            out["server"] = _server(stats, slow)
+            out["server"] = _server(window, slow)
+            # The total's BW: the target's bytes over a window inside the
+            # clients' measured run (no start or end effects).
+            out["total"]["client_bw_mib_s"] = out["total"]["bw_mib_s"]
+            out["total"]["bw_mib_s"] = out["server"]["mib_s"]
+            out["total"]["wire_mib_s"] = out["server"]["mib_s"] * (1 + FRAMING_BYTES / BS_BYTES)
         elif out["starved"] is None:
-            out["error"] = done.get("error", "the clients ended without a result")
+            out["error"] = done.get("error", "the clients ended without a result (or before the steady window)")
         return out
+
+
+def _steady_window(
+    target: Any, th: threading.Thread, jobs: int, ramp: float, runtime: float, deadline: float
+) -> Optional[dict[str, Any]]:
+    """The target's stats over the middle of the clients' measured run:
+    from when all ``jobs`` connections are open, past the ramp plus a tenth
+    of the run, for 80 % of the run. None if the clients end first."""
+    while json.loads(target.stats_json())["connections"]["active"] < jobs:
+        if not th.is_alive() or time.monotonic() > deadline:
+            return None
+        time.sleep(0.01)
+    time.sleep(ramp + 0.1 * runtime)
+    target.stats_json(reset=True)
+    time.sleep(0.8 * runtime)
+    return dict(json.loads(target.stats_json()))
 
 
 def measure(s: Settings, progress: Progress = lambda _: None) -> list[dict[str, Any]]:
@@ -378,4 +404,26 @@ def measure(s: Settings, progress: Progress = lambda _: None) -> list[dict[str, 
     for i, p in enumerate(pts, 1):
         progress(f"[{i}/{len(pts)}] {p.key}")
         out.append(measure_point(p, s))
+    return out
+
+
+def example_configs() -> dict[str, str]:
+    """File name → the target configuration of each test's table (at its
+    first QD or buffer count; tests 9 and 10 at 96 buffers), as written
+    under examples/pacing/ (a test checks they are current)."""
+    out = {}
+    for t in BY_NUMBER.values():
+        for i, v in enumerate(t.variants):
+            if t.number == 3 and v.label:
+                continue
+            x = 96 if t.axis == "buffers" else v.rows[0].x
+            pacing = v.pacing if t.axis == "qd" else (96, 96 // v.cores)
+            p = Point(t.number, v.label, x, x, pacing, v.cores)
+            several = len(t.variants) > 1 and t.number != 3
+            name = f"test{t.number:02d}" + (f"-{chr(ord('a') + i)}" if several else "") + ".toml"
+            head = f"# Seed 004, test {t.number}: {t.disks}, pacing {t.pacing}"
+            head += f" ({v.label})\n" if v.label else "\n"
+            head += f"# iolab target --config examples/pacing/{name} --unix /tmp/pacing.sock\n"
+            head += f"# (the whole test, both initiators: iolab lab pacing --test {t.number})\n"
+            out[name] = head + target_toml(t, p)
     return out

@@ -30,6 +30,8 @@ def _note(m: Optional[Json]) -> str:
     if m["error"]:
         return f"error: {m['error']}"
     bits = []
+    if m.get("late_ms_p99") and m["late_ms_p99"] >= 1.0:
+        bits.append(f"host late p99 {m['late_ms_p99']:.0f} ms")
     if m["pacing"]:
         bits.append(f"pool max {m['pacing']['in_use_max']}, wait p99 {m['pacing']['wait_us_p99'] / 1e3:.1f} ms")
     if m["slow_hold_share"]:

@@ -43,6 +43,7 @@ def _merge(ps: list[Json]) -> Json:
         "slow_hold_share": _mean([p["server"]["slow_hold_share"] for p in ok]),
         "export_share": _shares(ok[0]) if ok else {},
         "pacing": ok[0]["server"].get("pacing") if ok else None,
+        "late_ms_p99": max((p["server"].get("late_ms_p99", 0.0) for p in ok), default=None),
         "starved": next((p["starved"] for p in ps if p.get("starved")), None),
         "error": next((p["error"] for p in ps if p.get("error")), None),
     }

@@ -298,6 +298,9 @@ def _server(stats: dict[str, Any], slow: set[str]) -> dict[str, Any]:
         "mib_s": total / MIB / (stats["window_ns"] / 1e9),
         "cycles_per_byte": cpu.get("proc_cycles_per_io", 0.0) * ios / nbytes if nbytes else None,
         "proc_cpu_pct": cpu.get("proc_cpu_pct"),
+        # How late the host wrote replies past their model time (a loaded
+        # machine's share of the latency; the worst export's p99).
+        "late_ms_p99": max((f["late_ns_p99"] for f in stats.get("fidelity", [])), default=0) / 1e6,
     }
     pc = stats.get("pacing")
     if pc:

@@ -357,17 +357,19 @@ impl Pacer {
             });
             st.pending_max = st.pending_max.max(st.queue.len());
             loop {
-                if st.closed {
-                    st.queue.retain(|w| w.ticket != ticket);
-                    return Err(AcquireError::Closed);
-                }
                 let ready = if same {
                     st.queue.iter().any(|w| w.ticket == ticket && w.granted)
                 } else {
                     self.my_turn(&st, ticket)
                 };
                 if ready {
+                    // (Granted buffers are held by this request from here,
+                    // closed or not: its Grant gives them back.)
                     break;
+                }
+                if st.closed {
+                    st.queue.retain(|w| w.ticket != ticket);
+                    return Err(AcquireError::Closed);
                 }
                 st = self
                     .released

@@ -208,12 +208,16 @@ def test_cli_refuses_a_bad_test_number() -> None:
 
 
 def test_the_example_configs_are_current_and_parse(tmp_path: Path) -> None:
-    from iolab.lab.pacing.run import example_configs
+    from iolab.jobs import parse_job_file
+    from iolab.lab.pacing.run import example_configs, example_jobs
 
     examples = Path(__file__).parents[2] / "examples" / "pacing"
-    configs = example_configs()
+    configs, jobs = example_configs(), example_jobs()
     assert sorted(configs) == sorted(p.name for p in examples.glob("*.toml"))
-    for name, text in configs.items():
+    assert sorted(jobs) == sorted(p.name for p in examples.glob("*.fio"))
+    for name, text in {**configs, **jobs}.items():
         assert (examples / name).read_text() == text, f"examples/pacing/{name} is stale"
+    sections = parse_job_file((examples / "test16-qd256.fio").read_text())
+    assert len(sections) == 2 * 48
     t = _native.Target((examples / "test16.toml").read_text(), [], listen=f"unix:{tmp_path / 's.sock'}")
     assert len(t.exports()) == 48

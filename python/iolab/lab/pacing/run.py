@@ -69,6 +69,8 @@ DELAY = f"{TIME_SCALE}ms"
 #: SPDK's retry rule (docs/target.md, "IO pacing").
 RETRY = "same"
 FULL_QDS = (8, 16, 32, 64, 128, 256)
+#: The socket the examples under examples/pacing/ start the target on.
+EXAMPLE_SOCKET = "/tmp/pacing.sock"
 QUICK_QDS = (8, 32, 256)
 RAMP_S = 0.3
 #: NBD framing per READ: the request and the simple reply's header.
@@ -426,7 +428,44 @@ def example_configs() -> dict[str, str]:
             name = f"test{t.number:02d}" + (f"-{chr(ord('a') + i)}" if several else "") + ".toml"
             head = f"# Seed 004, test {t.number}: {t.disks}, pacing {t.pacing}"
             head += f" ({v.label})\n" if v.label else "\n"
-            head += f"# iolab target --config examples/pacing/{name} --unix /tmp/pacing.sock\n"
+            head += f"# iolab target --config examples/pacing/{name} --unix {EXAMPLE_SOCKET}\n"
             head += f"# (the whole test, both initiators: iolab lab pacing --test {t.number})\n"
             out[name] = head + target_toml(t, p)
+    return out
+
+
+def example_jobs(qd: int = 256) -> dict[str, str]:
+    """File name → a job file of both initiators' jobs for each test at
+    host QD ``qd`` (one section per host and export, as the lab runs
+    them), for ``iolab run`` against the target of the test's config."""
+    out = {}
+    for t in BY_NUMBER.values():
+        names, _ = _export_names(t)
+        several = len(t.variants) > 1 and t.number != 3
+        config = f"test{t.number:02d}{'-a' if several else ''}.toml" + (
+            " (or another of its tables)" if several else ""
+        )
+        lines = [
+            f"# Seed 004, test {t.number}: both initiators at QD {qd} per host ({t.disks}).",
+            f"# iolab target --config examples/pacing/{config} --unix {EXAMPLE_SOCKET} &",
+            f"# iolab run examples/pacing/test{t.number:02d}-qd{qd}.fio",
+            "[global]",
+            "ioengine=nbd",
+            "rw=randread",
+            f"bs={BS}",
+            "time_based",
+            "runtime=5s",
+            "ramp_time=2s",
+        ]
+        jobs = [(h, e, d) for h in range(2) for e, d in depths(qd, len(names), h)]
+        if t.stack == "null":
+            lines.append(f"rate={NULL_WIRE_MIB_S * MIB // len(jobs)}")
+        for h, e, d in jobs:
+            lines += [
+                "",
+                f"[h{h + 1}-{names[e]}]",
+                f"uri=nbd+unix:///{names[e]}?socket={EXAMPLE_SOCKET}",
+                f"iodepth={d}",
+            ]
+        out[f"test{t.number:02d}-qd{qd}.fio"] = "\n".join(lines) + "\n"
     return out

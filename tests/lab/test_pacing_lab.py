@@ -146,6 +146,7 @@ def test_report_formats_carry_the_seed_beside_the_measured(recorded: list[dict[s
     assert row["measured"] > 0
     text = RENDERERS["text"](r)
     assert "Host" in text and "Total" in text and "STARVED" in text and "[held]" in text
+    assert "the seed's test hung; STARVED" in text
     assert "| seed BW Gb/s |" in RENDERERS["md"](r)
     assert json.loads(RENDERERS["json"](r))["schema"] == "iolab.lab.pacing/1"
     page = RENDERERS["html"](r)

@@ -76,7 +76,7 @@ def tables(report: Json) -> list[Table]:
                         _f(m and m["bw_sd_mib_s"], 2),
                         _f(r["measured_rel"], 3),
                         _f(m and m["cycles_per_byte"], 2),
-                        _note(m),
+                        "; ".join(x for x in (r.get("seed_note"), _note(m)) if x),
                     ]
                 )
             pac = "none" if tb["pacing"] is None else f"{tb['pacing'][0]} buffers, cache {tb['pacing'][1]}"

@@ -13,7 +13,7 @@ import statistics
 from typing import Any, Optional
 
 from iolab.lab.pacing import run as R
-from iolab.lab.pacing.seed import BY_NUMBER, COLUMNS, SeedRow
+from iolab.lab.pacing.seed import BY_NUMBER, COLUMNS, T8_HANG_QD, SeedRow
 from iolab.lab.pacing.verdicts import all_verdicts
 
 SCHEMA = "iolab.lab.pacing/1"
@@ -86,7 +86,10 @@ def build_report(points: list[Json], meta: Json) -> Json:
                 if len(sr) > 1:  # test 6: the seed's ten runs
                     bw = [s0.bw for s0 in sr]
                     seed = {"bw": statistics.fmean(bw), "wire": None, "lat": None, "sd": statistics.stdev(bw)}
-                rows.append({"x": x, "seed": seed, "measured": m})
+                hung = n == 8 and v.label == "cache 0" and x >= T8_HANG_QD
+                rows.append(
+                    {"x": x, "seed": seed, "measured": m, "seed_note": "the seed's test hung" if hung else None}
+                )
             ref = next((r for r in rows if r["x"] == (32 if t.axis == "qd" else 96)), None)
             for r in rows:
                 r["seed_rel"] = _rel(r, ref, "seed", "bw")

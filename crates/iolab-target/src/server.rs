@@ -253,6 +253,11 @@ impl Server {
 
 /// Stop reading on every connection, wait for them, cut the stragglers.
 fn stop_connections(shared: &Shared) {
+    // A request waiting for pacing buffers that nothing will release
+    // (starved, see crate::pacing) must not hold the stop up.
+    if let Some(p) = &shared.env.pacer {
+        p.close();
+    }
     for s in lock(&shared.conns).values() {
         // Requests already received are still answered; reads end at once
         // (or after a second for a client that keeps sending).

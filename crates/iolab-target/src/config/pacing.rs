@@ -15,14 +15,21 @@
 
 use super::params::{Params, Value};
 use crate::error::TargetError;
-use crate::pacing::PacingParams;
+use crate::pacing::{PacingParams, Retry};
 use crate::server_config::ServerConfig;
 
 /// Default size of one pacing buffer, bytes.
 pub const DEFAULT_UNIT_BYTES: u64 = 128 << 10;
 
 /// The keys of `pacing`.
-pub const PACING_KEYS: &[&str] = &["buffers", "cache", "unit", "export_limit"];
+pub const PACING_KEYS: &[&str] = &[
+    "buffers",
+    "cache",
+    "unit",
+    "export_limit",
+    "groups",
+    "retry",
+];
 
 /// Read the `pacing` keys.
 pub fn pacing_params(mut p: Params) -> Result<PacingParams, TargetError> {
@@ -33,6 +40,11 @@ pub fn pacing_params(mut p: Params) -> Result<PacingParams, TargetError> {
     let cache = p.uint("cache")?.unwrap_or(0);
     let unit = p.size("unit")?.unwrap_or(DEFAULT_UNIT_BYTES);
     let limit = p.uint("export_limit")?;
+    let groups = p.uint("groups")?.unwrap_or(0);
+    let retry = match p.string("retry")? {
+        None => Retry::default(),
+        Some(r) => Retry::parse(&r).map_err(|m| p.err("retry", m))?,
+    };
     p.finish()?;
     let us = |k: &'static str, v: u64| usize::try_from(v).map_err(|_| p.err(k, "too large"));
     let params = PacingParams {
@@ -40,6 +52,8 @@ pub fn pacing_params(mut p: Params) -> Result<PacingParams, TargetError> {
         cache: us("cache", cache)?,
         unit_bytes: us("unit", unit)?,
         export_limit: limit.map(|l| us("export_limit", l)).transpose()?,
+        groups: us("groups", groups)?,
+        retry,
     };
     params
         .validate()
@@ -80,16 +94,21 @@ mod tests {
 
     #[test]
     fn compact_and_toml_forms_agree() {
-        let c = parse_pacing_compact("buffers=96,cache=6,unit=128k,export_limit=32").unwrap();
+        let c = parse_pacing_compact(
+            "buffers=96,cache=6,unit=128k,export_limit=32,groups=16,retry=same",
+        )
+        .unwrap();
         let want = PacingParams {
             buffers: 96,
             cache: 6,
             unit_bytes: 128 << 10,
             export_limit: Some(32),
+            groups: 16,
+            retry: Retry::Same,
         };
         assert_eq!(c, want);
         let t = parse_toml(
-            "pacing = { buffers = 96, cache = 6, unit = \"128k\", export_limit = 32 }\n\
+            "pacing = { buffers = 96, cache = 6, unit = \"128k\", export_limit = 32, groups = 16, retry = \"same\" }\n\
              [[export]]\nname = \"n\"\nbackend = \"null\"\nsize = \"1g\"\n",
         )
         .unwrap();
@@ -100,6 +119,13 @@ mod tests {
 
     #[test]
     fn errors_name_the_key() {
+        let e = parse_pacing_compact("buffers=4,retry=spdk")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("pacing.retry") && e.contains("any or same"),
+            "{e}"
+        );
         let e = parse_pacing_compact("cache=6").unwrap_err().to_string();
         assert!(e.contains("pacing.buffers"), "{e}");
         let e = parse_pacing_compact("buffers=4,cache=9")

@@ -53,6 +53,10 @@ pub const SSD_KEYS: &[&str] = &[
     "channel_rate",
     "buffer",
     "overhead",
+    "mapped",
+    "link_rate",
+    "stage",
+    "spill",
     "path",
 ];
 
@@ -159,10 +163,18 @@ pub fn ssd(p: &mut Params) -> Result<Arc<dyn BlockDev>, TargetError> {
         channel_bytes_per_s: rate(p, "channel_rate", d.channel_bytes_per_s)?,
         buffer_bytes: p.size("buffer")?.unwrap_or(d.buffer_bytes),
         overhead_ns: ns(p, "overhead", d.overhead_ns)?,
+        mapped: on_off(p, "mapped", d.mapped)?,
+        link_bytes_per_s: match p.size("link_rate")? {
+            None => d.link_bytes_per_s,
+            Some(0) => return Err(p.err("link_rate", "must be > 0 (bytes per second, e.g. 8m)")),
+            Some(v) => Some(v as f64),
+        },
+        stage_bytes: p.size("stage")?.or(d.stage_bytes),
+        spill: p.fraction("spill")?.unwrap_or(d.spill),
     };
     sp.check().map_err(|(k, m)| p.err(k, m))?;
     let data = store(p, sp.capacity_bytes)?;
-    let summary = format!(
+    let mut summary = format!(
         "{}, op={}%, {}x{}x{}",
         fmt_bytes(sp.capacity_bytes),
         (sp.op * 100.0).round(),
@@ -170,6 +182,12 @@ pub fn ssd(p: &mut Params) -> Result<Arc<dyn BlockDev>, TargetError> {
         sp.dies,
         sp.planes
     );
+    if let Some(r) = sp.link_bytes_per_s {
+        summary += &format!(", link {}/s", fmt_bytes(r as u64));
+    }
+    if let Some(st) = sp.stage_bytes {
+        summary += &format!(", stage {} spill {}", fmt_bytes(st), sp.spill);
+    }
     Ok(Arc::new(SimDev::new(
         "sim-ssd",
         summary,

@@ -37,6 +37,7 @@ use super::exec::{Executor, Job};
 use super::reply::{Done, Replier};
 use super::{read_message, End, Env};
 use crate::net::Stream;
+use crate::pacing::AcquireError;
 use crate::proto::handshake::Selected;
 use crate::proto::request::{
     check_request, parse_request, write_payload_action, Command, Geometry, PayloadAction,
@@ -242,7 +243,11 @@ impl Reader<'_> {
                 self.flush();
                 match p.acquire(self.conn_id, self.export_index, n as usize) {
                     Ok(g) => Some(g),
-                    Err(e) => return self.refuse_too_large(cookie, &cmd, e, received),
+                    Err(AcquireError::TooLarge(e)) => {
+                        return self.refuse_too_large(cookie, &cmd, e, received)
+                    }
+                    // The server is stopping while this request starved.
+                    Err(AcquireError::Closed) => return Err(End::Closed),
                 }
             }
             _ => None,

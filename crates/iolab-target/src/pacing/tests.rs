@@ -17,6 +17,8 @@ fn params(buffers: usize, cache: usize, export_limit: Option<usize>) -> PacingPa
         cache,
         unit_bytes: 128 * KIB,
         export_limit,
+        groups: 0,
+        retry: Default::default(),
     }
 }
 
@@ -133,7 +135,9 @@ fn buffers_cached_by_idle_workers_do_not_starve_others() {
 #[test]
 fn oversized_requests_are_refused_not_queued() {
     let p = Pacer::new(params(4, 0, Some(2)));
-    let e = p.acquire(0, 0, 3 * 128 * KIB).unwrap_err();
+    let AcquireError::TooLarge(e) = p.acquire(0, 0, 3 * 128 * KIB).unwrap_err() else {
+        panic!("not refused as too large")
+    };
     assert_eq!(e.max, 2);
     assert!(e.to_string().contains("3 pacing buffers"));
     assert_eq!(p.snapshot(false).refused, 1);
@@ -218,4 +222,92 @@ fn export_limit_keeps_the_fast_export_going() {
         limited >= 2 * shared.max(1),
         "no limit {shared}, limit {limited}"
     );
+}
+
+fn spdk(buffers: usize, cache: usize, groups: usize) -> Arc<Pacer> {
+    Pacer::new(PacingParams {
+        groups,
+        retry: Retry::Same,
+        ..params(buffers, cache, None)
+    })
+}
+
+/// Wait (bounded) until `n` requests are pending.
+fn until_pending(p: &Pacer, n: usize) {
+    let t0 = Instant::now();
+    while p.snapshot(false).pending < n {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "no waiter after 10 s"
+        );
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn retry_same_starves_a_group_with_nothing_in_flight_and_close_ends_it() {
+    // Two groups (connections 0 and 1), B = 2, no cache: group 0 holds both.
+    let p = spdk(2, 0, 2);
+    let a = p.acquire(0, 0, 256 * KIB).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let p2 = p.clone();
+    let h = thread::spawn(move || tx.send(p2.acquire(1, 1, 128 * KIB).map(|g| g.units())));
+    until_pending(&p, 1);
+    // Group 0's release frees the pool, but only group 0's waiters are retried.
+    drop(a);
+    thread::sleep(Duration::from_millis(50));
+    assert!(
+        rx.try_recv().is_err(),
+        "group 1 was served by group 0's release"
+    );
+    let s = p.snapshot(false);
+    assert_eq!(s.free, 2);
+    assert_eq!(s.waiting.len(), 1);
+    let w = &s.waiting[0];
+    assert_eq!(
+        (w.conn, w.group, w.export, w.units, w.group_in_use),
+        (1, 1, 1, 1, 0)
+    );
+    assert!(w.waited_ns >= 50_000_000, "{}", w.waited_ns);
+    p.close();
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(10)).unwrap(),
+        Err(AcquireError::Closed)
+    );
+    h.join().unwrap().unwrap();
+}
+
+#[test]
+fn retry_any_serves_the_same_waiter() {
+    let p = Pacer::new(PacingParams {
+        groups: 2,
+        ..params(2, 0, None)
+    });
+    let a = p.acquire(0, 0, 256 * KIB).unwrap();
+    let p2 = p.clone();
+    let h = thread::spawn(move || p2.acquire(1, 1, 128 * KIB).map(|g| g.units()));
+    until_pending(&p, 1);
+    drop(a);
+    assert_eq!(h.join().unwrap(), Ok(1));
+}
+
+#[test]
+fn retry_same_hands_a_release_to_its_own_groups_waiter_and_a_cache_keeps_a_group_going() {
+    // Two groups, cache 1: each starts with one buffer cached; the pool has one.
+    let p = spdk(3, 1, 2);
+    assert_eq!((p.snapshot(false).cached, p.snapshot(false).free), (2, 1));
+    let a = p.acquire(0, 0, 256 * KIB).unwrap(); // group 0's cache + the pool
+    let p2 = p.clone();
+    // Connection 2 is in group 0: it waits for group 0's release.
+    let h = thread::spawn(move || p2.acquire(2, 0, 128 * KIB).map(|g| g.units()));
+    until_pending(&p, 1);
+    // Group 1 is served from its own cache while the pool is empty, and its
+    // release retries nobody of group 0.
+    let b = p.acquire(1, 1, 128 * KIB).unwrap();
+    assert_eq!(p.snapshot(false).free, 0);
+    drop(b);
+    thread::sleep(Duration::from_millis(50));
+    assert_eq!(p.snapshot(false).pending, 1);
+    drop(a);
+    assert_eq!(h.join().unwrap(), Ok(1));
 }

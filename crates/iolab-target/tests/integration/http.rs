@@ -34,6 +34,8 @@ fn start() -> (Target, StatsHttp) {
             cache: 2,
             unit_bytes: 128 << 10,
             export_limit: None,
+            groups: 0,
+            retry: Default::default(),
         };
         apply(c, p, false);
     });

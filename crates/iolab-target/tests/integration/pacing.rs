@@ -23,6 +23,8 @@ fn pacing(buffers: usize, cache: usize, export_limit: Option<usize>) -> PacingPa
         cache,
         unit_bytes: 128 << 10,
         export_limit,
+        groups: 0,
+        retry: Default::default(),
     }
 }
 

@@ -11,7 +11,23 @@
 //! - `t_read` 75 us, `t_prog` 750 us, `t_erase` 3.8 ms (MQSim's defaults);
 //! - `channel_rate` 333 MB/s (ONFI 333 MT/s, 8 bits wide);
 //! - `buffer` 8 MiB: the DRAM write buffer;
-//! - `overhead` 10 us: firmware time per command.
+//! - `overhead` 10 us: firmware time per command;
+//! - `mapped` off: with `on`, a never-written page reads as if the drive
+//!   had been filled once sequentially (page `lpn` on plane `lpn mod
+//!   planes`), so a read study needs no preconditioning pass;
+//! - `link_rate` none: the host interface (PCIe), one FIFO resource every
+//!   read's data crosses after the channels, at this many bytes/s;
+//! - `stage` none, `spill` 0: the controller stages read data on its way
+//!   to the host in an SRAM buffer of `stage` bytes. With more read data in
+//!   flight in the drive than that (`inflight` bytes, this read's included,
+//!   counted at its arrival), the share `1 − stage/inflight` is staged in
+//!   the drive's DRAM instead, and each such byte costs `spill` more link
+//!   time (the extra DRAM write and read it takes):
+//!   `link time = len/link_rate × (1 + spill × max(0, 1 − stage/inflight))`.
+//!   So a drive's bandwidth falls once more than `stage` bytes of reads are
+//!   queued in it, to `1/(1 + spill)` of the link rate in the limit: the
+//!   deep-queue loss of seed 004's test 3, which a bound on data in flight
+//!   (IO pacing) avoids (docs/labs.md, "lab pacing").
 //!
 //! Equations (every resource keeps the time it is busy until; a request
 //! takes each one it needs in turn, first come first served):
@@ -53,6 +69,13 @@ pub struct SsdParams {
     pub channel_bytes_per_s: f64,
     pub buffer_bytes: u64,
     pub overhead_ns: Ns,
+    pub mapped: bool,
+    /// Host interface rate, bytes/s; `None`: not modelled.
+    pub link_bytes_per_s: Option<f64>,
+    /// SRAM staging buffer for read data, bytes; `None`: unbounded.
+    pub stage_bytes: Option<u64>,
+    /// Extra link time per spilled byte, as a fraction of its link time.
+    pub spill: f64,
 }
 
 impl Default for SsdParams {
@@ -71,6 +94,10 @@ impl Default for SsdParams {
             channel_bytes_per_s: 333e6,
             buffer_bytes: 8 << 20,
             overhead_ns: 10_000,
+            mapped: false,
+            link_bytes_per_s: None,
+            stage_bytes: None,
+            spill: 0.0,
         }
     }
 }
@@ -129,6 +156,21 @@ impl SsdParams {
         if self.buffer_bytes < self.page_bytes {
             return Err(("buffer", "must hold at least one page".into()));
         }
+        if self.link_bytes_per_s.is_some_and(|r| r <= 0.0) {
+            return Err(("link_rate", "must be > 0".into()));
+        }
+        if self.stage_bytes == Some(0) {
+            return Err(("stage", "must be > 0 (omit it for no staging limit)".into()));
+        }
+        if !(0.0..=100.0).contains(&self.spill) {
+            return Err(("spill", format!("{} is not in 0..=100", self.spill)));
+        }
+        if self.spill > 0.0 && (self.stage_bytes.is_none() || self.link_bytes_per_s.is_none()) {
+            return Err((
+                "spill",
+                "needs stage and link_rate (it lengthens link transfers)".into(),
+            ));
+        }
         Ok(())
     }
 }
@@ -142,6 +184,12 @@ pub struct SsdModel {
     channel_free: Vec<f64>,
     /// When each buffered page is programmed (frees its buffer slot).
     buffered: BinaryHeap<Reverse<Ns>>,
+    /// Reads in the drive: (completion, bytes), earliest first.
+    reads: BinaryHeap<Reverse<(Ns, u64)>>,
+    read_bytes_in_flight: u64,
+    link_free: f64,
+    /// Read bytes whose link transfer was lengthened by staging in DRAM.
+    spilled_bytes: f64,
     done: Decided,
     next_id: u64,
     requests: u64,
@@ -161,6 +209,10 @@ impl SsdModel {
             plane_free: vec![0.0; planes],
             channel_free: vec![0.0; p.channels as usize],
             buffered: BinaryHeap::new(),
+            reads: BinaryHeap::new(),
+            read_bytes_in_flight: 0,
+            link_free: 0.0,
+            spilled_bytes: 0.0,
             done: Decided::default(),
             next_id: 0,
             requests: 0,
@@ -236,8 +288,13 @@ impl SsdModel {
     fn read(&mut self, t: f64, r: &SimReq) -> f64 {
         let ov = self.p.overhead_ns as f64;
         let mut end = t + ov;
+        let planes = u64::from(self.p.plane_count());
         for lpn in self.pages(r) {
-            let Some(pl) = self.ftl.lookup(lpn) else {
+            let Some(pl) = self
+                .ftl
+                .lookup(lpn)
+                .or_else(|| self.p.mapped.then_some((lpn % planes) as usize))
+            else {
                 continue;
             };
             let sensed = self.plane_free[pl].max(t + ov) + self.p.read_ns as f64;
@@ -247,6 +304,33 @@ impl SsdModel {
             self.channel_free[ch] = out;
             end = end.max(out);
         }
+        match self.p.link_bytes_per_s {
+            Some(rate) => self.link(t, r.len, end, rate),
+            None => end,
+        }
+    }
+
+    /// The host link after the channels (see the module header): returns
+    /// when the read's data has crossed it.
+    fn link(&mut self, t: f64, len: u64, ready: f64, rate: f64) -> f64 {
+        while let Some(&Reverse((done, bytes))) = self.reads.peek() {
+            if done as f64 > t {
+                break;
+            }
+            self.reads.pop();
+            self.read_bytes_in_flight -= bytes;
+        }
+        let inflight = (self.read_bytes_in_flight + len) as f64;
+        let share = self
+            .p
+            .stage_bytes
+            .map_or(0.0, |s| (1.0 - s as f64 / inflight).max(0.0));
+        self.spilled_bytes += share * len as f64;
+        let xfer = len as f64 * 1e9 / rate * (1.0 + self.p.spill * share);
+        let end = self.link_free.max(ready) + xfer;
+        self.link_free = end;
+        self.reads.push(Reverse((end.ceil() as Ns, len)));
+        self.read_bytes_in_flight += len;
         end
     }
 }
@@ -301,6 +385,7 @@ impl SimModel for SsdModel {
             ("host_pages", f.host_pages),
             ("media_writes", f.nand_pages),
             ("gc_runs", f.gc_runs),
+            ("spilled_bytes", self.spilled_bytes.round() as u64),
             ("erases", f.erases),
             // Write amplification in thousandths (integers only here).
             (

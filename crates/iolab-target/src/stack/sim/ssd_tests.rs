@@ -3,7 +3,7 @@
 
 use super::ssd::{SsdModel, SsdParams};
 use super::ssd_ftl::{Ftl, GC_RESERVE};
-use super::{closed_loop_at, Rng, SimModel, SimOp, SimReq};
+use super::{closed_loop, closed_loop_at, Rng, SimModel, SimOp, SimReq};
 
 /// Uniform random writes, greedy GC, fluid limit: a block is reclaimed
 /// holding a share u of valid pages, where u = exp(−α(1 − u)) and α is
@@ -122,4 +122,56 @@ fn a_read_costs_overhead_sense_and_transfer() {
         Some(t + p.overhead_ns),
         "unmapped: no media"
     );
+}
+
+/// The lab's drive shape: the link is the bottleneck, `stage` holds four
+/// 128 KiB reads.
+fn linked(spill: f64) -> SsdModel {
+    SsdModel::new(SsdParams {
+        capacity_bytes: 256 << 20,
+        op: 0.28,
+        mapped: true,
+        read_ns: 1_000_000,
+        channel_bytes_per_s: 64e6,
+        link_bytes_per_s: Some(8e6),
+        stage_bytes: Some(4 << 17),
+        spill,
+        ..SsdParams::default()
+    })
+}
+
+fn read_bw(m: &mut SsdModel, qd: usize) -> f64 {
+    let size = m.params().capacity_bytes;
+    let mut r = Rng(9);
+    let (_, end) = closed_loop(m, qd, 4000, || {
+        SimReq::new(SimOp::Read, r.offset(size, 128 << 10, 128 << 10), 128 << 10)
+    });
+    4000.0 * f64::from(128u32 << 10) / (end as f64 / 1e9)
+}
+
+#[test]
+fn mapped_reads_of_unwritten_pages_take_the_nand_time() {
+    let mut m = linked(0.0);
+    let t = super::run_qd1(&mut m, 0, 0, &[SimReq::new(SimOp::Read, 0, 4096)]);
+    // overhead + t_read + one page on the channel + one page on the link
+    let want = 10_000.0 + 1e6 + 4096.0 / 64e6 * 1e9 + 4096.0 / 8e6 * 1e9;
+    assert!((t[0] as f64 - want).abs() < 2.0, "{} vs {want}", t[0]);
+}
+
+#[test]
+fn the_link_rate_bounds_reads_and_spilling_cuts_it_by_the_formula() {
+    // Without spill the drive runs at its link rate at any depth.
+    for qd in [4, 32] {
+        let bw = read_bw(&mut linked(0.0), qd);
+        assert!((bw / 8e6 - 1.0).abs() < 0.01, "qd {qd}: {bw}");
+    }
+    // With spill 0.3: no loss while four reads fit the stage; at QD 32 the
+    // share 1 − 4/32 is spilled: rate / (1 + 0.3 × 0.875).
+    let at4 = read_bw(&mut linked(0.3), 4);
+    assert!((at4 / 8e6 - 1.0).abs() < 0.01, "{at4}");
+    let at32 = read_bw(&mut linked(0.3), 32);
+    let want = 8e6 / (1.0 + 0.3 * (1.0 - 4.0 / 32.0));
+    assert!((at32 / want - 1.0).abs() < 0.01, "{at32} vs {want}");
+    let m = linked(0.3);
+    assert!(m.counters().iter().any(|&(k, _)| k == "spilled_bytes"));
 }

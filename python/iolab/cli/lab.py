@@ -216,7 +216,9 @@ def format_for(output: Optional[Path]) -> LabFormat:
 
 
 def register(app: typer.Typer) -> None:
-    from iolab.cli import lab_wire  # noqa: F401  (registers `iolab lab wire` on lab_app)
-    from iolab.cli import lab_pacing  # noqa: F401 - registers `lab pacing` on lab_app
+    from iolab.cli import (
+        lab_pacing,  # noqa: F401 - registers `lab pacing` on lab_app
+        lab_wire,  # noqa: F401  (registers `iolab lab wire` on lab_app)
+    )
 
     app.add_typer(lab_app, name="lab")

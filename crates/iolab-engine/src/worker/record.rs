@@ -56,6 +56,10 @@ pub struct Recorder {
     /// when the interval closes.
     iv_lat_ns: [LatHist; 2],
     series: Vec<IntervalSample>,
+    /// Keep the measured intervals for the result (false: the run streams
+    /// them to an interval log as they arrive, so memory does not grow with
+    /// the run's length and the result's `series` stay empty).
+    keep_series: bool,
     interval_ns: u64,
     ramp_end_ns: u64,
     /// Start of the measured window; `None` during the ramp.
@@ -97,6 +101,7 @@ impl Recorder {
             iv: Default::default(),
             iv_lat_ns: [LatHist::new(), LatHist::new()],
             series: Vec::new(),
+            keep_series: true,
             interval_ns: interval_ns.max(1),
             ramp_end_ns: 0,
             measured_start_ns: None,
@@ -108,6 +113,12 @@ impl Recorder {
             phase_done: [0; 2],
             dir_runtime_ns: [0; 2],
         }
+    }
+
+    /// Whether the measured intervals stay in the result ([`Recorder::keep_series`]).
+    pub fn keep_series(mut self, keep: bool) -> Recorder {
+        self.keep_series = keep;
+        self
     }
 
     /// I/O starts at `origin_ns`; the measured window at `origin + ramp`.
@@ -264,7 +275,7 @@ impl Recorder {
             end_ns: end_ns.max(self.iv_start_ns) - self.grid_ns,
             dirs,
         };
-        if !ramp {
+        if !ramp && self.keep_series {
             self.series.push(sample.clone());
         }
         let _ = self.tx.send(WorkerMsg::Interval {

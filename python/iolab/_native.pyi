@@ -39,15 +39,9 @@ def stream_result(result_json: str, path: str | os.PathLike[str], per_worker: bo
     """A result with embedded intervals → the same result with its intervals in the interval log
     ``path`` (written as a run streams them), as JSON."""
 
-def hlog_window(
-    path: str | os.PathLike[str],
-    start_ns: int,
-    end_ns: int,
-    job: Optional[int] = None,
-    dir: Optional[str] = None,
-) -> dict[str, Any]:
-    """The job's (every job's) merged intervals wholly within ``[start_ns, end_ns]``, merged exactly:
-    ``lat_ns`` (V2 base64), ``ios``, ``bytes``, ``intervals``, ``start_ns``, ``end_ns``, ``truncated``."""
+def hlog_window(path: str | os.PathLike[str], start_ns: int = 0, end_ns: int = ...) -> dict[str, Any]:
+    """One pass over an interval log: per job and direction, its merged intervals wholly within
+    ``[start_ns, end_ns]`` merged exactly (``rows``), each job's state (``jobs``) and ``truncated``."""
 
 class IntervalLog:
     """An interval log's records, one at a time (dicts; see the Rust docs)."""

@@ -11,9 +11,8 @@ use std::path::PathBuf;
 use iolab_core::hist::LatHist;
 use iolab_core::job::IoDir;
 use iolab_core::stats::hlog::{HlogEntry, HlogReader};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 
 use crate::errors::core_error;
 use crate::gil;
@@ -97,67 +96,122 @@ impl PyIntervalLog {
     }
 }
 
-/// The intervals of job `job` (its workers merged; every job when None)
-/// that lie wholly in `[start_ns, end_ns]` (ns from the job's measured
-/// start), merged exactly: a dict with `lat_ns` (V2 base64) of direction
-/// `dir` ("read", "write"; every direction when None), `ios`, `bytes`,
-/// `intervals` (how many), `start_ns`/`end_ns` (what they span) and
-/// `truncated`.
+/// One pass over an interval log: per job and direction, the job's merged
+/// intervals lying wholly in `[start_ns, end_ns]` (ns from the job's
+/// measured start) merged exactly. A dict: `rows` (`job`, `name`, `dir`,
+/// `intervals`, `start_ns`/`end_ns` (the span they cover, None without
+/// any), `ios`, `bytes`, `lat_ns` (V2 base64)), `jobs` (per job: `name`,
+/// `workers`, `intervals` written, `end_ns` of its last, `ended`: every
+/// worker finished) and `truncated` (the log ends in a record cut short).
 #[pyfunction]
-#[pyo3(signature = (path, start_ns, end_ns, job = None, dir = None))]
+#[pyo3(signature = (path, start_ns = 0, end_ns = u64::MAX))]
 pub fn hlog_window<'py>(
     py: Python<'py>,
     path: PathBuf,
     start_ns: u64,
     end_ns: u64,
-    job: Option<u32>,
-    dir: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let dirs: Vec<usize> = match dir.as_deref() {
-        None => IoDir::ALL.iter().map(|&d| d as usize).collect(),
-        Some(name) => match IoDir::ALL.iter().find(|d| d.name() == name) {
-            Some(&d) => vec![d as usize],
-            None => {
-                return Err(PyValueError::new_err(format!(
-                    "dir={name:?}: not a direction"
-                )))
-            }
-        },
-    };
+    #[derive(Default)]
+    struct Acc {
+        n: u64,
+        ios: u64,
+        bytes: u64,
+        span: Option<(u64, u64)>,
+        h: Option<LatHist>,
+    }
+    #[derive(Default)]
+    struct JobAcc {
+        dirs: Vec<Acc>,
+        written: u64,
+        last_end_ns: u64,
+        ended: bool,
+    }
     let mut reader = open(&path)?;
-    let (h, ios, bytes, n, span, truncated) = gil::released(py, || {
-        let mut h = LatHist::new();
-        let (mut ios, mut bytes, mut n) = (0u64, 0u64, 0u64);
-        let mut span: Option<(u64, u64)> = None;
+    let ndirs = IoDir::ALL.len();
+    let (jobs, accs, truncated) = gil::released(py, || {
+        let mut accs: Vec<JobAcc> = Vec::new();
         for e in reader.by_ref() {
-            let HlogEntry::Interval(r) = e? else { continue };
+            let r = match e? {
+                HlogEntry::JobEnd { job, .. } => {
+                    if let Some(a) = accs.get_mut(job as usize) {
+                        a.ended = true;
+                    }
+                    continue;
+                }
+                HlogEntry::Interval(r) if r.source.worker.is_none() => r,
+                HlogEntry::Interval(_) => continue,
+            };
+            let j = r.source.job as usize;
+            while accs.len() <= j {
+                accs.push(JobAcc {
+                    dirs: (0..ndirs).map(|_| Acc::default()).collect(),
+                    ..Default::default()
+                });
+            }
+            let a = &mut accs[j];
             let s = &r.sample;
-            let wanted = r.source.worker.is_none() && job.is_none_or(|j| j == r.source.job);
-            if !wanted || s.start_ns < start_ns || s.end_ns > end_ns {
+            a.written += 1;
+            a.last_end_ns = a.last_end_ns.max(s.end_ns);
+            if s.start_ns < start_ns || s.end_ns > end_ns {
                 continue;
             }
-            for &d in &dirs {
-                ios += s.dirs[d].ios;
-                bytes += s.dirs[d].bytes;
-                h.merge(&s.dirs[d].lat_ns.unpack());
+            for (acc, d) in a.dirs.iter_mut().zip(&s.dirs) {
+                acc.n += 1;
+                acc.ios += d.ios;
+                acc.bytes += d.bytes;
+                acc.h
+                    .get_or_insert_with(LatHist::new)
+                    .merge(&d.lat_ns.unpack());
+                acc.span = Some(acc.span.map_or((s.start_ns, s.end_ns), |(x, y)| {
+                    (x.min(s.start_ns), y.max(s.end_ns))
+                }));
             }
-            n += 1;
-            span = Some(span.map_or((s.start_ns, s.end_ns), |(a, b)| {
-                (a.min(s.start_ns), b.max(s.end_ns))
-            }));
         }
-        Ok::<_, iolab_core::CoreError>((h, ios, bytes, n, span, reader.truncated()))
+        Ok::<_, iolab_core::CoreError>((reader.jobs().to_vec(), accs, reader.truncated()))
     })
     .map_err(core_error)?;
-    let d = PyDict::new(py);
-    d.set_item("lat_ns", h.to_v2_base64())?;
-    d.set_item("ios", ios)?;
-    d.set_item("bytes", bytes)?;
-    d.set_item("intervals", n)?;
-    d.set_item("start_ns", span.map(|s| s.0))?;
-    d.set_item("end_ns", span.map(|s| s.1))?;
-    d.set_item("truncated", truncated)?;
-    Ok(d)
+    let name = |j: usize| {
+        jobs.iter()
+            .find(|x| x.job as usize == j)
+            .map(|x| x.name.clone())
+    };
+    let rows = PyList::empty(py);
+    let job_list = PyList::empty(py);
+    let njobs = jobs.len().max(accs.len());
+    for j in 0..njobs {
+        let empty = JobAcc::default();
+        let a = accs.get(j).unwrap_or(&empty);
+        let jd = PyDict::new(py);
+        jd.set_item("job", j)?;
+        jd.set_item("name", name(j))?;
+        jd.set_item(
+            "workers",
+            jobs.iter().find(|x| x.job as usize == j).map(|x| x.workers),
+        )?;
+        jd.set_item("intervals", a.written)?;
+        jd.set_item("end_ns", a.last_end_ns)?;
+        jd.set_item("ended", a.ended)?;
+        job_list.append(jd)?;
+        for (d, acc) in IoDir::ALL.iter().zip(&a.dirs) {
+            let row = PyDict::new(py);
+            row.set_item("job", j)?;
+            row.set_item("name", name(j))?;
+            row.set_item("dir", d.name())?;
+            row.set_item("intervals", acc.n)?;
+            row.set_item("start_ns", acc.span.map(|s| s.0))?;
+            row.set_item("end_ns", acc.span.map(|s| s.1))?;
+            row.set_item("ios", acc.ios)?;
+            row.set_item("bytes", acc.bytes)?;
+            let h = acc.h.clone().unwrap_or_default();
+            row.set_item("lat_ns", h.to_v2_base64())?;
+            rows.append(row)?;
+        }
+    }
+    let out = PyDict::new(py);
+    out.set_item("rows", rows)?;
+    out.set_item("jobs", job_list)?;
+    out.set_item("truncated", truncated)?;
+    Ok(out)
 }
 
 /// `summarize` of a run whose intervals were streamed to the interval log

@@ -45,6 +45,7 @@ pub const HLOG_FILE: &str = "intervals.hlog";
 const HEADER: &str = "#[iolab: ";
 const RECORD: &str = "#iolab-interval ";
 const JOB_END: &str = "#iolab-end ";
+const JOB: &str = "#iolab-job ";
 
 /// Whose interval a record is: a job's workers merged (`worker: None`) or
 /// one worker alone.
@@ -188,6 +189,15 @@ impl<W: Write> HlogWriter<W> {
         Ok(())
     }
 
+    /// Job `job`'s name and worker count (once per job, after the header).
+    pub fn job(&mut self, job: u32, workers: u32, name: &str) -> io::Result<()> {
+        writeln!(
+            self.out,
+            "{JOB}job={job} workers={workers} name={}",
+            name.replace('\n', " ")
+        )
+    }
+
     /// Every worker of `job` has finished, after `intervals` intervals.
     pub fn job_end(&mut self, job: u32, intervals: u64) -> io::Result<()> {
         writeln!(self.out, "{JOB_END}job={job} intervals={intervals}")
@@ -212,6 +222,15 @@ pub struct HlogReader<R: BufRead> {
     pending: Option<(HlogRecord, usize, usize)>,
     truncated: bool,
     line_no: u64,
+    jobs: Vec<HlogJob>,
+}
+
+/// A job as the log names it (`#iolab-job` lines).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HlogJob {
+    pub job: u32,
+    pub workers: u32,
+    pub name: String,
 }
 
 impl<R: BufRead> HlogReader<R> {
@@ -224,7 +243,13 @@ impl<R: BufRead> HlogReader<R> {
             pending: None,
             truncated: false,
             line_no: 0,
+            jobs: Vec::new(),
         }
+    }
+
+    /// The jobs named so far (all of them once the first record is read).
+    pub fn jobs(&self) -> &[HlogJob] {
+        &self.jobs
     }
 
     /// The header, once read (after the first call to `next`).
@@ -378,6 +403,24 @@ impl<R: BufRead> HlogReader<R> {
                 return Ok(Some(HlogEntry::Interval(rec)));
             }
             self.pending = Some((rec, 0, dirs));
+        } else if let Some(rest) = line.strip_prefix(JOB) {
+            let mut j = HlogJob {
+                job: 0,
+                workers: 0,
+                name: String::new(),
+            };
+            let (head, name) = rest.split_once(" name=").unwrap_or((rest, ""));
+            j.name = name.to_string();
+            for f in head.split(' ') {
+                match f.split_once('=') {
+                    Some(("job", v)) => j.job = v.parse().map_err(|_| self.bad("bad job"))?,
+                    Some(("workers", v)) => {
+                        j.workers = v.parse().map_err(|_| self.bad("bad workers"))?
+                    }
+                    _ => {}
+                }
+            }
+            self.jobs.push(j);
         } else if let Some(rest) = line.strip_prefix(JOB_END) {
             let (mut job, mut intervals) = (0, 0);
             for f in rest.split(' ') {

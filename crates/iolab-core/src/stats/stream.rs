@@ -66,7 +66,16 @@ fn dir_tags(name: &str, host: &str, worker: Option<u32>) -> Vec<String> {
 }
 
 impl<W: Write> IntervalStream<W> {
-    pub fn new(log: HlogWriter<W>, jobs: &[StreamJob], host: &str, per_worker: bool) -> Self {
+    /// A stream into `log` (its header written); names the jobs in it.
+    pub fn new(
+        mut log: HlogWriter<W>,
+        jobs: &[StreamJob],
+        host: &str,
+        per_worker: bool,
+    ) -> io::Result<Self> {
+        for (i, j) in jobs.iter().enumerate() {
+            log.job(i as u32, j.workers, &j.name)?;
+        }
         let jobs = jobs
             .iter()
             .map(|j| JobState {
@@ -85,12 +94,12 @@ impl<W: Write> IntervalStream<W> {
                 ended: j.workers == 0,
             })
             .collect();
-        IntervalStream {
+        Ok(IntervalStream {
             log,
             per_worker,
             jobs,
             spare: Vec::new(),
-        }
+        })
     }
 
     /// Worker `worker` of job `job` began its measured window `offset_ns`
@@ -216,7 +225,7 @@ pub fn stream_result<W: Write>(
             workers: j.workers.len() as u32,
         })
         .collect();
-    let mut stream = IntervalStream::new(log, &specs, host, per_worker);
+    let mut stream = IntervalStream::new(log, &specs, host, per_worker)?;
     for (ji, j) in run.jobs.iter().enumerate() {
         stream.measuring(ji as u32, 0);
         let longest = j.workers.iter().map(|w| w.series.len()).max().unwrap_or(0);

@@ -80,7 +80,7 @@ impl Streaming {
                 workers: j.workers(),
             })
             .collect();
-        let mut stream = IntervalStream::new(log, &specs, host, self.per_worker);
+        let mut stream = IntervalStream::new(log, &specs, host, self.per_worker).map_err(io)?;
         stream.flush().map_err(io)?;
         self.live = Some(LiveStream {
             stream,

@@ -4,7 +4,7 @@
 //! them (each job's workers merged as they arrive), with the workers'
 //! whole-run histograms kept as the engine keeps them. Prints the resident
 //! memory at 10 minutes, 1 hour and the end of simulated time, the log's
-//! size, and writes the run result (`result.json`, its workers' series
+//! size, and writes the run result (`engine_result.json`, its workers' series
 //! empty) beside `intervals.hlog` in OUT_DIR. bench/interval_soak.py runs
 //! it and reports on what it wrote.
 //!
@@ -191,8 +191,8 @@ fn main() {
             per_worker: false,
         }),
     };
-    let f = File::create(out.join("result.json")).expect("create result.json");
-    serde_json::to_writer(BufWriter::new(f), &result).expect("write result.json");
+    let f = File::create(out.join("engine_result.json")).expect("create engine_result.json");
+    serde_json::to_writer(BufWriter::new(f), &result).expect("write engine_result.json");
     let log_bytes = std::fs::metadata(out.join(HLOG_FILE)).map_or(0, |m| m.len());
     println!(
         "interval log: {log_bytes} bytes; expected I/Os: {}",

@@ -130,7 +130,7 @@ def _interval_log_source(source: Path, window: Optional[str]) -> Optional[Path]:
     """The interval log to report from: with --window, the source's (a
     run directory's or an .hlog file); without, only a run directory whose
     run did not finish (no run.json) but left one."""
-    from iolab.results.intervals import interval_log_of
+    from iolab.results.intervals import HLOG_FILE, interval_log_of
     from iolab.results.rundir import RESULT_FILE, RUN_FILE
 
     if source.is_file() and source.suffix == ".hlog":
@@ -143,7 +143,8 @@ def _interval_log_source(source: Path, window: Optional[str]) -> Optional[Path]:
     if window is None and finished:
         return None
     result = None
-    if (source / RESULT_FILE).is_file():
+    if not (source / HLOG_FILE).is_file() and (source / RESULT_FILE).is_file():
+        # only when the log is not where iolab puts it: a long run's result is large
         result = json.loads((source / RESULT_FILE).read_text(encoding="utf-8")).get("result")
     log = interval_log_of(source, result)
     if log is None and window is not None:

@@ -59,8 +59,8 @@ fn streamed(per_worker: bool) -> (Vec<u8>, Vec<Vec<IntervalSample>>) {
     s.measuring(0, 10);
     s.measuring(1, 20);
     // worker 0 runs three intervals ahead before the others report
-    for i in 0..3 {
-        s.interval(0, 0, &series[0][i]).unwrap();
+    for x in &series[0][..3] {
+        s.interval(0, 0, x).unwrap();
     }
     assert_eq!(s.pending(), 3, "held until every worker reports");
     s.interval(0, 1, &series[1][0]).unwrap();
@@ -68,11 +68,11 @@ fn streamed(per_worker: bool) -> (Vec<u8>, Vec<Vec<IntervalSample>>) {
     assert_eq!(s.pending(), 2);
     s.interval(0, 2, &series[2][1]).unwrap();
     s.finished(0, 2).unwrap();
-    for i in 1..5 {
-        s.interval(0, 1, &series[1][i]).unwrap();
+    for x in &series[1][1..] {
+        s.interval(0, 1, x).unwrap();
     }
-    for i in 3..5 {
-        s.interval(0, 0, &series[0][i]).unwrap();
+    for x in &series[0][3..] {
+        s.interval(0, 0, x).unwrap();
     }
     s.finished(0, 0).unwrap();
     s.finished(0, 1).unwrap();

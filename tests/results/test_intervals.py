@@ -227,3 +227,41 @@ def test_window_needs_an_interval_log(tmp_path: Path) -> None:
     out = subprocess.run([*CLI, "report", str(tmp_path / "run"), "--window", "1s..2s"], capture_output=True, text=True)
     assert out.returncode != 0
     assert "has no interval log" in out.stderr
+
+
+def test_a_streamed_run_logs_every_io_and_ends_each_job(tmp_path: Path) -> None:
+    """The engine's own stream (not a replay): the log's intervals add up to
+    the result's I/Os, each job has its end line, the workers keep no series."""
+    log = tmp_path / HLOG_FILE
+    jobs = [null_job("a", "randrw", "400ms", ("numjobs", "3")), null_job("b", "read", "250ms", ("numjobs", "2"))]
+    run = _native.Run(jobs, interval_ns=50_000_000, interval_log=log)
+    run.start()
+    while not run.finished():
+        run.poll(0.05)
+    result = json.loads(run.wait())
+    assert result["interval_log"] == {"file": HLOG_FILE, "per_worker": False}
+    assert all(w["series"] == [] for j in result["jobs"] for w in j["workers"])
+    rows, state = read_window(log)
+    assert not state.interrupted
+    assert [j["name"] for j in state.jobs] == ["a", "b"]
+    for job in result["jobs"]:
+        for d, name in enumerate(("read", "write")):
+            done = sum(w["dirs"][d]["ios"] for w in job["workers"])
+            (row,) = [r for r in rows if r.job == job["name"] and r.dir == name]
+            assert row.ios == done, (job["name"], name)
+    summary = json.loads(_native.summarize_with_log(json.dumps(result), log))
+    assert sum(s["total"]["ios"] for s in summary["groups"][0]["series"]) == summary["groups"][0]["total"]["ios"]
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--per-worker-intervals"], "give --stream-intervals too"),
+        (["--stream-intervals"], "give --results ROOT"),
+    ],
+)
+def test_streaming_options_need_their_companions(args: list[str], says: str) -> None:
+    cmd = [*CLI, "run", "--name=x", "--ioengine=null", "--rw=read", "--size=1m", *args]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    assert out.returncode != 0
+    assert says in out.stderr, out.stderr

@@ -210,6 +210,20 @@ impl Run {
                 "stream_intervals must be called before start".into(),
             ));
         };
+        // latency_target restarts a worker's measured window when its
+        // search settles: intervals already streamed cannot be taken back.
+        if let Some(j) = self
+            .cfg
+            .jobs
+            .iter()
+            .find(|j| j.control.latency_target_ns > 0)
+        {
+            return Err(EngineError::Lifecycle(format!(
+                "job {}: latency_target restarts the measured window when its search settles, \
+                 so its intervals cannot be streamed: run it without --stream-intervals",
+                j.name
+            )));
+        }
         specs.iter_mut().for_each(|s| s.keep_series = false);
         self.streaming = Some(stream::Streaming::new(path, per_worker));
         Ok(())

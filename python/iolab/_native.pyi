@@ -5,6 +5,7 @@ Checked against the built module by tests/run/test_native_stub.py
 named file arrive as the matching ``OSError`` subclass.
 """
 
+import os
 from typing import Any, Optional
 
 Options = list[tuple[str, Optional[str]]]
@@ -30,6 +31,28 @@ def options_markdown() -> str:
 
 def summarize(result_json: str) -> str:
     """A run result (JSON) → its summary (JSON)."""
+
+def summarize_with_log(result_json: str, path: str | os.PathLike[str]) -> str:
+    """``summarize`` of a run whose intervals were streamed to the interval log at ``path``."""
+
+def stream_result(result_json: str, path: str | os.PathLike[str], per_worker: bool = False) -> str:
+    """A result with embedded intervals → the same result with its intervals in the interval log
+    ``path`` (written as a run streams them), as JSON."""
+
+def hlog_window(path: str | os.PathLike[str], start_ns: int = 0, end_ns: int = ...) -> dict[str, Any]:
+    """One pass over an interval log: per job and direction, its merged intervals wholly within
+    ``[start_ns, end_ns]`` merged exactly (``rows``), each job's state (``jobs``) and ``truncated``."""
+
+class IntervalLog:
+    """An interval log's records, one at a time (dicts; see the Rust docs)."""
+
+    def __new__(cls, path: str | os.PathLike[str]) -> IntervalLog: ...
+    def __iter__(self) -> IntervalLog: ...
+    def __next__(self) -> dict[str, Any]: ...
+    @property
+    def truncated(self) -> bool: ...
+    @property
+    def header(self) -> Optional[tuple[int, int]]: ...
 
 def merge_results(results_json: list[str]) -> str:
     """Several hosts' run results (JSON) → their exact merge (JSON). Raises
@@ -113,6 +136,8 @@ class Run:
         allow_overwrite: bool = False,
         host: Optional[str] = None,
         host_index: int = 0,
+        interval_log: Optional[str | os.PathLike[str]] = None,
+        per_worker_intervals: bool = False,
     ) -> Run: ...
     def layout_notes(self) -> list[str]:
         """What layout did, one line each."""

@@ -368,6 +368,19 @@ impl PackedHist {
         *self = PackedHist::pack(&h);
     }
 
+    /// From a V2 (deflate) base64 encoding, as HdrHistogram's interval
+    /// logs hold them: decoded once to check it, kept as its bytes.
+    pub fn from_v2_base64(s: &str) -> Result<PackedHist, CoreError> {
+        let h = LatHist::from_v2_base64(s)?;
+        if h.is_empty() {
+            return Ok(PackedHist::default());
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(s.trim())
+            .map_err(|e| CoreError::Histogram(format!("not base64: {e}")))?;
+        Ok(PackedHist { bytes })
+    }
+
     /// Encoded size in bytes.
     pub fn packed_bytes(&self) -> usize {
         self.bytes.len()

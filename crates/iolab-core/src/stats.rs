@@ -20,7 +20,9 @@ use crate::cpu::CpuUsage;
 use crate::hist::{LatHist, PackedHist};
 use crate::job::{IoDir, PreparedJob};
 
+pub mod hlog;
 mod merge;
+pub mod stream;
 pub use merge::{merge_json, merge_results, merge_results_json};
 
 /// Version of the result schema (docs/results-schema.md). Bump on any
@@ -382,6 +384,20 @@ pub struct RunResult {
     /// What layout did (e.g. "created testfile, 1073741824 bytes, filled
     /// with incompressible data").
     pub layout_notes: Vec<String>,
+    /// The interval log the run streamed its intervals into (the workers'
+    /// `series` are empty then); absent when the series are embedded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_log: Option<IntervalLogRef>,
+}
+
+/// Where a run's intervals are when they were streamed ([`hlog`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IntervalLogRef {
+    /// The log's file name, relative to the result's directory.
+    pub file: String,
+    /// Each worker's own intervals are in it too (else only each job's
+    /// workers merged).
+    pub per_worker: bool,
 }
 
 impl JobResult {

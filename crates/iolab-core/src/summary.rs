@@ -21,6 +21,7 @@ mod cpu;
 mod dist;
 mod group;
 mod series;
+pub mod streamed;
 
 use serde::{Deserialize, Serialize};
 
@@ -296,28 +297,49 @@ impl JobFold {
     fn of(j: &JobResult) -> (JobSummary, WorkerResult) {
         let mut fold = JobFold::new(j);
         for w in &j.workers {
-            fold.add(w);
+            fold.add(w, None);
         }
-        fold.finish(j)
+        fold.finish(j, None)
     }
 
     /// Worker `w` (its series kept packed: a copy of the encoded intervals).
-    fn add(&mut self, w: &WorkerResult) {
+    /// `logged`: its series from an interval log (counts only), when its
+    /// intervals were streamed there.
+    fn add(&mut self, w: &WorkerResult, logged: Option<&Vec<IntervalSample>>) {
         self.thread_runtime_ns += w.runtime_ns;
+        let stats = match logged {
+            Some(series) => Summary::of_merged(
+                &WorkerResult {
+                    series: series.clone(),
+                    ..w.clone()
+                },
+                w.runtime_ns,
+                &self.pcts,
+            ),
+            None => Summary::of(w, &self.pcts),
+        };
         self.workers.push(WorkerSummary {
             worker: w.worker,
             host: w.host.clone(),
-            stats: Summary::of(w, &self.pcts),
+            stats,
         });
         self.merge.add(w);
         self.series.push(w.series.clone());
     }
 
     /// The job's summary and its workers merged (for the group figures).
-    fn finish(self, j: &JobResult) -> (JobSummary, WorkerResult) {
-        let m = self
-            .merge
-            .finish(merge_series(self.series.iter().map(|s| &s[..])));
+    /// `logged`: the job's series from an interval log (counts only, and
+    /// its rows), when its intervals were streamed there.
+    fn finish(
+        self,
+        j: &JobResult,
+        logged: Option<(Vec<IntervalSample>, Vec<IntervalSummary>)>,
+    ) -> (JobSummary, WorkerResult) {
+        let (series, rows) = match logged {
+            Some((series, rows)) => (series, Some(rows)),
+            None => (merge_series(self.series.iter().map(|s| &s[..])), None),
+        };
+        let m = self.merge.finish(series);
         let summary = JobSummary {
             name: j.name.clone(),
             group: j.group,
@@ -325,7 +347,7 @@ impl JobFold {
             latency_definitions: LatencyDefinitions::of(&j.job),
             merged: Summary::of_merged(&m, self.thread_runtime_ns, &self.pcts),
             workers: self.workers,
-            series: m.series.iter().map(IntervalSummary::of).collect(),
+            series: rows.unwrap_or_else(|| m.series.iter().map(IntervalSummary::of).collect()),
         };
         (summary, m)
     }
@@ -344,19 +366,23 @@ pub struct RunSummary {
 
 /// Summarise a whole run.
 pub fn summarize(run: &RunResult) -> RunSummary {
-    summary_of(run, run.jobs.iter().map(JobFold::of).collect())
+    summary_of(run, run.jobs.iter().map(JobFold::of).collect(), None)
 }
 
 /// The run's summary from its jobs' (summary, workers merged); `run`'s
 /// workers are not read (the JSON path leaves them out).
-fn summary_of(run: &RunResult, folded: Vec<(JobSummary, WorkerResult)>) -> RunSummary {
+fn summary_of(
+    run: &RunResult,
+    folded: Vec<(JobSummary, WorkerResult)>,
+    group_series: Option<Vec<Vec<IntervalSummary>>>,
+) -> RunSummary {
     let (jobs, merged): (Vec<JobSummary>, Vec<WorkerResult>) = folded.into_iter().unzip();
     RunSummary {
         schema: SUMMARY_SCHEMA.to_string(),
         tool_version: run.tool_version.clone(),
         start_unix_ns: run.start_unix_ns,
         interval_ns: run.interval_ns,
-        groups: group::group_summaries(run, &jobs, &merged),
+        groups: group::group_summaries(run, &jobs, &merged, group_series),
         jobs,
     }
 }
@@ -369,6 +395,16 @@ fn summary_of(run: &RunResult, folded: Vec<(JobSummary, WorkerResult)>) -> RunSu
 /// summarised and folded before the next, so a merged fleet result of
 /// 10,000 hosts needs one worker's dense histograms in memory, not 10,000.
 pub fn summarize_json(result_json: &str) -> Result<String, CoreError> {
+    summarize_json_with(result_json, None)
+}
+
+/// [`summarize_json`] of a run whose intervals were streamed to an
+/// interval log: its series from `log` ([`streamed::read_log_series`]).
+/// A run with a log needs it: without, its summary would have no series.
+pub fn summarize_json_with(
+    result_json: &str,
+    log: Option<streamed::LogSeries>,
+) -> Result<String, CoreError> {
     let bad = |e: serde_json::Error| CoreError::Format(format!("not an iolab result: {e}"));
     let mut value: serde_json::Value = serde_json::from_str(result_json).map_err(bad)?;
     let mut workers: Vec<Vec<serde_json::Value>> = Vec::new();
@@ -385,15 +421,33 @@ pub fn summarize_json(result_json: &str) -> Result<String, CoreError> {
         }
     }
     let run: RunResult = serde_json::from_value(value).map_err(bad)?;
+    if let (Some(r), None) = (&run.interval_log, &log) {
+        return Err(CoreError::Format(format!(
+            "the run streamed its intervals to {}: summarise it with that log",
+            r.file
+        )));
+    }
+    let mut log = log;
     let mut folded = Vec::with_capacity(run.jobs.len());
-    for (j, ws) in run.jobs.iter().zip(workers) {
+    for (ji, (j, ws)) in run.jobs.iter().zip(workers).enumerate() {
         let mut fold = JobFold::new(j);
         for w in ws {
-            fold.add(&serde_json::from_value(w).map_err(bad)?);
+            let w: WorkerResult = serde_json::from_value(w).map_err(bad)?;
+            let logged = log
+                .as_mut()
+                .and_then(|l| l.workers.remove(&(ji as u32, w.worker)));
+            fold.add(&w, logged.as_ref());
         }
-        folded.push(fold.finish(j));
+        let logged = log.as_mut().map(|l| {
+            (
+                std::mem::take(&mut l.jobs[ji]),
+                std::mem::take(&mut l.job_series[ji]),
+            )
+        });
+        folded.push(fold.finish(j, logged));
     }
-    serde_json::to_string(&summary_of(&run, folded))
+    let groups = log.map(|l| l.group_series);
+    serde_json::to_string(&summary_of(&run, folded, groups))
         .map_err(|e| CoreError::Format(format!("cannot encode the summary: {e}")))
 }
 

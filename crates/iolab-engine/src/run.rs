@@ -23,6 +23,7 @@ mod nbd;
 mod notes;
 pub mod progress;
 mod setup;
+mod stream;
 mod zones;
 
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -148,6 +149,8 @@ pub struct Run {
     anchor: (u64, u64),
     /// Files to remove once the workers are done (`unlink`).
     unlink: Vec<std::path::PathBuf>,
+    /// The interval log, when the run streams its intervals.
+    streaming: Option<stream::Streaming>,
 }
 
 /// fio's `thread_number` for seeds: workers numbered across the run, job
@@ -189,7 +192,60 @@ impl Run {
             coord: Arc::new(Mutex::new(CoordState::default())),
             anchor: (0, 0),
             unlink,
+            streaming: None,
         })
+    }
+
+    /// Stream the measured intervals to an interval log at `path` (see
+    /// [`stream`]) instead of keeping them in the result: each job's
+    /// workers merged, and each worker alone too with `per_worker`. Before
+    /// [`Run::start`].
+    pub fn stream_intervals(
+        &mut self,
+        path: &std::path::Path,
+        per_worker: bool,
+    ) -> Result<(), EngineError> {
+        let State::Prepared(specs) = &mut self.state else {
+            return Err(EngineError::Lifecycle(
+                "stream_intervals must be called before start".into(),
+            ));
+        };
+        // latency_target restarts a worker's measured window when its
+        // search settles: intervals already streamed cannot be taken back.
+        if let Some(j) = self
+            .cfg
+            .jobs
+            .iter()
+            .find(|j| j.control.latency_target_ns > 0)
+        {
+            return Err(EngineError::Lifecycle(format!(
+                "job {}: latency_target restarts the measured window when its search settles, \
+                 so its intervals cannot be streamed: run it without --stream-intervals",
+                j.name
+            )));
+        }
+        specs.iter_mut().for_each(|s| s.keep_series = false);
+        self.streaming = Some(stream::Streaming::new(path, per_worker));
+        Ok(())
+    }
+
+    /// Take the workers' messages waiting (the stream first, then the view).
+    fn take_msgs(&mut self, first: Option<WorkerMsg>) {
+        let take = |s: &mut Self, m: WorkerMsg| {
+            if let Some(st) = s.streaming.as_mut() {
+                st.feed(&m);
+            }
+            s.tracker.apply(m);
+        };
+        if let Some(m) = first {
+            take(self, m);
+        }
+        while let Ok(m) = self.msgs.try_recv() {
+            take(self, m);
+        }
+        if let Some(st) = self.streaming.as_mut() {
+            st.flush();
+        }
     }
 
     /// What layout did, one line each (shown to the user before the run).
@@ -212,10 +268,14 @@ impl Run {
                 ));
             }
         };
-        let handles = self.spawn_all(specs)?;
         let unix_now = unix_ns(SystemTime::now());
         let mono_now = now_ns();
         self.anchor = (unix_now, mono_now);
+        if let Some(st) = self.streaming.as_mut() {
+            let interval_ns = self.cfg.interval.as_nanos() as u64;
+            st.begin(&self.cfg.jobs, &self.cfg.host, interval_ns, self.anchor)?;
+        }
+        let handles = self.spawn_all(specs)?;
         let start_mono = match at {
             Some(t) => mono_now + unix_ns(t).saturating_sub(unix_now),
             None => mono_now,
@@ -296,17 +356,14 @@ impl Run {
     /// Latest progress; waits up to `timeout` for a new interval.
     pub fn poll(&mut self, timeout: Duration) -> Progress {
         let started = matches!(self.state, State::Started { .. });
+        let mut first = None;
         if started && !self.is_finished() {
             match self.msgs.recv_timeout(timeout) {
-                Ok(m) => {
-                    self.tracker.apply(m);
-                }
+                Ok(m) => first = Some(m),
                 Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {}
             }
         }
-        while let Ok(m) = self.msgs.try_recv() {
-            self.tracker.apply(m);
-        }
+        self.take_msgs(first);
         let st = *self.coord.lock().unwrap_or_else(|p| p.into_inner());
         self.tracker
             .progress(&self.cfg.jobs, self.group_count(), st, started)
@@ -362,8 +419,10 @@ impl Run {
         let out = coordinator
             .join()
             .map_err(|_| EngineError::Lifecycle("the coordinator thread panicked".into()))?;
-        while let Ok(m) = self.msgs.try_recv() {
-            self.tracker.apply(m);
+        self.take_msgs(None);
+        let log = self.streaming.take().map(stream::Streaming::close);
+        if let Some((_, Some(note))) = &log {
+            self.notes.push(note.clone());
         }
         let start_unix_ns = self.start_unix_ns();
         for path in std::mem::take(&mut self.unlink) {
@@ -373,13 +432,9 @@ impl Run {
             });
         }
         let notes = std::mem::take(&mut self.notes);
-        Ok(setup::assemble(
-            &self.cfg,
-            &self.groups,
-            notes,
-            out,
-            start_unix_ns,
-        ))
+        let mut outcome = setup::assemble(&self.cfg, &self.groups, notes, out, start_unix_ns);
+        outcome.result.interval_log = log.map(|(r, _)| r);
+        Ok(outcome)
     }
 
     /// Wall-clock start of the first group's measured window.

@@ -24,6 +24,7 @@
 mod errors;
 mod gil;
 mod hist;
+mod hlog;
 mod iolog;
 mod lab;
 mod run;
@@ -122,6 +123,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(option_table, m)?)?;
     m.add_function(wrap_pyfunction!(options_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(summarize, m)?)?;
+    m.add_function(wrap_pyfunction!(hlog::summarize_with_log, m)?)?;
+    m.add_function(wrap_pyfunction!(hlog::hlog_window, m)?)?;
+    m.add_function(wrap_pyfunction!(hlog::stream_result, m)?)?;
+    m.add_class::<hlog::PyIntervalLog>()?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(self::merge_results, m)?)?;
     m.add_function(wrap_pyfunction!(units::parse_size, m)?)?;

@@ -47,7 +47,12 @@ fn waited() -> PyErr {
 #[pymethods]
 impl PyRun {
     #[new]
-    #[pyo3(signature = (jobs, interval_ns = 1_000_000_000, allow_overwrite = false, host = None, host_index = 0))]
+    /// `interval_log`: stream the measured intervals to this interval log
+    /// (`.hlog`) instead of keeping them in the result
+    /// ([`Run::stream_intervals`]); `per_worker_intervals`: each worker's
+    /// too, not only each job's workers merged.
+    #[pyo3(signature = (jobs, interval_ns = 1_000_000_000, allow_overwrite = false, host = None, host_index = 0, interval_log = None, per_worker_intervals = false))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         jobs: Vec<JobArg>,
@@ -55,7 +60,14 @@ impl PyRun {
         allow_overwrite: bool,
         host: Option<String>,
         host_index: u32,
+        interval_log: Option<std::path::PathBuf>,
+        per_worker_intervals: bool,
     ) -> PyResult<Self> {
+        if per_worker_intervals && interval_log.is_none() {
+            return Err(PyValueError::new_err(
+                "per_worker_intervals needs interval_log (per-worker intervals are streamed to it)",
+            ));
+        }
         if interval_ns == 0 {
             return Err(PyValueError::new_err("interval_ns must be > 0"));
         }
@@ -71,8 +83,12 @@ impl PyRun {
             host: host.unwrap_or_default(),
             host_index,
         };
-        let run = gil::on_thread(py, "iolab-prepare", move || Run::prepare(cfg))?
+        let mut run = gil::on_thread(py, "iolab-prepare", move || Run::prepare(cfg))?
             .map_err(engine_error)?;
+        if let Some(path) = interval_log {
+            run.stream_intervals(&path, per_worker_intervals)
+                .map_err(engine_error)?;
+        }
         Ok(PyRun {
             run: Mutex::new(Some(run)),
         })

@@ -31,8 +31,9 @@ from iolab.errors import IolabError, JobError
 from iolab.fleet.env import detect as fleet_launch
 from iolab.jobs import command_line, select_sections
 from iolab.report.quick import write_quick_report
-from iolab.results.catalog import save_run
+from iolab.results.catalog import new_run_dir, save_run
 from iolab.results.fio_logs import write_fio_logs
+from iolab.results.intervals import HLOG_FILE
 from iolab.run.local import RunOutput, partial_output
 from iolab.run.pipeline import RunPipeline, RunSettings, parse_interval_ns
 from iolab.run.progress import ETA_MODES, TerminalProgress, eta_terminal
@@ -205,7 +206,27 @@ def run(
     ] = None,
     metrics: MetricsAddress = None,
     metrics_summaries: MetricsSummaries = False,
+    stream_intervals: Annotated[
+        bool,
+        typer.Option(
+            "--stream-intervals",
+            help="Write the interval histograms to RUN/intervals.hlog (HdrHistogram interval log) as the run "
+            "goes instead of keeping them in memory for the result: memory stays flat on long runs and a "
+            "killed run keeps its intervals. Needs --results.",
+        ),
+    ] = False,
+    per_worker_intervals: Annotated[
+        bool,
+        typer.Option(
+            "--per-worker-intervals",
+            help="With --stream-intervals: each worker's intervals too, not only each job's workers merged.",
+        ),
+    ] = False,
 ) -> None:
+    if per_worker_intervals and not stream_intervals:
+        raise JobError("--per-worker-intervals: give --stream-intervals too (per-worker intervals go to its log)")
+    if stream_intervals and results is None:
+        raise JobError("--stream-intervals: give --results ROOT (the interval log goes in the run's directory)")
     if fleet_launch() is not None:  # mpiexec/srun iolab run ...: every rank runs, rank 0 reports
         if dry_run:
             raise JobError("--dry-run under MPI: run `iolab run --dry-run ...` without mpiexec")
@@ -220,6 +241,7 @@ def run(
                 ("--readonly", readonly),
                 ("--metrics (rank 0's --fleet-live-http serves the fleet's /metrics)", metrics is not None),
                 ("--metrics-summaries", metrics_summaries),
+                ("--stream-intervals", stream_intervals),
             )
             if given
         ]
@@ -252,10 +274,16 @@ def run(
         check_files=not dry_run,
         write_logs=write_fio_logs,
     )
+    run_dir = None
+    if stream_intervals and results is not None:
+        run_dir = new_run_dir(results, create=False)
+        settings = replace(settings, interval_log=run_dir / HLOG_FILE, per_worker_intervals=per_worker_intervals)
     pipeline = RunPipeline(jobs, settings, say)
     if dry_run:
         typer.echo(render.prepared_jobs(list(pipeline.prepared), pipeline.extras))
         return
+    if run_dir is not None:
+        run_dir.mkdir(parents=True)  # the interval log goes there as the run goes
 
     def report(out: RunOutput, error: Optional[BaseException]) -> None:
         render.run_output(out, formats, output, out.observed.get("steadystate"))
@@ -265,8 +293,9 @@ def run(
         if results is not None:
             wire = wire_section(out)
             extra = {WIRE_FILE: wire} if wire is not None else None
-            run_dir = save_run(results, pipeline.jobs, out, extra=extra, error=None if error is None else str(error))
-            say(f"results: {run_dir}")
+            error_text = None if error is None else str(error)
+            saved = save_run(results, pipeline.jobs, out, extra=extra, error=error_text, directory=run_dir)
+            say(f"results: {saved}")
         for path in out.observed.get("fio_logs", {}).get("files", []):
             say(f"fio log: {path}")
 

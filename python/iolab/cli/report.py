@@ -81,6 +81,15 @@ def report(
         ),
     ] = ReportFormat.text,
     output: Output = None,
+    window: Annotated[
+        Optional[str],
+        typer.Option(
+            "--window",
+            help="Report only this time window of a run's interval log (e.g. 10s..40s, from each job's measured "
+            "start; either end may be left out): IOPS, MB/s and percentiles of the whole intervals in it, "
+            "merged exactly. Needs a run made with --stream-intervals (or its intervals.hlog).",
+        ),
+    ] = None,
 ) -> None:
     """Analyse results and report them: findings, warnings, knees, bottleneck
     and the tables (IOPS, MB/s, latency percentiles, CPU per point and
@@ -88,7 +97,14 @@ def report(
 
     text, md and json go to stdout unless --output is given. html goes to a
     file — by default RUN/report.html (or NAME.report.html next to a fio JSON
-    file) — whose path is printed; it opens without a network."""
+    file) — whose path is printed; it opens without a network.
+
+    A run directory whose run was killed (an interval log and no result) is
+    reported from its interval log, marked as interrupted."""
+    log = _interval_log_source(source, window)
+    if log is not None:
+        _emit(_window_report(log, window or "..", fmt), output)
+        return
     an = analyse(source)
     if fmt is ReportFormat.html:
         from iolab.report.html import render_html
@@ -108,6 +124,49 @@ def report(
     if fmt is not ReportFormat.json:
         text += fleet_section(source)
     _emit(text, output)
+
+
+def _interval_log_source(source: Path, window: Optional[str]) -> Optional[Path]:
+    """The interval log to report from: with --window, the source's (a
+    run directory's or an .hlog file); without, only a run directory whose
+    run did not finish (no run.json) but left one."""
+    from iolab.results.intervals import HLOG_FILE, interval_log_of
+    from iolab.results.rundir import RESULT_FILE, RUN_FILE
+
+    if source.is_file() and source.suffix == ".hlog":
+        return source
+    if not source.is_dir():
+        if window is not None:
+            raise typer.BadParameter(f"--window: {source} is not a run directory or an .hlog file")
+        return None
+    finished = (source / RUN_FILE).is_file()
+    if window is None and finished:
+        return None
+    result = None
+    if not (source / HLOG_FILE).is_file() and (source / RESULT_FILE).is_file():
+        # only when the log is not where iolab puts it: a long run's result is large
+        result = json.loads((source / RESULT_FILE).read_text(encoding="utf-8")).get("result")
+    log = interval_log_of(source, result)
+    if log is None and window is not None:
+        raise typer.BadParameter(
+            f"--window: {source} has no interval log: its run kept its intervals in the result "
+            "(run with --stream-intervals to report windows)"
+        )
+    return log
+
+
+def _window_report(log: Path, window: str, fmt: ReportFormat) -> str:
+    from iolab.report.intervals import format_window, window_json
+    from iolab.results.intervals import parse_window, read_window
+
+    if fmt not in (ReportFormat.text, ReportFormat.json):
+        raise typer.BadParameter(f"--format {fmt.value}: a window report is text or json")
+    try:
+        bounds = parse_window(window)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
+    rows, state = read_window(log, *bounds)
+    return format_window(window_json(rows, state, bounds), fmt is ReportFormat.json)
 
 
 def render_analysis(an: Analysis, fmt: ReportFormat, fleet: Optional[dict[str, Any]] = None) -> str:

@@ -157,18 +157,17 @@ def save_run(
     out: RunOutput,
     extra: Optional[dict[str, Any]] = None,
     error: Optional[str] = None,
+    directory: Optional[Path] = None,
 ) -> Path:
     """Write a run (``iolab run --results ROOT``) to ``ROOT/run-YYYYmmdd-HHMMSS``
     and index it; returns the directory. ``extra``: more files for the
     directory (``{"wire.json": ...}``), written before ``run.json`` marks it
     complete. ``error``: the error that ended the run early (its results
     cover the work done before it); recorded in ``run.json`` and as status
-    ``failed`` in the catalog."""
-    stamp = time.strftime("run-%Y%m%d-%H%M%S")
-    directory, n = root / stamp, 1
-    while directory.exists():
-        n += 1
-        directory = root / f"{stamp}-{n}"
+    ``failed`` in the catalog. ``directory``: the run's directory under
+    ``root`` made before the run (:func:`new_run_dir`: a run that streams
+    its intervals there as it goes)."""
+    directory = directory or new_run_dir(root, create=False)
     prepared = out.prepared or prepare_all(specs)
     config = run_config(specs, prepared)
     first = prepared[0] if prepared else {}
@@ -184,6 +183,19 @@ def save_run(
     )  # fmt: skip
     name = ",".join(dict.fromkeys(j.name for j in specs))
     Catalog(root).add_run(directory.name, name, directory, doc, out.interrupted, failed=error is not None)
+    return directory
+
+
+def new_run_dir(root: Path, create: bool = True) -> Path:
+    """A new run directory's path, ``ROOT/run-YYYYmmdd-HHMMSS[-N]``; made
+    (empty) with ``create``."""
+    stamp = time.strftime("run-%Y%m%d-%H%M%S")
+    directory, n = root / stamp, 1
+    while directory.exists():
+        n += 1
+        directory = root / f"{stamp}-{n}"
+    if create:
+        directory.mkdir(parents=True)
     return directory
 
 

@@ -21,6 +21,7 @@ import re
 import socket
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Optional, Protocol
 
 from iolab import _native
@@ -169,10 +170,15 @@ def run_jobs(
     run_factory: RunFactory = _native.Run,
     observers: Sequence[RunObserver] = (),
     prepared: Optional[Sequence[dict[str, Any]]] = None,
+    interval_log: Optional[Path] = None,
+    per_worker_intervals: bool = False,
 ) -> RunOutput:
     """Run ``specs`` (stonewall groups one after another) and summarise them.
     ``prepared``: the jobs as :func:`prepare_all` gave them, when the caller
     prepared them already (they are prepared here otherwise).
+    ``interval_log``: stream the measured intervals to this interval log
+    (``.hlog``) as the run goes instead of keeping them in the result (each
+    job's workers merged; each worker's too with ``per_worker_intervals``).
 
     Raises ``JobError`` for invalid jobs, ``RefusedError`` when a write
     would destroy data iolab did not create, ``EngineError``/``OSError``
@@ -183,11 +189,17 @@ def run_jobs(
     ready = tuple(prepared) if prepared is not None else prepare_all(specs)
     for line in job_warnings(ready):
         sink.note(line)
+    streaming: dict[str, Any] = {}
+    if interval_log is not None:
+        streaming = {"interval_log": str(interval_log), "per_worker_intervals": per_worker_intervals}
+    elif per_worker_intervals:
+        raise JobError("per-worker intervals are streamed to an interval log: give one (--stream-intervals)")
     run = run_factory(
         jobs,
         interval_ns=interval_ns,
         allow_overwrite=allow_overwrite,
         host=host or socket.gethostname(),
+        **streaming,
     )
     for o in observers:
         o.begin()
@@ -200,13 +212,22 @@ def run_jobs(
             raise
         sink.note("the run ended early on an error: the results cover the work done before it")
         observed = _end_observers(observers, sink)
-        setattr(e, _PARTIAL, RunOutput(partial, _native.summarize(partial), interrupted, shown, observed, ready))
+        summary = summarize_result(partial, interval_log)
+        setattr(e, _PARTIAL, RunOutput(partial, summary, interrupted, shown, observed, ready))
         raise
     observed = _end_observers(observers, sink)
     if interrupted:
         sink.note(INTERRUPTED_NOTE)
-    summary_json = _native.summarize(result_json)
+    summary_json = summarize_result(result_json, interval_log)
     return RunOutput(result_json, summary_json, interrupted, shown, observed, ready)
+
+
+def summarize_result(result_json: str, interval_log: Optional[Path] = None) -> str:
+    """The summary (JSON) of a run result; its series from ``interval_log``
+    when the run streamed its intervals there."""
+    if interval_log is None:
+        return _native.summarize(result_json)
+    return _native.summarize_with_log(result_json, interval_log)
 
 
 def _end_observers(observers: Sequence[RunObserver], sink: ProgressSink) -> dict[str, dict[str, Any]]:

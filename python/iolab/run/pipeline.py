@@ -112,6 +112,11 @@ class RunSettings:
     #: The engine's Prometheus endpoint (``--metrics``): fed every progress
     #: snapshot of the run; None: not served.
     metrics: Optional[MetricsServer] = None
+    #: Stream the measured intervals to this interval log (``.hlog``) as
+    #: the run goes (``--stream-intervals``); None: kept in the result.
+    interval_log: Optional[Path] = None
+    #: Each worker's intervals in that log too (``--per-worker-intervals``).
+    per_worker_intervals: bool = False
 
 
 def refuse_extras(specs: Sequence[JobSpec], cannot_apply: Mapping[str, str], where: str) -> None:
@@ -171,6 +176,11 @@ class RunPipeline:
         self._wants_logs = plan.wants_logs()
         if self._wants_logs and s.write_logs is None:
             _refuse_logs(plan.extras, s.where)
+        if self._wants_logs and s.interval_log is not None:
+            raise JobError(
+                "fio's log files (write_*_log) are made from the intervals kept in the result: "
+                "not with --stream-intervals (its .hlog has the interval histograms)"
+            )
         for note in plan.notes:
             self.say(f"note: {note}")
         #: The jobs the engine gets (the options around it taken out), in order.
@@ -210,6 +220,9 @@ class RunPipeline:
         observers = self.observers()
         if s.metrics is not None:
             progress = s.metrics.sink([j.name for j in self.jobs], progress)
+        streaming: dict[str, Any] = {}
+        if s.interval_log is not None:
+            streaming = {"interval_log": s.interval_log, "per_worker_intervals": s.per_worker_intervals}
         try:
             out = runner(
                 self.jobs,
@@ -219,6 +232,7 @@ class RunPipeline:
                 run_factory=self._factory(wrap),
                 observers=observers,
                 prepared=self.prepared,
+                **streaming,
             )
         except (IolabError, OSError) as e:
             partial = partial_output(e)

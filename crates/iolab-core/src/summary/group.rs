@@ -80,7 +80,9 @@ pub(super) fn group_summaries(
     run: &RunResult,
     jobs: &[JobSummary],
     merged: &[WorkerResult],
+    logged_series: Option<Vec<Vec<IntervalSummary>>>,
 ) -> Vec<GroupSummary> {
+    let mut logged_series = logged_series;
     let ngroups = run.jobs.iter().map(|j| j.group + 1).max().unwrap_or(0);
     let cpu = located(run, ngroups);
     (0..ngroups)
@@ -106,7 +108,13 @@ pub(super) fn group_summaries(
                 write: group_dir(&entries, &[IoDir::Write], &write, pcts),
                 total: group_dir(&entries, &IoDir::ALL, &both, pcts),
                 cpu: group_cpu(run, jobs, g, &cpu),
-                series: group_series(run, merged, g),
+                series: match logged_series.as_mut() {
+                    Some(s) => s
+                        .get_mut(g as usize)
+                        .map(std::mem::take)
+                        .unwrap_or_default(),
+                    None => group_series(run, merged, g),
+                },
                 reported,
             }
         })

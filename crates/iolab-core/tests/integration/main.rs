@@ -8,6 +8,8 @@
 //! - [`gen`]: the per-worker generator — coverage, exact bytes, alignment,
 //!   mix, seeds, distributions;
 //! - [`gen_files`]: several files — file_service_type and its :N;
+//! - [`hlog`]: interval logs — a stream's exact merges whatever the
+//!   arrival order, per-worker records, a log cut at any byte;
 //! - [`options`]: units (against fio 3.33), the option table, job
 //!   validation and the messages bad input gets;
 //! - [`rate`]: rate control — mean rate, spacing, Poisson statistics;
@@ -19,6 +21,7 @@ mod cpu;
 mod gen;
 mod gen_files;
 mod gen_zones;
+mod hlog;
 mod options;
 mod rate;
 mod summary;

@@ -164,6 +164,7 @@ fn worker_spec(
         rate,
         cpus: cpus_for_worker(job, w)?,
         interval_ns: cfg.interval.as_nanos() as u64,
+        keep_series: true,
         host: cfg.host.clone(),
         bufs,
         dedupe_peer: crate::worker::dedupe::peer(&cfg.jobs, ji as usize, w),
@@ -220,6 +221,7 @@ pub fn assemble(
         jobs,
         cpu,
         layout_notes,
+        interval_log: None,
     };
     RunOutcome { result, error }
 }

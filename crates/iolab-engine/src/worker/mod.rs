@@ -138,6 +138,9 @@ pub struct WorkerSpec {
     /// CPUs to pin to (already resolved from cpus_allowed and its policy).
     pub cpus: Option<Vec<usize>>,
     pub interval_ns: u64,
+    /// Keep the measured intervals in the result (false when the run
+    /// streams them to an interval log).
+    pub keep_series: bool,
     pub host: String,
     pub bufs: AlignedBufs,
     /// Who the worker is to the dedupe streams (job, dedupe_global place).

@@ -64,6 +64,10 @@ pub struct Recorder {
     hot_clat: [HotHist; 2],
     hot_lat: [HotHist; 2],
     series: Vec<IntervalSample>,
+    /// Keep the measured intervals for the result (false: the run streams
+    /// them to an interval log as they arrive, so memory does not grow with
+    /// the run's length and the result's `series` stay empty).
+    keep_series: bool,
     interval_ns: u64,
     ramp_end_ns: u64,
     /// Start of the measured window; `None` during the ramp.
@@ -108,6 +112,7 @@ impl Recorder {
             hot_clat: Default::default(),
             hot_lat: Default::default(),
             series: Vec::new(),
+            keep_series: true,
             interval_ns: interval_ns.max(1),
             ramp_end_ns: 0,
             measured_start_ns: None,
@@ -119,6 +124,12 @@ impl Recorder {
             phase_done: [0; 2],
             dir_runtime_ns: [0; 2],
         }
+    }
+
+    /// Whether the measured intervals stay in the result ([`Recorder::keep_series`]).
+    pub fn keep_series(mut self, keep: bool) -> Recorder {
+        self.keep_series = keep;
+        self
     }
 
     /// I/O starts at `origin_ns`; the measured window at `origin + ramp`.
@@ -289,7 +300,7 @@ impl Recorder {
             end_ns: end_ns.max(self.iv_start_ns) - self.grid_ns,
             dirs,
         };
-        if !ramp {
+        if !ramp && self.keep_series {
             self.series.push(sample.clone());
         }
         let _ = self.tx.send(WorkerMsg::Interval {

@@ -243,7 +243,8 @@ fn thread_main<B: Backend>(
         let _ = ready.send(Err(e));
         return WorkerOutcome::default();
     }
-    let rec = Recorder::new(id, tx.clone(), spec.job.rate_limited(), spec.interval_ns);
+    let rec = Recorder::new(id, tx.clone(), spec.job.rate_limited(), spec.interval_ns)
+        .keep_series(spec.keep_series);
     let (mut w, parts) = match Worker::<B>::new(spec, ctl, rec) {
         Ok(w) => w,
         Err(e) => {

@@ -110,6 +110,7 @@ pub fn run_of(jobs: Vec<JobResult>, cpu: Vec<CpuUsage>) -> RunResult {
         jobs,
         cpu,
         layout_notes: vec![],
+        interval_log: None,
     }
 }
 

@@ -270,5 +270,5 @@ def test_streaming_options_need_their_companions(args: list[str], says: str) -> 
 def test_latency_target_is_not_streamed(tmp_path: Path) -> None:
     """Its search restarts the measured window: streamed intervals could not be taken back."""
     job = null_job("lt", "randread", "1s", ("latency_target", "1ms"), ("latency_window", "100ms"))
-    with pytest.raises(IolabError, match="job lt: latency_target .* without --stream-intervals"):
+    with pytest.raises(IolabError, match=r"job lt: latency_target .* without --stream-intervals"):
         _native.Run([job], interval_log=tmp_path / HLOG_FILE)

@@ -57,6 +57,16 @@ def lat_stats(base_ns: int, count: int) -> LatStats:
     )
 
 
+def _interval(i: int, step: int, iops: float, lat_ns: int) -> Interval:
+    """Interval i: its IOPS alternating 2 %, its latency the sample's
+    distribution shifted up 10 % per interval (a histogram and its figures)."""
+    base = lat_ns + lat_ns * i // 10
+    lat = lat_stats(base, 1000)
+    p = lat.percentiles
+    rate = iops * (1 + 0.02 * (i % 2))
+    return Interval(i * step, (i + 1) * step, rate, rate * 4096, int(p[99.0]), int(p[50.0]), lat.max_ns, lat.hist)
+
+
 def sample(label: str, qd: int, iops: float, lat_ns: int, rw: str = "randread", intervals: int = 5) -> Sample:
     cfg = SampleConfig(rw, 4096, 4096, qd, 1, True, "io_uring", size_bytes=2**30, time_based=True)
     runtime = 1_000_000_000
@@ -66,7 +76,7 @@ def sample(label: str, qd: int, iops: float, lat_ns: int, rw: str = "randread", 
     if rw == "randwrite":
         read, write = write, read
     step = runtime // intervals
-    series = [Interval(i * step, (i + 1) * step, iops * (1 + 0.02 * (i % 2)), iops * 4096) for i in range(intervals)]
+    series = [_interval(i, step, iops, lat_ns) for i in range(intervals)]
     cpu = CpuFigures(usr_cpu_pct=5.0, sys_cpu_pct=20.0, cycles_per_byte=1.5)
     return Sample(label, cfg, read, write, runtime, cpu, series=series)
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 from analysis_fixtures import single_run, sweep
 from chromium_check import chart_marks, check_rendered
+from iolab import _native
 from iolab.analysis import analyze, load_dataset
 from iolab.analysis.model import Analysis
 from iolab.report.charts import all_charts, fleet_charts
@@ -38,6 +39,8 @@ KINDS = {
     "IOPS per point": r"^IOPS per point",
     "bandwidth per point": r"^bandwidth \(MB/s\) per point",
     "IOPS over time": r"^IOPS over time",
+    "latency percentiles over time": r"^latency \(lat\) percentiles over time",
+    "latency heat map": r"^latency \(lat\) heat map over time",
     "IOPS across repeats": r"^IOPS across repeats",
     "IOPS per host": r"^IOPS per host \(fleet\)",
     "bandwidth per host": r"^bandwidth \(MB/s\) per host \(fleet\)",
@@ -193,3 +196,47 @@ def test_charts_draw_the_numeric_axes_knees_and_trends_read() -> None:
     assert numeric_axes(an.dataset) == ["iodepth"]
     titles = [c.title for c in load_charts(an)]
     assert "IOPS vs iodepth" in titles and not any(t.endswith("vs bs") for t in titles), titles
+
+
+def test_the_heat_map_is_each_intervals_histogram() -> None:
+    """Each column holds one interval's I/Os: the cells' shares add to 100 %,
+    the bins are the interval histogram's log bins, and the band's p99 is
+    the interval's own figure."""
+    from iolab.report.charts import latency_time_charts, log_bins
+
+    an = single_run(intervals=5)
+    charts: dict[str, Any] = {}
+    for c in latency_time_charts(an):  # the first point's charts come first
+        charts.setdefault(c.title.split(",")[0], c)
+    heat = charts["latency (lat) heat map over time"].data[0]
+    series = an.dataset.points[0].samples[0].series
+    by_column: dict[float, float] = {}
+    for x, share in zip(heat["x"], heat["marker"]["color"]):
+        by_column[x] = by_column.get(x, 0.0) + share
+    assert len(by_column) == 5 and all(abs(v - 100.0) < 0.01 for v in by_column.values())
+    first = [c for x, c in zip(heat["x"], heat["marker"]["color"]) if x == heat["x"][0]]
+    assert len(first) == len(log_bins(_native.hist_buckets(series[0].lat_hist)))
+    bands = charts["latency (lat) percentiles over time"].data
+    assert [t["name"] for t in bands] == ["p50", "p99", "max"]
+    ratios = [y / iv.lat_p99_ns for y, iv in zip(bands[1]["y"], series)]  # one unit's scale for all
+    assert len(ratios) == 5 and max(ratios) - min(ratios) < 1e-12
+
+
+def test_a_run_keeps_each_intervals_merged_histogram(tmp_path: Path, cli) -> None:
+    """From a real run: an interval's histogram is the exact merge of its
+    workers' (two workers here), its count the interval's I/Os."""
+    import json
+
+    cli("run", "--name=h", "--ioengine=null", "--rw=randread", "--size=1m", "--numjobs=2", "--rate_iops=2000",
+        "--time_based", "--runtime=1s", "--interval=250ms", f"--results={tmp_path}")  # fmt: skip
+    run = next(tmp_path.glob("run-*"))
+    ds = load_dataset(run)
+    series = ds.points[0].samples[0].series
+    doc = json.loads((run / "result.json").read_text())
+    workers = doc["result"]["jobs"][0]["workers"]
+    assert sum(iv.lat_hist is not None for iv in series) >= 3
+    for iv in (iv for iv in series if iv.lat_p99_ns is not None):
+        hists = [d["lat_ns"] for w in workers for s in w["series"] if s["start_ns"] == iv.t_start_ns
+                 for d in s["dirs"] if d["ios"]]  # fmt: skip
+        assert iv.lat_hist is not None and len(hists) == 2
+        assert _native.hist_stats(iv.lat_hist, [])["count"] == sum(_native.hist_stats(h, [])["count"] for h in hists)

@@ -152,6 +152,12 @@ class Interval:
     iops: float
     bw_bytes_per_s: float
     lat_p99_ns: Optional[int] = None
+    lat_p50_ns: Optional[int] = None
+    lat_max_ns: Optional[int] = None
+    #: The interval's total-latency histogram, every worker and direction
+    #: merged exactly (None when the source kept none, or for a long run:
+    #: see ``samples.MAX_INTERVAL_HISTS``); what the heat map draws.
+    lat_hist: Optional[str] = None
 
 
 @dataclass

@@ -167,16 +167,51 @@ def cpu_figures(group: Json, sjobs: list[Json]) -> CpuFigures:
     return fig
 
 
-def _series(group: Json) -> list[Interval]:
+#: At most this many worker-interval histograms are merged into per-interval
+#: histograms for the heat map when a result is loaded (a long run's report
+#: draws its bands from the summary's percentiles and leaves the heat map
+#: out rather than decode them all; ``iolab report --window`` reads any
+#: window of a streamed run exactly).
+MAX_INTERVAL_HISTS = 20_000
+
+
+def _interval_hists(rjobs: list[Json]) -> dict[int, str]:
+    """Each interval's total-latency histogram (by its start, ns), every
+    worker and direction of the group's jobs merged exactly; {} when the
+    workers kept no interval histograms or there are too many to merge."""
+    by_start: dict[int, list[str]] = {}
+    for j in rjobs:
+        for w in j.get("workers") or []:
+            for iv in w.get("series") or []:
+                for d in iv.get("dirs") or []:
+                    if d.get("ios") and d.get("lat_ns"):
+                        by_start.setdefault(int(iv["start_ns"]), []).append(d["lat_ns"])
+    if sum(len(v) for v in by_start.values()) > MAX_INTERVAL_HISTS:
+        return {}
+    return {t: h for t, hs in by_start.items() if (h := merged_hist(hs)) is not None}
+
+
+def _series(group: Json, rjobs: list[Json]) -> list[Interval]:
     """The group's time series as the core merged it (``groups[].series``:
     every job's intervals merged, counts added, histograms merged exactly),
-    with the p99 of every I/O of the interval."""
+    with the p50, p99 and max of every I/O of the interval and, where the
+    workers kept them, the interval's merged histogram."""
+    hists = _interval_hists(rjobs) if group["series"] else {}
     out: list[Interval] = []
     for s in group["series"]:
         t = s["total"]
-        p99 = int(t["lat_p99_ns"]) if t["ios"] else None
+        ios = bool(t["ios"])
         out.append(
-            Interval(int(s["t_start_ns"]), int(s["t_end_ns"]), float(t["iops"]), float(t["bw_bytes_per_s"]), p99)
+            Interval(
+                int(s["t_start_ns"]),
+                int(s["t_end_ns"]),
+                float(t["iops"]),
+                float(t["bw_bytes_per_s"]),
+                int(t["lat_p99_ns"]) if ios else None,
+                int(t["lat_p50_ns"]) if ios and "lat_p50_ns" in t else None,
+                int(t["lat_max_ns"]) if ios and "lat_max_ns" in t else None,
+                hists.get(int(s["t_start_ns"])) if ios else None,
+            )
         )
     return out
 
@@ -221,6 +256,6 @@ def group_sample(
         runtime_ns=max(read.runtime_ns, write.runtime_ns),
         cpu=cpu_figures(group, sjobs),
         device=device,
-        series=_series(group),
+        series=_series(group, rjobs),
         notes=list(notes),
     )

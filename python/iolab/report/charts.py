@@ -13,6 +13,10 @@ Each builder takes an :class:`Analysis` and returns :class:`Chart` s:
   with the knee marked, latency percentiles; without numeric axes, per point;
 - :func:`curve_charts` — latency vs throughput;
 - :func:`series_charts` — IOPS over time per point (first repeat);
+- :func:`latency_time_charts` — latency over time per point (first
+  repeat): the p50-p99 band with the max, and a heat map (time x latency
+  bin, the share of each interval's I/Os) from the intervals' histograms
+  merged exactly across workers;
 - :func:`spread_charts` — per-repeat IOPS as boxes (when there are repeats).
 
 Many points: latency and time-series charts draw at most
@@ -40,7 +44,7 @@ from iolab.analysis import samples
 from iolab.analysis.axes import numeric_axes
 from iolab.analysis.compare import point_label
 from iolab.analysis.job_options import describe
-from iolab.analysis.model import DIRS, Analysis, Json, Point, Row, metric_name
+from iolab.analysis.model import DIRS, Analysis, Interval, Json, Point, Row, metric_name
 from iolab.report.analysis_text import headline_lat_kind, lat_kind_title, percentiles_of
 from iolab.units import lat_unit_for
 
@@ -343,6 +347,102 @@ def series_charts(an: Analysis) -> list[Chart]:
     return [Chart(title, data, layout(title, "time since start (s)", "IOPS"))] if data else []
 
 
+#: Latency over time draws the first repeat of at most this many points
+#: (a heat map per point).
+MAX_TIME_POINTS = 4
+#: A heat map has at most this many columns: adjacent intervals are merged
+#: (their histograms exactly) when a run has more.
+MAX_HEAT_COLUMNS = 120
+
+
+def _full(series: list[Interval]) -> list[Interval]:
+    """The intervals that are not a partial last one (as ``series_charts``)."""
+    longest_ns = max(iv.t_end_ns - iv.t_start_ns for iv in series)
+    return [iv for iv in series if 2 * (iv.t_end_ns - iv.t_start_ns) >= longest_ns]
+
+
+def _bands_chart(label: str, series: list[Interval]) -> Optional[Chart]:
+    """p50, p99 and max of every I/O of each interval (the summary's exact
+    figures), p50-p99 filled: a percentile band over time."""
+    ivs = [iv for iv in _full(series) if iv.lat_p99_ns is not None and iv.lat_p50_ns is not None]
+    if not ivs:
+        return None
+    t0 = series[0].t_start_ns
+    xs = [(iv.t_end_ns - t0) / 1e9 for iv in ivs]
+    unit, scale = lat_unit_for(v for iv in ivs for v in (iv.lat_p50_ns, iv.lat_p99_ns, iv.lat_max_ns) if v)
+    mode = _mode(xs)
+    p50 = [(iv.lat_p50_ns or 0) / scale for iv in ivs]  # (None filtered out above)
+    p99 = [(iv.lat_p99_ns or 0) / scale for iv in ivs]
+    data: list[Json] = [
+        {"type": "scatter", "mode": mode, "name": "p50", "x": xs, "y": p50},
+        {"type": "scatter", "mode": mode, "name": "p99", "x": xs, "y": p99, "fill": "tonexty"},
+    ]
+    maxes = [iv.lat_max_ns for iv in ivs]
+    if all(m is not None for m in maxes):
+        y = [(m or 0) / scale for m in maxes]
+        data.append({"type": "scatter", "mode": mode, "name": "max", "x": xs, "y": y, "line": {"dash": "dot"}})
+    title = f"latency (lat) percentiles over time, {label}"
+    return Chart(title, data, layout(title, "time since start (s)", f"latency ({unit})", ylog=True))
+
+
+def _columns(series: list[Interval]) -> list[tuple[float, str]]:
+    """(end time s, histogram) per heat-map column: the intervals with a
+    histogram, adjacent ones merged exactly down to MAX_HEAT_COLUMNS."""
+    t0 = series[0].t_start_ns
+    ivs = [iv for iv in _full(series) if iv.lat_hist]
+    per = max(1, math.ceil(len(ivs) / MAX_HEAT_COLUMNS))
+    cols = []
+    for i in range(0, len(ivs), per):
+        chunk = ivs[i : i + per]
+        h = samples.merged_hist([iv.lat_hist for iv in chunk if iv.lat_hist])
+        if h:
+            cols.append(((chunk[-1].t_end_ns - t0) / 1e9, h))
+    return cols
+
+
+def _heat_chart(label: str, series: list[Interval]) -> Optional[Chart]:
+    """Time x latency: each column one interval's I/Os (every worker and
+    direction merged exactly) in log bins, 20 per decade; the colour is the
+    share of the column's I/Os in the bin. Drawn as square markers, one per
+    non-empty cell."""
+    cols = _columns(series)
+    if not cols:
+        return None
+    binned = [(t, log_bins(_native.hist_buckets(h))) for t, h in cols]
+    unit, scale = lat_unit_for(v for _, bins in binned for v, _, _ in bins)
+    xs, ys, zs = [], [], []
+    for t, bins in binned:
+        total = sum(c for _, c, _ in bins) or 1
+        for centre, count, _hi in bins:
+            xs.append(t)
+            ys.append(centre / scale)
+            zs.append(round(count / total * 100, 3))
+    trace = {
+        "type": "scatter",
+        "mode": "markers",
+        "name": "I/Os in bin (%)",
+        "x": xs,
+        "y": ys,
+        "marker": {"symbol": "square", "size": 7, "color": zs, "colorscale": "Viridis", "showscale": True,
+                   "colorbar": {"title": {"text": "% of the interval's I/Os"}}},
+        "hovertemplate": "%{x} s, %{y} " + unit + ": %{marker.color}%<extra></extra>",
+    }  # fmt: skip
+    title = f"latency (lat) heat map over time, {label}"
+    return Chart(title, [trace], layout(title, "time since start (s)", f"latency ({unit})", ylog=True))
+
+
+def latency_time_charts(an: Analysis) -> list[Chart]:
+    """Latency over time, first repeat of each shown point: the percentile
+    bands and, where the intervals' histograms are known, the heat map."""
+    shown = pick([p for p in an.dataset.points if p.samples and len(p.samples[0].series) > 1], MAX_TIME_POINTS)
+    out = []
+    for p in shown:
+        label = point_label(an, p.index)
+        series = p.samples[0].series
+        out += [c for c in (_bands_chart(label, series), _heat_chart(label, series)) if c is not None]
+    return out
+
+
 def spread_charts(an: Analysis) -> list[Chart]:
     """Per-repeat IOPS of every point as boxes, per direction; none without repeats."""
     if all(len(p.samples) < 2 for p in an.dataset.points):
@@ -442,7 +542,14 @@ def all_charts(an: Analysis) -> list[Chart]:
     """Every chart of the report; with a subtitle naming what every point ran
     (``rw=randrw rwmixread=70 bssplit=4k/50:64k/50 rate_iops=500``) when
     that is not in the points' own labels."""
-    charts = [*latency_charts(an), *load_charts(an), *curve_charts(an), *series_charts(an), *spread_charts(an)]
+    charts = [
+        *latency_charts(an),
+        *load_charts(an),
+        *curve_charts(an),
+        *series_charts(an),
+        *latency_time_charts(an),
+        *spread_charts(an),
+    ]
     if an.dataset.job:
         sub = f"<br><sub>{html.escape(describe(an.dataset.job))}</sub>"
         for c in charts:

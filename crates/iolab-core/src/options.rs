@@ -34,6 +34,7 @@ mod table_files;
 mod table_prio;
 mod table_replay;
 mod table_zones;
+mod trims;
 mod val;
 mod values;
 mod zones;

@@ -104,7 +104,8 @@ impl IoGen {
                     unreachable!("matched above")
                 };
                 let mut got = match dir {
-                    IoDir::Write => z
+                    // Trims are drawn as writes (zbd jobs do not trim).
+                    IoDir::Write | IoDir::Trim => z
                         .write(random_off, drawn, &self.bs[d], &mut self.rng)
                         .map(|(o, l)| (dir, o, l)),
                     IoDir::Read => z

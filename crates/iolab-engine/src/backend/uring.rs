@@ -159,6 +159,7 @@ impl UringBackend {
                     .flags(types::FsyncFlags::DATASYNC)
                     .build())
             }
+            (Op::Trim, _) => unreachable!("trims are answered by backend::trim::Trims"),
         };
         e.user_data(u64::from(req.slot))
     }
@@ -295,6 +296,7 @@ mod tests {
             nbd: None,
             sync_writes: false,
             engine: Default::default(),
+            trims: false,
         };
         let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
         assert_eq!(b.ring.params().sq_entries(), 4);
@@ -360,6 +362,7 @@ mod tests {
             nbd: None,
             sync_writes: false,
             engine: Default::default(),
+            trims: false,
         };
         // A read-only view of a descriptor: write to an O_RDONLY file gives EBADF.
         let path = format!("/proc/self/fd/{}", f.as_raw_fd());

@@ -357,6 +357,7 @@ impl<B: Backend> Worker<B> {
             nbd: spec.job.nbd.clone(),
             sync_writes: spec.job.writes() && spec.job.sync != iolab_core::job::SyncMode::None,
             engine: spec.job.engine.clone(),
+            trims: spec.job.trims(),
         };
         let backend = B::open(&open, &cfg)?;
         let prio_seed = spec.gen.seed() ^ 0x5bd1_e995;

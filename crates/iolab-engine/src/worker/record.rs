@@ -48,13 +48,13 @@ pub struct Recorder {
     id: WorkerId,
     tx: Sender<WorkerMsg>,
     rate_limited: bool,
-    pub dirs: [DirStats; 2],
+    pub dirs: [DirStats; 3],
     pub syncs: u64,
     pub sync_lat_ns: LatHist,
-    iv: [DirInterval; 2],
+    iv: [DirInterval; 3],
     /// Live latency histograms of the current interval; packed into `iv`
     /// when the interval closes.
-    iv_lat_ns: [LatHist; 2],
+    iv_lat_ns: [LatHist; 3],
     series: Vec<IntervalSample>,
     interval_ns: u64,
     ramp_end_ns: u64,
@@ -69,8 +69,8 @@ pub struct Recorder {
     /// Start of the current phase (measured part), I/Os done per direction
     /// when it began, and the runtime per direction of the phases closed.
     phase_start_ns: u64,
-    phase_done: [u64; 2],
-    dir_runtime_ns: [u64; 2],
+    phase_done: [u64; 3],
+    dir_runtime_ns: [u64; 3],
 }
 
 fn dir_stats(rate_limited: bool) -> DirStats {
@@ -91,11 +91,11 @@ impl Recorder {
             id,
             tx,
             rate_limited,
-            dirs: [dir_stats(rate_limited), dir_stats(rate_limited)],
+            dirs: [(); 3].map(|_| dir_stats(rate_limited)),
             syncs: 0,
             sync_lat_ns: LatHist::new(),
             iv: Default::default(),
-            iv_lat_ns: [LatHist::new(), LatHist::new()],
+            iv_lat_ns: [(); 3].map(|_| LatHist::new()),
             series: Vec::new(),
             interval_ns: interval_ns.max(1),
             ramp_end_ns: 0,
@@ -105,8 +105,8 @@ impl Recorder {
             grid_ns: 0,
             cpu0: (0, 0, 0),
             phase_start_ns: 0,
-            phase_done: [0; 2],
-            dir_runtime_ns: [0; 2],
+            phase_done: [0; 3],
+            dir_runtime_ns: [0; 3],
         }
     }
 
@@ -206,7 +206,7 @@ impl Recorder {
     }
 
     fn start_measured(&mut self, now_ns: u64) {
-        self.dirs = [dir_stats(self.rate_limited), dir_stats(self.rate_limited)];
+        self.dirs = [(); 3].map(|_| dir_stats(self.rate_limited));
         self.syncs = 0;
         self.sync_lat_ns.reset();
         self.iv = Default::default();
@@ -217,8 +217,8 @@ impl Recorder {
         self.iv_next_ns = now_ns + self.interval_ns;
         self.cpu0 = thread_rusage();
         self.phase_start_ns = now_ns;
-        self.phase_done = [0; 2];
-        self.dir_runtime_ns = [0; 2];
+        self.phase_done = [0; 3];
+        self.dir_runtime_ns = [0; 3];
         // The run may be gone (dropped without waiting); nothing to do then.
         let _ = self.tx.send(WorkerMsg::Measuring {
             id: self.id,

@@ -420,16 +420,17 @@ impl PreparedJob {
             || self.rate_iops.iter().any(Option::is_some)
     }
 
-    /// Whether this job issues trims: `rw=trim` and its kin, or fio's
-    /// verify-trim (`trim_percentage` with `trim_backlog`).
+    /// Whether this job issues trims: `rw=trim` and its kin, fio's
+    /// verify-trim (`trim_percentage` with `trim_backlog`), or a replayed
+    /// log's `trim` lines.
     pub fn trims(&self) -> bool {
-        self.rw.does(IoDir::Trim) || self.data.verify_trims()
+        self.rw.does(IoDir::Trim) || self.data.verify_trims() || self.replay.has_trims
     }
 
     /// Whether this job may change its files' contents — it writes or
     /// trims — and so needs them writable and checked for safety.
     pub fn writes(&self) -> bool {
-        self.rw.does(IoDir::Write) || self.rw.does(IoDir::Trim)
+        self.rw.does(IoDir::Write) || self.trims()
     }
 }
 

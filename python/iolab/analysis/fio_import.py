@@ -196,7 +196,8 @@ def _sample(gid: int, entries: list[Json], opts: list[dict[str, str]]) -> Sample
     notes: list[str] = []
     dirs = {d: _dir_result(entries, d, notes) for d in DIRS}
     config = _config(entries, opts, notes)
-    runtime_ns = max(dirs[d].runtime_ns for d in DIRS)
+    trim = _dir_result(entries, "trim", notes) if any(e.get("trim", {}).get("total_ios") for e in entries) else None
+    runtime_ns = max([dirs[d].runtime_ns for d in DIRS] + ([trim.runtime_ns] if trim else []))
     for e in entries:
         if e.get("error"):
             notes.append(f"fio job '{e.get('jobname')}' ended with error {e['error']} (errno)")
@@ -208,6 +209,7 @@ def _sample(gid: int, entries: list[Json], opts: list[dict[str, str]]) -> Sample
         runtime_ns=runtime_ns,
         cpu=_cpu(entries),
         notes=notes,
+        trim=trim,
     )
 
 

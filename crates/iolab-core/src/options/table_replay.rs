@@ -221,6 +221,7 @@ pub(super) fn apply_log(d: &mut Draft) -> Result<(), JobError> {
         let furthest = log.extents().into_iter().max().unwrap_or(0);
         d.size = Some(furthest * log.files.len() as u64);
     }
+    d.replay.has_trims = log.count(IoDir::Trim) > 0;
     d.replay.log = LoadedLog(Some(std::sync::Arc::new(log)));
     Ok(())
 }

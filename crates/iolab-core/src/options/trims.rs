@@ -10,7 +10,7 @@
 
 use super::draft::Draft;
 use crate::error::JobError;
-use crate::job::{IoDir, RwMix, TrimMode, VerifyKind, ZoneMode};
+use crate::job::{BsSpec, IoDir, RwMix, TrimMode, VerifyKind, ZoneMode};
 
 /// A `read,write,trim` value's parts as written, kept by the draft until
 /// `rw=` is known.
@@ -76,11 +76,20 @@ pub(super) fn check(d: &mut Draft, rw: RwMix) -> Result<(), JobError> {
         ));
     }
     if d.zones.mode == ZoneMode::Zbd {
-        return conflict(
-            "zonemode=zbd with trims (zone resets by trim) is not offered; use rw=write or \
-             randwrite"
-                .into(),
-        );
+        // fio's zbd trims reset a zone each, from its start: one zone per I/O.
+        if rw.trim == TrimMode::ThenWrite {
+            return conflict(format!(
+                "rw={} with zonemode=zbd: a zone is reset by a trim and then written from its \
+                 start; use rw=trim or randtrim beside a writing job",
+                rw_name(rw)
+            ));
+        }
+        let zone = d.zones.size_bytes;
+        if d.bs[IoDir::Trim.option_slot()] != BsSpec::Fixed(zone) {
+            return conflict(format!(
+                "with zonemode=zbd each trim resets one zone: give bs=zonesize ({zone} bytes)"
+            ));
+        }
     }
     if d.data.sprandom {
         return conflict("sprandom=1 places writes; it does not go with trims".into());

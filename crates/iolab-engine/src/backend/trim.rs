@@ -66,8 +66,9 @@ impl<B> Trims<B> {
 }
 
 fn kind_of(fd: RawFd) -> Result<Kind, EngineError> {
-    // Safety: an all-zero stat is a valid out-parameter; fd is open.
+    // Safety: an all-zero stat is a valid value of this plain C struct.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // Safety: `st` is a valid out-parameter; a bad fd is an error, not UB.
     if unsafe { libc::fstat(fd, &mut st) } != 0 {
         return Err(EngineError::Backend {
             engine: "trim",
@@ -215,10 +216,8 @@ mod tests {
             return; // no io_uring here (seccomp): nothing to show
         };
         // Safety: a trim carries no buffer.
-        assert!(matches!(
-            unsafe { b.queue(&trim(1, 0, 8192)) },
-            Ok(Queued::Staged)
-        ));
+        let queued = unsafe { b.queue(&trim(1, 0, 8192)) };
+        assert!(matches!(queued, Ok(Queued::Staged)));
         b.commit().unwrap();
         let mut out = Vec::new();
         assert_eq!(b.reap(1, 4, &mut out).unwrap(), 1);

@@ -67,10 +67,10 @@ fn what_trims_do_not_go_with_is_refused_by_name() {
     assert!(e.contains("verify with rw=trimwrite is not offered"), "{e}");
     let e = err(&[
         "size=64m",
-        "rw=trim",
+        "rw=trimwrite",
         "zonemode=zbd",
         "zonesize=32m",
         "filename=/tmp/iolab-trim-zbd",
     ]);
-    assert!(e.contains("zonemode=zbd with trims"), "{e}");
+    assert!(e.contains("rw=trimwrite with zonemode=zbd"), "{e}");
 }

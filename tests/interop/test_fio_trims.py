@@ -11,6 +11,9 @@ do what they say.
 - Over NBD: fio's nbd engine (libnbd) and iolab's against ``iolab target``
   (a memory export): the same counts, and the target's stats for each
   run's window count exactly those trims and writes.
+- On a block device (a loop device, where this machine allows one) iolab's
+  io_uring, libaio and psync and fio's psync all send BLKDISCARD: the same
+  counts, and the loop device's backing file gives its blocks back.
 - io_size and number_ios count a trimwrite's writes only (fio's rule).
 """
 
@@ -172,3 +175,36 @@ def test_verify_trim_options_without_their_partners_are_said_to_do_nothing(tmp_p
     assert out.returncode == 0, out.stderr
     assert "trim_percentage has no effect without trim_backlog" in out.stderr
     assert counts(json.loads(out.stdout))["trim"] == (0, 0)
+
+
+@pytest.fixture
+def loop_device(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A 16 MiB loop device over a sparse file (needs root and loop devices)."""
+    losetup = require_peer("losetup")
+    backing = tmp_path / "loop.img"
+    with open(backing, "wb") as f:
+        f.truncate(16 << 20)
+    made = subprocess.run([losetup, "-f", "--show", str(backing)], capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"no loop device here: {made.stderr.strip()}")
+    dev = made.stdout.strip()
+    try:
+        yield dev, backing
+    finally:
+        subprocess.run([losetup, "-d", dev], check=True)
+
+
+@pytest.mark.parametrize("engine", ["psync", "io_uring", "libaio"])
+def test_block_device_trims_discard_as_fios_do(loop_device: tuple[str, Path], engine: str) -> None:
+    dev, backing = loop_device
+    base = [f"--filename={dev}", "--size=8m", "--name=t"]
+    iolab([*base, "--rw=write", "--bs=1m", "--direct=1", "--allow-overwrite"])
+    assert allocated_bytes(backing) >= 8 << 20
+    job = [*base, "--rw=randtrim", "--bs=64k", f"--ioengine={engine}", "--iodepth=4"]
+    mine = counts(iolab([*job, "--allow-overwrite"]))
+    # BLKDISCARD on a loop device punches the backing file: the blocks go back.
+    assert allocated_bytes(backing) <= 64 << 10
+    with open(dev, "rb") as f:
+        assert f.read(8 << 20) == bytes(8 << 20)
+    theirs = counts(fio(job))  # fio's general engines send BLKDISCARD to a block device too
+    assert mine == theirs == {"read": (0, 0), "write": (0, 0), "trim": (128, 8 << 20)}

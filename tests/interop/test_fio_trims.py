@@ -33,7 +33,7 @@ from tests.interop.test_fio_nbd_verify import Target
 from tests.peers import require_peer
 
 SIZE = 4 << 20
-FILE_ENGINES = ["psync", "io_uring", "libaio", "vsync", "posixaio", "pvsync", "sync"]
+FILE_ENGINES = ["psync", "io_uring", "libaio", "vsync", "posixaio", "pvsync", "pvsync2", "sync", "mmap"]
 
 
 def fio(args: list[str]) -> dict[str, Any]:

@@ -359,5 +359,5 @@ def format_quick_table(doc: Json) -> str:
         for r in [head, *body]
     ]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    note = "lat = total latency from issue, both directions; '-' = no I/O, or p50/p99 not in percentile_list"
+    note = "lat = total latency from issue, every direction; '-' = no I/O, or p50/p99 not in percentile_list"
     return "\n".join([*lines, note]) + "\n"

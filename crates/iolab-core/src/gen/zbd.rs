@@ -19,7 +19,8 @@
 //!
 //! - A trim (`rw=trim`/`randtrim`, one zone per I/O: bs = zonesize) resets
 //!   its zone, as fio's zbd trims do: the write pointer goes back to the
-//!   zone's start and the zone is no longer open.
+//!   zone's start and the zone is no longer open (the engine issues no
+//!   discard for it, as fio's emulation over regular files issues none).
 //!
 //! The write pointers of a file are shared by every worker that uses it
 //! ([`ZoneTable`], one lock per file), as fio shares them between jobs. A

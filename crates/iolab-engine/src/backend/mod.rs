@@ -147,6 +147,9 @@ pub struct BackendConfig {
     /// The job trims (`rw=trim`, …): [`trim::Trims`] looks at the files,
     /// the nbd backend checks the export accepts trims.
     pub trims: bool,
+    /// `zonemode=zbd`: a trim is a zone reset, which only moves the
+    /// emulated write pointer (the generator did that): no system call.
+    pub trims_reset_zones: bool,
 }
 
 pub trait Backend: Sized {

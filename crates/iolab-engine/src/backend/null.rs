@@ -104,6 +104,7 @@ mod tests {
             sync_writes: false,
             engine: Default::default(),
             trims: false,
+            trims_reset_zones: false,
         };
         let mut b = NullBackend::open(&[], &cfg).unwrap();
         let mut out = Vec::new();

@@ -103,6 +103,7 @@ fn submitter<B: Backend>(
         sync_writes: cfg.sync_writes,
         engine: cfg.engine,
         trims: cfg.trims,
+        trims_reset_zones: cfg.trims_reset_zones,
     };
     let mut b = match B::open(&files, &one) {
         Ok(b) => b,
@@ -148,6 +149,7 @@ struct ThreadCfg {
     sync_writes: bool,
     engine: iolab_core::job::EngineOptions,
     trims: bool,
+    trims_reset_zones: bool,
 }
 
 impl<B: Backend + 'static> Backend for OffloadBackend<B> {
@@ -168,6 +170,7 @@ impl<B: Backend + 'static> Backend for OffloadBackend<B> {
                 sync_writes: cfg.sync_writes,
                 engine: cfg.engine.clone(),
                 trims: cfg.trims,
+                trims_reset_zones: cfg.trims_reset_zones,
             };
             let (w, d, r) = (work_rx.clone(), done_tx.clone(), ready_tx.clone());
             let t = std::thread::Builder::new()

@@ -7,6 +7,10 @@
 //! punches holes, as iolab does: the size stays, the blocks read back as
 //! zeroes and are given back to the file system).
 //!
+//! With `zonemode=zbd` a trim is a zone reset, which moves only the
+//! emulated write pointer (as fio's emulation over regular files does):
+//! it completes at once, with no system call.
+//!
 //! Like fio, a trim is done synchronously inside `queue` on every engine:
 //! a synchronous backend returns it as [`Queued::Done`], a queued one keeps
 //! the completion for the next `reap`, so the worker sees it as it sees any
@@ -33,11 +37,16 @@ pub struct Trims<B> {
     files: Vec<(RawFd, Kind)>,
     /// Queued backends: trims done in `queue`, handed out by `reap`.
     done: Vec<Completion>,
+    /// zonemode=zbd: trims are zone resets (see the module doc).
+    resets_only: bool,
 }
 
 impl<B> Trims<B> {
     /// Trims `req.len` bytes at `req.offset`: `len` or `-errno`.
     fn trim(&self, req: &Request) -> i64 {
+        if self.resets_only {
+            return i64::from(req.len);
+        }
         let (fd, kind) = self.files[req.file as usize];
         let (off, len) = (req.offset, u64::from(req.len));
         // Safety: `fd` is open for the backend's lifetime (the worker owns
@@ -100,6 +109,7 @@ impl<B: Backend> Backend for Trims<B> {
             inner,
             files,
             done: Vec::new(),
+            resets_only: cfg.trims_reset_zones,
         })
     }
 

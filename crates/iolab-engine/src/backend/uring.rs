@@ -297,6 +297,7 @@ mod tests {
             sync_writes: false,
             engine: Default::default(),
             trims: false,
+            trims_reset_zones: false,
         };
         let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
         assert_eq!(b.ring.params().sq_entries(), 4);
@@ -363,6 +364,7 @@ mod tests {
             sync_writes: false,
             engine: Default::default(),
             trims: false,
+            trims_reset_zones: false,
         };
         // A read-only view of a descriptor: write to an O_RDONLY file gives EBADF.
         let path = format!("/proc/self/fd/{}", f.as_raw_fd());

@@ -168,6 +168,7 @@ fn backend(uri: &str, connections: u32, depth: u32) -> NbdBackend {
         sync_writes: false,
         engine: Default::default(),
         trims: false,
+        trims_reset_zones: false,
     };
     NbdBackend::open(&[], &cfg).unwrap()
 }

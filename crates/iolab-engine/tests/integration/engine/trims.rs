@@ -65,3 +65,27 @@ fn verify_trim_trims_a_share_of_the_written_blocks_and_checks_they_read_zero() {
         "each trim left one block of zeroes"
     );
 }
+
+#[test]
+fn a_zbd_trim_resets_its_zone_without_a_discard() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    run_ok(config(vec![job(
+        "z",
+        dir.path(),
+        &["rw=write", "bs=64k", "size=256k"],
+    )]));
+    let before = std::fs::read(dir.path().join("z.0.0")).unwrap();
+    let opts = [
+        "rw=randtrim",
+        "zonemode=zbd",
+        "zonesize=64k",
+        "bs=64k",
+        "size=256k",
+    ];
+    let r = run_ok(config(vec![job("z", dir.path(), &opts)]));
+    let w = worker(&r, 0, 0);
+    assert_eq!((w.dirs[2].ios, w.dirs[2].bytes), (4, 256 << 10));
+    // fio's emulation over a regular file moves the write pointer only.
+    assert_eq!(std::fs::read(dir.path().join("z.0.0")).unwrap(), before);
+}

@@ -352,13 +352,14 @@ def test_options_block_size_ranges_rates_and_kb_base(tmp_path: Path) -> None:
     assert load_fio_json(f).plan == {"repeats": 1, "warmup": True}
 
 
-def test_trims_are_refused_with_the_reason(tmp_path: Path) -> None:
+def test_a_job_s_trims_are_kept_beside_its_reads(tmp_path: Path) -> None:
     doc = fio_doc("single.json")
-    doc["jobs"][0]["trim"]["total_ios"] = 5
+    doc["jobs"][0]["trim"] |= {"total_ios": 5, "io_bytes": 5 * 4096, "runtime": 10}
     f = tmp_path / "trim.json"
     f.write_text(json.dumps(doc))
-    with pytest.raises(ResultFormatError, match="trims; iolab analyses reads and writes only"):
-        load_fio_json(f)
+    (s,) = load_fio_json(f).points[0].samples
+    assert (s.dir("trim").ios, s.dir("trim").bytes, s.dir("trim").iops) == (5, 5 * 4096, 500.0)
+    assert s.read.ios > 0
 
 
 @pytest.mark.parametrize("name", ["groups.json", "groups_plus.json", "gr_plus.json", "single.json"])
@@ -401,3 +402,23 @@ def test_boolean_options_read_by_the_cores_grammar(
     f.write_text(json.dumps(doc))
     with pytest.raises(ResultFormatError, match="direct=yes: 'yes': expected 0 or 1"):
         load_fio_json(f)
+
+
+def test_a_trim_job_s_trims_reach_the_sample(tmp_path: Path) -> None:
+    """fio's trim object and iolab's results document both give the sample
+    its trims (fio's third direction)."""
+    import sys
+
+    from iolab.analysis.load import load_dataset
+
+    args = ["--name=t", "--ioengine=null", "--size=1m", "--rw=randtrim", "--bs=4k"]
+    fio = subprocess.run(
+        [require_peer("fio"), *args, "--output-format=json"], capture_output=True, text=True, check=True
+    )
+    (tmp_path / "fio.json").write_text(fio.stdout)
+    iolab = [sys.executable, "-m", "iolab.cli.main", "run", *args, "--output-format=json"]
+    (tmp_path / "iolab.json").write_text(subprocess.run(iolab, capture_output=True, text=True, check=True).stdout)
+    for name in ("fio.json", "iolab.json"):
+        (s,) = load_dataset(tmp_path / name).points[0].samples
+        assert (s.dir("trim").ios, s.dir("trim").bytes) == (256, 1 << 20), name
+        assert s.dir("trim").iops > 0 and s.read.ios == s.write.ios == 0, name

@@ -181,6 +181,13 @@ def test_readonly_refuses_jobs_that_write_before_anything_runs(cli, workdir):
         assert "--readonly: job w writes (50% of its I/O)" in r.stderr
     assert not (workdir / "ro.dat").exists(), "nothing ran"
     (workdir / "ro.dat").write_bytes(bytes(64 * 1024))
+    trim = ["--name=t", "--rw=randtrim", "--bs=4k", "--size=64k", "--filename=ro.dat", "--readonly"]
+    r = cli("run", *trim)
+    assert r.exit_code == 2 and "--readonly: job t trims (discards data)" in r.stderr, r.output
+    log = workdir / "trims.log"
+    log.write_text("fio version 3 iolog\n0 ro.dat add\n1 ro.dat trim 0 4096\n")
+    r = cli("run", "--name=r", f"--read_iolog={log}", "--readonly")
+    assert r.exit_code == 2 and "--readonly: job r trims" in r.stderr, r.output
     # rwmixread=100 makes the mix a read job, as in fio.
     r = cli("run", *write, "--rwmixread=100", "--readonly", "--output-format=terse")
     assert r.exit_code == 0, r.output

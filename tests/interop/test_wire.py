@@ -116,6 +116,13 @@ def test_counts_at_both_ends_and_server_cpu(target: dict[str, Any]) -> None:
     assert cpu["proc_cpu_pct"] > 0 and cpu["cycles_per_byte"] > 0
 
 
+def test_trims_are_counted_at_both_ends(target: dict[str, Any]) -> None:
+    e = _wire(target, "m", rw="randtrimwrite", iodepth=4)["exports"][0]
+    t, wr = e["directions"]["trim"], e["directions"]["write"]
+    assert t["client_ios"] == t["server_ios"] == wr["client_ios"] == wr["server_ios"] == 4096
+    assert t["ios_match"] and "read" not in e["directions"]
+
+
 class CountingProxy:
     """Forwards TCP to ``upstream`` and counts the bytes each way."""
 

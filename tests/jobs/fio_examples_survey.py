@@ -10,7 +10,8 @@ parses — a short real run in a scratch directory with sizes shrunk
 replaced by a scratch file, which is also given to files written to be
 handed a device on the command line (``allow_file_create=0`` and no
 ``filename``, or comments that run them as ``fio --filename=/dev/...``);
-``directory=`` pointed at the scratch directory; ``zonemode=zbd`` jobs get
+``directory=`` pointed at the scratch directory; ``filesize=`` shrunk to
+4 MiB; ``zonemode=zbd`` jobs get
 two 32 MiB zones from the file's start (``--zonesize=32m --size=64m --offset=0``); ``offset_increment`` stripes shrunk to
 4 MiB (``--io_size=1m``); nbd jobs
 get an iolab target with a memory export on a private Unix socket). Prints a Markdown table: file, engine, parse, short run, and the
@@ -84,6 +85,9 @@ def survey_one(path: Path, scratch: Path) -> tuple[str, str, str]:
         # Emulated zones shrunk with the sizes: two 32 MiB zones (blocks of up
         # to 32 MiB must fit in a zone) from the file's start.
         extra += ["--zonesize=32m", "--size=64m", "--offset=0"]
+    if re.search(r"^\s*filesize\s*=", text, re.M):
+        # File sizes shrunk with the sizes (enospc-pressure.fio's 128 GiB files).
+        extra.append("--filesize=4m")
     if re.search(r"^\s*offset_increment\s*=", text, re.M):
         # Stripes per clone shrunk with the sizes (one 4 MiB stripe each).
         extra += ["--offset_increment=4m", "--io_size=1m"]

@@ -166,3 +166,17 @@ def test_latency_target_depth_in_the_text_report(cli: Callable[..., Any], workdi
     assert r.exit_code == 0, r.output
     # The search settles at iodepth.
     assert "latency target: target=500000 us, window=100000 us, percentile=100.00%, depth=4 I/Os" in r.stdout
+
+
+def test_trims_punch_holes_and_reset_zones_beside_a_writer(cli: Callable[..., Any], workdir: Path) -> None:
+    doc = _run(cli, "trims.fio")
+    got = {
+        j["jobname"]: tuple((j[d]["total_ios"], j[d]["io_bytes"]) for d in ("read", "write", "trim"))
+        for j in doc["jobs"]
+    }
+    assert got == {
+        "layout": ((0, 0), (16, 1 << 20), (0, 0)),
+        "punch": ((0, 0), (0, 0), (128, 512 << 10)),  # every 4k block of the first half once
+        "writer": ((0, 0), (32, 512 << 10), (0, 0)),
+        "gc": ((0, 0), (0, 0), (8, 512 << 10)),  # one trim (a zone reset) per 64k zone
+    }

@@ -133,3 +133,13 @@ def test_quick_table_unit_is_the_same_for_fast_and_slow_runs(doc: Json) -> None:
             ]
         heads.append(format_quick_table(doc).splitlines()[0])
     assert heads[0] == heads[1] and heads[0].endswith("lat p50 (µs)  lat p99 (µs)"), heads
+
+
+def test_trims_get_their_own_lines(cli: Any, workdir: Any) -> None:
+    # A null trimwrite: 64 trims and 64 writes of 4 KiB, each direction its own lines.
+    r = cli("run", "--name=t", "--ioengine=null", "--rw=trimwrite", "--size=256k", "--filename=x")
+    assert r.exit_code == 0, r.output
+    assert "ioengine=null rw=trimwrite" in r.stdout
+    assert re.search(r"^  trim: IOPS=.*, 256\.0 KiB \(262\.1 kB\) in ", r.stdout, re.M), r.stdout
+    assert re.search(r"^  write: IOPS=.*, 256\.0 KiB \(262\.1 kB\) in ", r.stdout, re.M), r.stdout
+    assert re.search(r"^   TRIM: bw=", r.stdout, re.M), r.stdout

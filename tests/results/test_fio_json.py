@@ -194,3 +194,22 @@ def test_plat_buckets_contain_their_values() -> None:
         i = plat_index(v)
         assert abs(plat_value(i) - v) <= max(1.0, v / 128), v
         assert plat_index(v + 1) >= i
+
+
+def test_a_trim_job_s_trim_object_is_laid_out_as_fios(tmp_path: Path) -> None:
+    """A null randtrim: fio's and iolab's trim objects (json+) have the same
+    keys, latencies with percentiles and bins, and the same counts."""
+    import sys
+
+    args = ["--name=t", "--ioengine=null", "--size=4m", "--rw=randtrim", "--bs=4k", "--output-format=json+"]
+    # iolab writes every latency's percentiles; fio when asked (as fio_runs does).
+    fio = _fio(tmp_path, *args, "--lat_percentiles=1")["jobs"][0]
+    cmd = [sys.executable, "-m", "iolab.cli.main", "run", *args[:-1], "--output-format=json+"]
+    out = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, check=True)
+    mine = json.loads(out.stdout)["jobs"][0]
+    assert set(mine["trim"]) == set(fio["trim"]) - OMIT_DIR
+    for lat in ("clat_ns", "lat_ns"):
+        assert set(mine["trim"][lat]) == set(fio["trim"][lat]), lat
+        assert sum(mine["trim"][lat]["bins"].values()) == mine["trim"][lat]["N"] == 1024
+    assert (mine["trim"]["total_ios"], mine["trim"]["io_bytes"]) == (fio["trim"]["total_ios"], fio["trim"]["io_bytes"])
+    assert mine["read"]["total_ios"] == mine["write"]["total_ios"] == 0

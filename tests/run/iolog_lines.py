@@ -12,13 +12,13 @@ Io = tuple[str, str, int, int]
 
 
 def io_lines(log: Path) -> list[tuple[int, Io]]:
-    """(timestamp in µs, I/O) of every read and write line, in order."""
+    """(timestamp in µs, I/O) of every read, write and trim line, in order."""
     lines = log.read_text().splitlines()
     assert lines[0] == "fio version 3 iolog", lines[:1]
     out = []
     for line in lines[1:]:
         f = line.split()
-        if len(f) == 5 and f[2] in ("read", "write"):
+        if len(f) == 5 and f[2] in ("read", "write", "trim"):
             out.append((int(f[0]), (f[1], f[2], int(f[3]), int(f[4]))))
     return out
 

@@ -52,6 +52,21 @@ def test_buckets_are_the_hdr_histogram_cumulated_at_log_spaced_bounds() -> None:
     assert "# TYPE iolab_engine_latency_summary_seconds summary" in with_summaries
 
 
+def test_a_trim_job_s_metrics_count_its_trims() -> None:
+    server = MetricsServer("127.0.0.1:0", host="h1")
+    try:
+        job = JobSpec("t", (("ioengine", "null"), ("rw", "randtrim"), ("bs", "4k"), ("size", "16m"), ("filename", "x")))
+        RunPipeline([job], RunSettings(interval="100ms", metrics=server)).execute()
+        with urllib.request.urlopen(f"http://{server.address}/metrics", timeout=10) as r:
+            text = r.read().decode()
+    finally:
+        server.close()
+    ios = _series(text, "iolab_engine_ios_total")
+    assert ios['job="t",direction="trim",host="h1"'] == 4096
+    assert ios['job="t",direction="write",host="h1"'] == 0
+    assert _series(text, f"{LATENCY}_count")['job="t",direction="trim",host="h1"'] == 4096
+
+
 def test_address_forms_and_a_clear_error() -> None:
     assert parse_metrics_address("9464") == ("127.0.0.1", 9464)
     assert parse_metrics_address(":9464") == ("127.0.0.1", 9464)

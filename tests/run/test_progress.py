@@ -36,6 +36,14 @@ def test_progress_line_shows_active_directions_with_units():
     assert "write" not in line, line
 
 
+def test_progress_line_shows_trims():
+    trims = {**SNAPSHOT, "iops": [0.0, 0.0, 2_000.0], "bw_bytes_per_s": [0.0, 0.0, 8_192_000.0]}
+    trims |= {"p50_ns": [0, 0, 30_000], "p99_ns": [0, 0, 90_000]}
+    line = progress_line(trims)
+    assert "trim 2.00k IOPS 8.19 MB/s p50 30.0 µs p99 90.0 µs" in line, line
+    assert "read" not in line, line
+
+
 def test_size_based_run_has_no_remaining_time():
     line = progress_line({**SNAPSHOT, "remaining_ns": None})
     assert "left" not in line, line

@@ -119,6 +119,7 @@ macro_rules! engine_table {
                 caps: EngineCaps {
                     target: Target::NoIo,
                     offload_refused: Some(""),
+                    trims: false,
                     ..QUEUED_FILES
                 },
                 help: "no I/O: burns cpuload % of a CPU beside other jobs",
@@ -190,6 +191,9 @@ pub struct EngineCaps {
     pub direct_note: Option<&'static str>,
     /// The warning when it runs without `direct=1`.
     pub buffered_note: Option<&'static str>,
+    /// Can issue trims (`rw=trim`, …): files by fallocate(PUNCH_HOLE) or
+    /// BLKDISCARD, NBD by NBD_CMD_TRIM, null by doing nothing.
+    pub trims: bool,
 }
 
 /// A synchronous engine over the job's files (psync and its kin).
@@ -208,6 +212,7 @@ pub const QUEUED_FILES: EngineCaps = EngineCaps {
     offload_refused: None,
     direct_note: None,
     buffered_note: None,
+    trims: true,
 };
 
 /// Expands the rows in core: the enum, its names, capabilities and help.

@@ -36,20 +36,40 @@ pub use replay::{LoadedLog, ReplayOptions, ReplaySkip};
 pub use worker_opts::{CpuMode, MemPolicy, WorkerOptions};
 pub use zones::{ZoneMode, ZoneOptions};
 
-/// Direction of one I/O. Index into per-direction arrays with `as usize`.
+/// Direction of one I/O. Index into per-direction arrays with `as usize`:
+/// the measured ones ([`IoDir::MEASURED`], results and statistics) have
+/// three slots, read, write and trim (fio's order); the per-direction
+/// options (`bs`, `rate`, …) have two, and a trim takes the write slot's
+/// ([`IoDir::option_slot`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IoDir {
     Read = 0,
     Write = 1,
+    /// A discard: fallocate(PUNCH_HOLE) on a file, BLKDISCARD on a block
+    /// device, NBD_CMD_TRIM on an NBD export. Moves no data.
+    Trim = 2,
 }
 
 impl IoDir {
+    /// The directions that carry data and per-direction options.
     pub const ALL: [IoDir; 2] = [IoDir::Read, IoDir::Write];
+    /// Every direction results count, in fio's order.
+    pub const MEASURED: [IoDir; 3] = [IoDir::Read, IoDir::Write, IoDir::Trim];
     pub fn name(self) -> &'static str {
         match self {
             IoDir::Read => "read",
             IoDir::Write => "write",
+            IoDir::Trim => "trim",
+        }
+    }
+    /// The index of this direction's per-direction options (`bs`, `rate`,
+    /// `blockalign`, …): a trim uses the write value, as fio's `bs=4k,8k`
+    /// gives writes and trims 8k.
+    pub fn option_slot(self) -> usize {
+        match self {
+            IoDir::Read => 0,
+            IoDir::Write | IoDir::Trim => 1,
         }
     }
 }
@@ -64,18 +84,51 @@ pub enum Pattern {
 
 /// `rw=` resolved: pattern plus the read share in percent (100 = read only,
 /// 0 = write only). `rw=rw`/`readwrite`/`randrw` take it from `rwmixread`
-/// (default 50) or `rwmixwrite`.
+/// (default 50) or `rwmixwrite`. `trim` says whether the job trims
+/// (`rw=trim`/`randtrim`: only; `trimwrite`/`randtrimwrite`: each block
+/// trimmed, then written); the read share is 0 then.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RwMix {
     pub pattern: Pattern,
     pub read_pct: u32,
+    #[serde(default, skip_serializing_if = "TrimMode::is_none")]
+    pub trim: TrimMode,
+}
+
+/// Whether and how `rw=` trims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrimMode {
+    #[default]
+    None,
+    /// `rw=trim`, `randtrim`: every I/O a trim.
+    Only,
+    /// `rw=trimwrite`, `randtrimwrite`: a trim of each block, then a write
+    /// of the same offset and length (fio's order).
+    ThenWrite,
+}
+
+impl TrimMode {
+    pub fn is_none(&self) -> bool {
+        *self == TrimMode::None
+    }
 }
 
 impl RwMix {
     pub fn does(&self, dir: IoDir) -> bool {
         match dir {
             IoDir::Read => self.read_pct > 0,
-            IoDir::Write => self.read_pct < 100,
+            IoDir::Write => self.read_pct < 100 && self.trim != TrimMode::Only,
+            IoDir::Trim => self.trim != TrimMode::None,
+        }
+    }
+
+    /// Whether the job uses `dir`'s per-direction options (`bs`, `rate`,
+    /// …; see [`IoDir::option_slot`]): trims use the write slot's.
+    pub fn uses_slot(&self, dir: IoDir) -> bool {
+        match dir {
+            IoDir::Read => self.does(IoDir::Read),
+            IoDir::Write | IoDir::Trim => self.does(IoDir::Write) || self.does(IoDir::Trim),
         }
     }
 }
@@ -369,9 +422,17 @@ impl PreparedJob {
             || self.rate_iops.iter().any(Option::is_some)
     }
 
-    /// Whether this job may write (needs safety checks on its files).
+    /// Whether this job issues trims: `rw=trim` and its kin, fio's
+    /// verify-trim (`trim_percentage` with `trim_backlog`), or a replayed
+    /// log's `trim` lines.
+    pub fn trims(&self) -> bool {
+        self.rw.does(IoDir::Trim) || self.data.verify_trims() || self.replay.has_trims
+    }
+
+    /// Whether this job may change its files' contents — it writes or
+    /// trims — and so needs them writable and checked for safety.
     pub fn writes(&self) -> bool {
-        self.rw.does(IoDir::Write)
+        self.rw.does(IoDir::Write) || self.trims()
     }
 }
 

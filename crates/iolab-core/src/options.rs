@@ -35,6 +35,7 @@ mod table_prio;
 mod table_replay;
 mod table_uring;
 mod table_zones;
+mod trims;
 mod val;
 mod values;
 mod zones;

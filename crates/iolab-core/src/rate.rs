@@ -78,14 +78,14 @@ impl RateLimiter {
 
     /// Whether I/Os of `dir` are paced.
     pub fn is_limited(&self, dir: IoDir) -> bool {
-        self.dirs[dir as usize].is_some()
+        self.dirs[dir.option_slot()].is_some()
     }
 
     /// Intended issue time (ns since the worker's measured start) of the
     /// next I/O in `dir` of `bytes`; advances that direction's schedule.
     /// 0 ("now") for a direction that is not limited.
     pub fn next_due_ns(&mut self, dir: IoDir, bytes: u64) -> u64 {
-        let Some(s) = &mut self.dirs[dir as usize] else {
+        let Some(s) = &mut self.dirs[dir.option_slot()] else {
             return 0;
         };
         let due = s.next_ns;

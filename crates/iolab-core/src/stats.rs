@@ -20,6 +20,7 @@ use crate::cpu::CpuUsage;
 use crate::hist::{LatHist, PackedHist};
 use crate::job::{IoDir, PreparedJob};
 
+mod dirs;
 pub mod hlog;
 mod merge;
 pub mod stream;
@@ -220,8 +221,9 @@ pub struct DirInterval {
 pub struct IntervalSample {
     pub start_ns: u64,
     pub end_ns: u64,
-    /// Indexed by [`IoDir`].
-    pub dirs: [DirInterval; 2],
+    /// Indexed by [`IoDir`] (read, write, trim; see [`dirs`]).
+    #[serde(with = "dirs")]
+    pub dirs: [DirInterval; 3],
 }
 
 /// One worker (thread): one numjobs clone of a job.
@@ -234,8 +236,8 @@ pub struct WorkerResult {
     pub host: String,
     /// Length of the measured window (after ramp), ns.
     pub runtime_ns: u64,
-    /// Indexed by [`IoDir`].
-    pub dirs: [DirStats; 2],
+    /// Indexed by [`IoDir`] (read, write, trim; see [`dirs`]).
+    pub dirs: [DirStats; 3],
     /// fsync/fdatasync calls issued and their latency.
     pub syncs: u64,
     pub sync_lat_ns: LatHist,
@@ -263,7 +265,8 @@ struct WorkerRepr {
     worker: u32,
     host: String,
     runtime_ns: u64,
-    dirs: [DirStats; 2],
+    #[serde(with = "dirs")]
+    dirs: [DirStats; 3],
     syncs: u64,
     sync_lat_ns: LatHist,
     usr_cpu_ns: u64,
@@ -428,7 +431,7 @@ pub fn merge_workers(workers: &[WorkerResult]) -> WorkerResult {
 pub struct WorkerMerge {
     m: WorkerResult,
     /// Longest runtime per direction ([`WorkerResult::dir_runtime_ns`]).
-    dir_runtime_ns: [u64; 2],
+    dir_runtime_ns: [u64; 3],
 }
 
 impl WorkerMerge {
@@ -436,7 +439,7 @@ impl WorkerMerge {
     pub fn add(&mut self, w: &WorkerResult) {
         let m = &mut self.m;
         m.runtime_ns = m.runtime_ns.max(w.runtime_ns);
-        for d in IoDir::ALL {
+        for d in IoDir::MEASURED {
             m.dirs[d as usize].merge(&w.dirs[d as usize]);
             self.dir_runtime_ns[d as usize] =
                 self.dir_runtime_ns[d as usize].max(w.dir_runtime_ns(d));
@@ -455,7 +458,7 @@ impl WorkerMerge {
     /// The merged worker, with the workers' series already merged.
     pub fn finish(self, series: Vec<IntervalSample>) -> WorkerResult {
         let mut m = self.m;
-        for d in IoDir::ALL {
+        for d in IoDir::MEASURED {
             m.dirs[d as usize].runtime_ns = Some(self.dir_runtime_ns[d as usize]);
         }
         m.series = series;
@@ -476,7 +479,7 @@ pub fn merge_series<'a>(
     series: impl Iterator<Item = &'a [IntervalSample]> + Clone,
 ) -> Vec<IntervalSample> {
     let intervals = series.clone().map(<[_]>::len).max().unwrap_or(0);
-    let mut lat = [LatHist::new(), LatHist::new()];
+    let mut lat = [LatHist::new(), LatHist::new(), LatHist::new()];
     let mut out = Vec::with_capacity(intervals);
     for i in 0..intervals {
         let mut t: Option<IntervalSample> = None;

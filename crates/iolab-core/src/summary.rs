@@ -159,12 +159,14 @@ pub struct Summary {
     pub thread_runtime_ns: u64,
     pub read: DirSummary,
     pub write: DirSummary,
-    /// Both directions: (read + write I/Os) / runtime (the whole window:
-    /// both phases of a verify job).
+    /// Trims (fio's third direction; all zero in a job that does not trim).
+    pub trim: DirSummary,
+    /// Every direction: (read + write + trim I/Os) / runtime (the whole
+    /// window: both phases of a verify job).
     pub iops: f64,
-    /// Both directions: (read + write bytes) / runtime.
+    /// Every direction: (read + write + trim bytes) / runtime.
     pub bw_bytes_per_s: f64,
-    /// Total latency (`lat`) of every I/O, both directions merged exactly.
+    /// Total latency (`lat`) of every I/O, every direction merged exactly.
     pub lat_all: LatSummary,
     pub sync: SyncSummary,
     /// Thread CPU time summed over the workers.
@@ -200,9 +202,11 @@ impl Summary {
 
     fn of_merged(m: &WorkerResult, thread_runtime_ns: u64, percentiles: &[f64]) -> Summary {
         let mut clat_all = m.dirs[0].clat_ns.clone();
-        clat_all.merge(&m.dirs[1].clat_ns);
         let mut lat_all = m.dirs[0].lat_ns.clone();
-        lat_all.merge(&m.dirs[1].lat_ns);
+        for d in &m.dirs[1..] {
+            clat_all.merge(&d.clat_ns);
+            lat_all.merge(&d.lat_ns);
+        }
         let dir = |d: IoDir| {
             let stats = series::interval_stats(&m.series, d);
             DirSummary::of(&m.dirs[d as usize], m.dir_runtime_ns(d), stats, percentiles)
@@ -212,6 +216,7 @@ impl Summary {
             thread_runtime_ns,
             read: dir(IoDir::Read),
             write: dir(IoDir::Write),
+            trim: dir(IoDir::Trim),
             iops: per_s(m.dirs.iter().map(|d| d.ios).sum(), m.runtime_ns),
             bw_bytes_per_s: per_s(m.dirs.iter().map(|d| d.bytes).sum(), m.runtime_ns),
             lat_all: LatSummary::of(&lat_all, percentiles),
@@ -235,6 +240,7 @@ impl Summary {
         match d {
             IoDir::Read => &self.read,
             IoDir::Write => &self.write,
+            IoDir::Trim => &self.trim,
         }
     }
 }

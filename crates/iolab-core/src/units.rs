@@ -230,14 +230,14 @@ pub fn parse_size_range(text: &str, kb_base: u64) -> Result<(u64, u64), String> 
 /// Splits a per-direction value `read,write[,trim]` (fio's rule for `bs`,
 /// `rate`, `bssplit`, …): `4k` → both; `4k,8k` → read 4k, write 8k;
 /// `,8k` → read unchanged; `4k,` → write unchanged. `None` = unchanged.
-/// A non-empty third (trim) value is an error: iolab does not trim.
+/// The third (trim) value is dropped here; see [`split_per_dir_trim`].
 pub fn split_per_dir(text: &str) -> Result<[Option<&str>; 2], String> {
     split_per_dir_trim(text).map(|(dirs, _)| dirs)
 }
 
 /// [`split_per_dir`] that also returns a third, trim value (`read,write,trim`).
-/// iolab issues no trims, so the caller reports it as having no effect (a
-/// job that asks for trims is refused by `rw=`).
+/// Trims use the write value, so the option table checks the trim value
+/// against it once `rw=` is known (options/trims.rs).
 pub fn split_per_dir_trim(text: &str) -> Result<([Option<&str>; 2], Option<&str>), String> {
     let parts: Vec<&str> = text.split(',').map(str::trim).collect();
     fn some(s: &str) -> Option<&str> {

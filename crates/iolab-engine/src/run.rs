@@ -73,14 +73,14 @@ pub struct Progress {
     /// Fraction done of the current group (0..1) when known.
     pub fraction: Option<f64>,
     /// Last interval, per direction (index = IoDir).
-    pub iops: [f64; 2],
-    pub bw_bytes_per_s: [f64; 2],
-    pub p50_ns: [u64; 2],
-    pub p99_ns: [u64; 2],
+    pub iops: [f64; 3],
+    pub bw_bytes_per_s: [f64; 3],
+    pub p50_ns: [u64; 3],
+    pub p99_ns: [u64; 3],
     /// The last interval's total-latency histogram per direction, merged
     /// over the group's workers: a fleet merges these across hosts exactly
     /// (bucket sums) for its live total's percentiles.
-    pub lat_ns: [iolab_core::hist::LatHist; 2],
+    pub lat_ns: [iolab_core::hist::LatHist; 3],
     /// The same last interval per job of the running group (steady state
     /// is judged per job).
     #[serde(default)]
@@ -97,9 +97,9 @@ pub struct Progress {
 pub struct JobTotals {
     /// Index of the job in the run.
     pub job: u32,
-    pub ios: [u64; 2],
-    pub bytes: [u64; 2],
-    pub lat_ns: [iolab_core::hist::LatHist; 2],
+    pub ios: [u64; 3],
+    pub bytes: [u64; 3],
+    pub lat_ns: [iolab_core::hist::LatHist; 3],
 }
 
 /// One job's share of [`Progress`]: its workers' last interval, merged.
@@ -107,9 +107,9 @@ pub struct JobTotals {
 pub struct JobProgress {
     /// Index of the job in the run.
     pub job: u32,
-    pub iops: [f64; 2],
-    pub bw_bytes_per_s: [f64; 2],
-    pub lat_ns: [iolab_core::hist::LatHist; 2],
+    pub iops: [f64; 3],
+    pub bw_bytes_per_s: [f64; 3],
+    pub lat_ns: [iolab_core::hist::LatHist; 3],
     /// Every worker of the job has finished.
     pub finished: bool,
 }

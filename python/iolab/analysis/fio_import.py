@@ -83,6 +83,7 @@ COUNT_OPTIONS |= {"iodepth_batch", "iodepth_batch_complete_min", "iodepth_low", 
 TIME_OPTIONS = {"runtime", "ramp_time"}
 RW_NAMES = {"read": "read", "write": "write", "randread": "randread", "randwrite": "randwrite"}
 RW_NAMES |= {"rw": "rw", "readwrite": "rw", "randrw": "randrw"}
+RW_NAMES |= {n: n for n in ("trim", "randtrim", "trimwrite", "randtrimwrite")}
 
 
 def fio_size(text: str, kb_base: int = 1024) -> Optional[int]:
@@ -184,10 +185,6 @@ def _jobs(doc: Json, p: Path) -> list[Json]:
         missing = [k for k in ("groupid", "read", "write") if not isinstance(entry, dict) or k not in entry]
         if missing:
             raise ResultFormatError(f"{p}: jobs[{i}] lacks {', '.join(missing)}: not fio 3.x JSON output")
-        if entry.get("trim", {}).get("total_ios", 0) > 0:
-            raise ResultFormatError(
-                f"{p}: job '{entry.get('jobname')}' issued trims; iolab analyses reads and writes only"
-            )
     return raw
 
 
@@ -207,7 +204,8 @@ def _sample(gid: int, entries: list[Json], opts: list[dict[str, str]]) -> Sample
     notes: list[str] = []
     dirs = {d: _dir_result(entries, d, notes) for d in DIRS}
     config = _config(entries, opts, notes)
-    runtime_ns = max(dirs[d].runtime_ns for d in DIRS)
+    trim = _dir_result(entries, "trim", notes) if any(e.get("trim", {}).get("total_ios") for e in entries) else None
+    runtime_ns = max([dirs[d].runtime_ns for d in DIRS] + ([trim.runtime_ns] if trim else []))
     for e in entries:
         if e.get("error"):
             notes.append(f"fio job '{e.get('jobname')}' ended with error {e['error']} (errno)")
@@ -219,6 +217,7 @@ def _sample(gid: int, entries: list[Json], opts: list[dict[str, str]]) -> Sample
         runtime_ns=runtime_ns,
         cpu=_cpu(entries),
         notes=notes,
+        trim=trim,
     )
 
 
@@ -323,7 +322,9 @@ def _config(entries: list[Json], opts: list[dict[str, str]], notes: list[str]) -
     rw_raw = o.get("readwrite", o["rw"])
     rw = RW_NAMES.get(rw_raw.split(":")[0].strip())
     if rw is None:
-        raise ResultFormatError(f"job '{entries[0].get('jobname')}': rw={rw_raw}: iolab analyses reads and writes only")
+        raise ResultFormatError(
+            f"job '{entries[0].get('jobname')}': rw={rw_raw}: iolab analyses reads, writes and trims only"
+        )
     varying = next((o[k] for k in ("bssplit", "bsrange", "blocksize_range") if k in o), None)
     bs_read, bs_write = _bs(varying or o.get("blocksize", o["bs"]), kb, entries[0])
     threads = _threads(entries, opts)

@@ -64,6 +64,11 @@ class DirResult:
     clat: Optional[LatStats] = None
     lat: Optional[LatStats] = None
 
+    @staticmethod
+    def idle() -> DirResult:
+        """A direction without I/O (the trim of a sample that did none)."""
+        return DirResult(0, 0, 0, 0, 0.0, 0.0)
+
 
 @dataclass
 class SampleConfig:
@@ -174,8 +179,13 @@ class Sample:
     series: list[Interval] = field(default_factory=list)
     #: anything the source said about the run: interrupted, timed out, notes
     notes: list[str] = field(default_factory=list)
+    #: fio's third direction; None when the sample did no trims (or its
+    #: source predates them)
+    trim: Optional[DirResult] = None
 
     def dir(self, d: str) -> DirResult:
+        if d == "trim":
+            return self.trim or DirResult.idle()
         return self.read if d == "read" else self.write
 
 

@@ -74,7 +74,7 @@ def _lat(group_dir: Json, rjobs: list[Json], d: int, kind: str) -> Optional[LatS
 
 def _dir_result(group: Json, rjobs: list[Json], d: int) -> DirResult:
     """One direction of the group: the core's group figures (summary ``groups[].read/write``)."""
-    g = group[DIRS[d]]
+    g = group[(*DIRS, "trim")[d]]
     ios = int(g["ios"])
     kinds = {k: _lat(g, rjobs, d, k) if ios else None for k in LAT_KINDS}
     runtime = int(g["runtime_max_ns"])
@@ -248,14 +248,17 @@ def group_sample(
     pairs = group_jobs(doc, int(group["group"]))
     sjobs, rjobs = [p[0] for p in pairs], [p[1] for p in pairs]
     read, write = (_dir_result(group, rjobs, d) for d in range(len(DIRS)))
+    # Summaries written before iolab issued trims have no trim.
+    trim = _dir_result(group, rjobs, 2) if group.get("trim", {}).get("ios") else None
     return Sample(
         label=label,
         config=sample_config(sjobs, rjobs, hosts=len(doc["result"].get("hosts") or [None]), per_rank=per_rank),
         read=read,
         write=write,
-        runtime_ns=max(read.runtime_ns, write.runtime_ns),
+        runtime_ns=max(read.runtime_ns, write.runtime_ns, trim.runtime_ns if trim else 0),
         cpu=cpu_figures(group, sjobs),
         device=device,
         series=_series(group, rjobs),
         notes=list(notes),
+        trim=trim,
     )

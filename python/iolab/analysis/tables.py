@@ -39,7 +39,7 @@ _CPU_METRICS: tuple[tuple[str, str, Callable[[Sample], Optional[float]]], ...] =
 
 def active_dirs(point: Point) -> list[str]:
     """The directions in which any repeat of ``point`` did I/O."""
-    return [d for d in ("read", "write") if any(s.dir(d).ios for s in point.samples)]
+    return [d for d in ("read", "write", "trim") if any(s.dir(d).ios for s in point.samples)]
 
 
 def _stat(values: Sequence[Optional[float]], unit: str) -> Optional[Stat]:

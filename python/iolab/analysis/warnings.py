@@ -190,6 +190,8 @@ def other_device_io(ds: Dataset, rows: list[Row]) -> Optional[Finding]:
             dev = s.device
             if dev is None or not s.config.direct:
                 continue  # buffered I/O: readahead and writeback move device I/O away from iolab's own
+            # The device's counts below are reads and writes (discards are
+            # counted apart in diskstats), so iolab's trims stay out too.
             ios, nbytes = s.read.ios + s.write.ios, s.read.bytes + s.write.bytes
             dios, dbytes = dev.reads_completed + dev.writes_completed, dev.read_bytes + dev.write_bytes
             m = 1 + OTHER_IO_MARGIN_PCT / 100

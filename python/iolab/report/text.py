@@ -36,7 +36,9 @@ from iolab.units import (
 )
 
 Json = dict[str, Any]
-_DIRS = ("read", "write")
+#: fio's three directions; a direction without I/O prints nothing, and
+#: summaries written before iolab issued trims have no ``trim``.
+_DIRS = ("read", "write", "trim")
 LAT_FROM_ISSUE = "lat (from issue)"
 LAT_INTENDED = "lat (from intended time, includes queueing behind the rate schedule)"
 
@@ -151,7 +153,7 @@ def _entry_lines(job: Json, stats: Json, who: str, members: list[Json] | None = 
         out = [f"{job['name']}: ({who}):"] + [f"  job {m['name']}: {_config(m)}" for m in members]
     else:
         out = [_header(job, who)]
-    for d in _DIRS:
+    for d in (d for d in _DIRS if d in stats):
         # Summaries older than per-direction runtimes: the entry's window.
         out += _dir_lines(d, stats[d], stats[d].get("runtime_ns", stats["runtime_ns"]), rate_limited)
     if stats["sync"]["count"]:
@@ -179,8 +181,8 @@ def _errors_line(stats: Json) -> str:
 def _group_lines(g: Json, per: str) -> list[str]:
     out = [f"Run status group {g['group']} (jobs: {', '.join(g['jobs'])}):"]
     for d in _DIRS:
-        x = g[d]
-        if x["ios"] == 0:
+        x = g.get(d)
+        if x is None or x["ios"] == 0:
             continue
         lo, hi = x["entry_bw_min_bytes_per_s"], x["entry_bw_max_bytes_per_s"]
         out.append(
@@ -357,5 +359,5 @@ def format_quick_table(doc: Json) -> str:
         for r in [head, *body]
     ]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    note = "lat = total latency from issue, both directions; '-' = no I/O, or p50/p99 not in percentile_list"
+    note = "lat = total latency from issue, every direction; '-' = no I/O, or p50/p99 not in percentile_list"
     return "\n".join([*lines, note]) + "\n"

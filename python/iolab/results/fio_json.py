@@ -15,9 +15,11 @@ it, one per stonewall group: the group's jobs that set it merged exactly
 (the summary's ``groups[].reported``), named after the first of them, with
 the last one's ``job options`` (as fio 3.33 writes them). Each direction's
 ``runtime`` is the time its I/Os ran in (fio's per-direction runtime: a
-verify job's write and read phases apart), and its rates are over it. Values are only ever measured or structurally fixed (trim
-is always zero: iolab issues no trims; ``latency_target`` is off because
-iolab has no such option). Keys for things iolab does not measure are left
+verify job's write and read phases apart), and its rates are over it.
+``trim`` is fio's third direction, filled like read and write (all zero in
+a job that does not trim, or from a summary written before iolab issued
+trims). Values are only ever measured or structurally fixed
+(``latency_target`` is off because iolab has no such option). Keys for things iolab does not measure are left
 out rather than filled with invented zeros: ``FIO_OMITTED_KEYS`` lists them
 with the reason. Everything iolab measures beyond fio goes under each
 entry's ``"iolab"`` key. docs/results-schema.md has the field-by-field list.
@@ -122,8 +124,9 @@ def _dir(d: Json, window_ns: int, group_bw_bytes_per_s: float, hists: list[Json]
     return out
 
 
-def _trim() -> Json:
-    """iolab issues no trims: fio's all-zero trim object."""
+def _idle_dir() -> Json:
+    """fio's all-zero direction object: the trim of a summary written
+    before iolab issued trims."""
     return {
         "io_bytes": 0,
         "io_kbytes": 0,
@@ -201,7 +204,12 @@ def _entry(
     for i, d in enumerate(_DIRS):
         hists = None if raw is None else [w["dirs"][i] for w in raw]
         entry[d] = _dir(stats[d], stats["runtime_ns"], group[d]["bw_bytes_per_s"], hists)
-    entry["trim"] = _trim()
+    if "trim" in stats:
+        # A result's dirs hold a trim slot only when it trimmed (results/document.py).
+        hists = None if raw is None else [w["dirs"][2] for w in raw if len(w["dirs"]) > 2]
+        entry["trim"] = _dir(stats["trim"], stats["runtime_ns"], group["trim"]["bw_bytes_per_s"], hists)
+    else:
+        entry["trim"] = _idle_dir()
     entry["sync"] = {"total_ios": stats["sync"]["count"], "lat_ns": _lat(stats["sync"]["lat"])}
     entry.update(
         {

@@ -46,6 +46,13 @@ from iolab.run.progress import Progress, ProgressSink
 
 DIRS = ("read", "write")
 
+
+def _directions(totals: dict[str, Any]) -> tuple[str, ...]:
+    """read and write always; trim (the totals' third slot) once the job trimmed."""
+    ios = totals.get("ios", ())
+    return (*DIRS, "trim") if len(ios) > 2 and ios[2] > 0 else DIRS
+
+
 #: (family, what it counts, help); units in the names.
 _COUNTERS = (
     ("iolab_engine_ios_total", "ios", "I/Os completed in measured intervals."),
@@ -70,13 +77,13 @@ def _families(rows: Rows, prefix: str) -> list[tuple[str, str, str, list[tuple[l
         metrics = [
             ([("job", job), ("direction", direction), ("host", host)], float(t[key][d]))
             for host, job, t in rows
-            for d, direction in enumerate(DIRS)
+            for d, direction in enumerate(_directions(t))
         ]
         out.append((family.replace("iolab_engine", prefix, 1), help_text, "counter", metrics))
     hists = [
         ([("job", job), ("direction", direction), ("host", host)], t["lat_ns"][d])
         for host, job, t in rows
-        for d, direction in enumerate(DIRS)
+        for d, direction in enumerate(_directions(t))
     ]
     out.append((LATENCY.replace("iolab_engine", prefix, 1), _LATENCY_HELP, "histogram", hists))
     return out

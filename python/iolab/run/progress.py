@@ -26,7 +26,8 @@ Progress = dict[str, Any]
 fraction, and per direction (index 0 = read, 1 = write) iops,
 bw_bytes_per_s, p50_ns, p99_ns of the last interval."""
 
-DIRS = ("read", "write")
+#: The engine's progress arrays are [read, write, trim].
+DIRS = ("read", "write", "trim")
 
 
 class ProgressSink(Protocol):
@@ -75,7 +76,7 @@ def progress_line(p: Progress) -> str:
     head = f"[{p.get('group', 0) + 1}/{p.get('groups', 1)}] {p.get('phase', '')} {when}"
     parts = [head]
     for i, name in enumerate(DIRS):
-        iops = p["iops"][i] if "iops" in p else 0.0
+        iops = p["iops"][i] if len(p.get("iops", ())) > i else 0.0
         if iops <= 0:
             continue
         parts.append(

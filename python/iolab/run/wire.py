@@ -54,7 +54,7 @@ NBD_REQUEST_HEADER_BYTES = _native.NBD_REQUEST_BYTES
 NBD_SIMPLE_REPLY_BYTES = _native.NBD_SIMPLE_REPLY_BYTES
 #: Requests the target counts; every one has a header and one simple reply.
 _OPS = ("read", "write", "flush", "trim", "zero")
-_DIRS = ("read", "write")
+_DIRS = ("read", "write", "trim")
 
 LATENCY_DEFINITIONS = {
     "client": "lat: issue to reap at the client (total latency), ns",
@@ -213,9 +213,10 @@ def _server_ops(snap: Json, name: str) -> Json:
 def _export_report(name: str, jobs: list[Json], ops: Json) -> Json:
     directions = {}
     for i, d in enumerate(_DIRS):
-        dirs = [w["dirs"][i] for j in jobs for w in j["workers"]]
+        # A worker's dirs hold a trim slot only when it trimmed.
+        dirs = [w["dirs"][i] for j in jobs for w in j["workers"] if len(w["dirs"]) > i]
         client_ios = sum(x["ios"] + x["errors"] for x in dirs)
-        if client_ios == 0 and ops[d]["ios"] == 0:
+        if (client_ios == 0 and ops[d]["ios"] == 0) or not dirs:
             continue
         directions[d] = wire_latency(dirs, client_ios, ops[d])
     syncs = sum(w.get("syncs", 0) for j in jobs for w in j["workers"])

@@ -11,7 +11,8 @@
 //!   the same request (get, insert, issue, complete) are the block layer's
 //!   own doing; passthrough (`BLK_TC_PC`) and notify records are skipped;
 //! - a read or write goes to sector × 512, for the record's bytes (a queue
-//!   event of 0 bytes moves no data and is skipped); a discard is a trim;
+//!   event of 0 bytes moves no data and is skipped); a discard is a trim
+//!   (its record carries the write category too: it is not a write);
 //!   a flush is a sync issued after the I/O before it. A write that also
 //!   carries a flush (REQ_PREFLUSH) is replayed as the flush and then the
 //!   write (fio replays only the flush);
@@ -192,7 +193,9 @@ pub fn parse(
             .map_err(|e| format!("record {n}: {e}"))?;
     }
     if p.log.ios.is_empty() {
-        return Err("the trace has no queued read or write to replay (after replay_skip)".into());
+        return Err(
+            "the trace has no queued read, write or trim to replay (after replay_skip)".into(),
+        );
     }
     Ok(p.log)
 }
@@ -236,17 +239,8 @@ impl<D: Fn(u32, u32) -> Option<PathBuf>> Parse<'_, D> {
         self.clock_us += gap_us;
         let file = self.file(r.device)?;
         let flush = r.action & TC_FLUSH != 0;
-        if r.action & TC_DISCARD != 0 {
-            if self.opts.skip.trim {
-                return Ok(());
-            }
-            return Err(
-                "a discard (trim): iolab does not issue trims yet; set replay_skip=trim to \
-                 leave them out"
-                    .into(),
-            );
-        }
-        if flush && !self.opts.skip.sync {
+        let discard = r.action & TC_DISCARD != 0;
+        if flush && !discard && !self.opts.skip.sync {
             match self.log.ios.last_mut() {
                 Some(io) => io.sync_after = Some((file, false)),
                 None => self.pending_sync = Some(file),
@@ -255,14 +249,19 @@ impl<D: Fn(u32, u32) -> Option<PathBuf>> Parse<'_, D> {
         if r.bytes == 0 {
             return Ok(());
         }
-        let dir = if r.action & TC_WRITE != 0 {
+        let dir = if discard {
+            IoDir::Trim
+        } else if r.action & TC_WRITE != 0 {
             IoDir::Write
         } else {
             IoDir::Read
         };
-        if (dir == IoDir::Read && self.opts.skip.read)
-            || (dir == IoDir::Write && self.opts.skip.write)
-        {
+        let skip = &self.opts.skip;
+        if match dir {
+            IoDir::Read => skip.read,
+            IoDir::Write => skip.write,
+            IoDir::Trim => skip.trim,
+        } {
             return Ok(());
         }
         if self.pending_sync.take().is_some() {
@@ -448,11 +447,11 @@ pub(crate) mod tests {
             rec(1_000_400, 4097, 4096, Q_READ),
         ];
         let bytes = encode(&recs, true);
-        let e = parse(&bytes, &opts(), dev).unwrap_err();
-        assert!(
-            e.starts_with("record 4: a discard (trim)") && e.contains("replay_skip=trim"),
-            "{e}"
-        );
+        let all = parse(&bytes, &opts(), dev).unwrap();
+        // The discard is a trim of its bytes, not a write.
+        let t = all.ios[2].unit;
+        assert_eq!((t.dir, t.offset, t.len), (IoDir::Trim, 64 * 512, 65536));
+        assert_eq!(all.count(IoDir::Write), 2);
         let mut o = opts();
         o.skip.trim = true;
         let log = parse(&bytes, &o, dev).unwrap();
@@ -503,7 +502,7 @@ pub(crate) mod tests {
             "{e}"
         );
         let e = parse(&encode(&[rec(1, 8, 0, Q_READ)], true), &opts(), dev).unwrap_err();
-        assert!(e.contains("no queued read or write"), "{e}");
+        assert!(e.contains("no queued read, write or trim"), "{e}");
         assert!(!is_blktrace(b"fio version 3 iolog\n"));
         assert!(is_blktrace(&good));
     }

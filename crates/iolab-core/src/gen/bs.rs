@@ -39,6 +39,7 @@ fn bad(dir: IoDir, value: String, reason: &str) -> JobError {
     let option = match dir {
         IoDir::Read => "bs (read)",
         IoDir::Write => "bs (write)",
+        IoDir::Trim => "bs (trim)",
     };
     JobError::InvalidValue {
         option: option.into(),

@@ -27,6 +27,10 @@
 //!   (independent uniform offsets aligned to `blockalign`); or a
 //!   `random_distribution` ([`dist`]), which like fio implies no map.
 //! - **Direction**: read with probability `rwmixread` %, drawn per I/O.
+//!   Trims are drawn as writes and then named trims: `rw=trim`/`randtrim`
+//!   trims where a write job would write; `trimwrite`/`randtrimwrite`
+//!   trims each block and then writes the same offset and length (fio's
+//!   order), so a pass issues each block twice.
 //! - **Zones** (`zoning`): `zonemode=strided` keeps I/O in one zone until
 //!   `zonesize` bytes moved there (`strided`); `zonemode=zbd` moves writes to
 //!   write pointers and reads below them (`zbd`), which may end a pass early.
@@ -55,7 +59,9 @@ use self::offset::{Align, FileState, TakeCtx, Walk};
 use self::perm::BlockPerm;
 use self::rng::{DirPicker, WorkerRng};
 use crate::error::JobError;
-use crate::job::{FileService, IoDir, Pattern, PreparedJob, RandomDistribution, ZoneMode};
+use crate::job::{
+    FileService, IoDir, Pattern, PreparedJob, RandomDistribution, TrimMode, ZoneMode,
+};
 
 pub use self::rng::{mix64, rng_for, worker_seed};
 pub use self::zbd::{ZoneSnapshot, ZoneTable};
@@ -110,6 +116,10 @@ pub struct IoGen {
     writes: bool,
     /// `read_iolog`: the log's I/Os instead of drawn ones.
     replay: Option<replay::Replay>,
+    /// Whether drawn writes are trims (see the module doc).
+    trim: TrimMode,
+    /// `trimwrite`: the write of the block just trimmed.
+    write_after_trim: Option<IoUnit>,
 }
 
 impl IoGen {
@@ -158,6 +168,8 @@ impl IoGen {
         };
         Ok(IoGen {
             replay,
+            trim: job.rw.trim,
+            write_after_trim: None,
             rng: rng_for(seed, STREAM_GEN),
             picker: DirPicker::new(job.rw.read_pct),
             bs,
@@ -238,12 +250,22 @@ impl IoGen {
         self.bytes_per_pass
     }
 
-    /// Bytes the whole job moves (`loops` passes); `None` when time based.
+    /// Bytes the whole job moves (`loops` passes; a trimwrite trims and
+    /// writes each byte, so twice); `None` when time based.
     pub fn total_bytes(&self) -> Option<u64> {
         if let Some(r) = &self.replay {
             return Some(r.total_bytes());
         }
-        (!self.time_based).then(|| self.bytes_per_pass * self.loops)
+        let per_byte = if self.trims_then_writes() { 2 } else { 1 };
+        (!self.time_based).then(|| self.bytes_per_pass * self.loops * per_byte)
+    }
+
+    /// `rw=trimwrite`/`randtrimwrite`: every trim is followed by a write
+    /// of the same block, and only the writes count against `io_size` and
+    /// `number_ios` (fio's rule).
+    #[inline]
+    pub fn trims_then_writes(&self) -> bool {
+        self.trim == TrimMode::ThenWrite
     }
 
     /// Passes begun so far (1 during the first pass).
@@ -279,6 +301,27 @@ impl Iterator for IoGen {
     /// The next I/O; `None` once a size-based job has made its passes.
     #[inline]
     fn next(&mut self) -> Option<IoUnit> {
+        if self.trim == TrimMode::None {
+            return self.draw();
+        }
+        if let Some(w) = self.write_after_trim.take() {
+            return Some(w);
+        }
+        let u = self.draw()?;
+        if self.trim == TrimMode::ThenWrite {
+            self.write_after_trim = Some(u);
+        }
+        Some(IoUnit {
+            dir: IoDir::Trim,
+            ..u
+        })
+    }
+}
+
+impl IoGen {
+    /// The next drawn (or replayed) I/O, before trims are named.
+    #[inline]
+    fn draw(&mut self) -> Option<IoUnit> {
         if let Some(r) = self.replay.as_mut() {
             return r.next();
         }
@@ -318,7 +361,7 @@ impl IoGen {
 }
 
 fn uses(job: &PreparedJob) -> impl Iterator<Item = IoDir> + '_ {
-    IoDir::ALL.into_iter().filter(|d| job.rw.does(*d))
+    IoDir::ALL.into_iter().filter(|d| job.rw.uses_slot(*d))
 }
 
 /// Block-size generators per direction and the grain (gcd of all sizes in use).

@@ -20,8 +20,8 @@
 //! for both). `open`/`close` lines are accepted and change nothing: iolab
 //! opens a job's files for the whole job. A `sync` or `datasync` line is
 //! replayed after the I/O before it (the queue drained first, as the
-//! worker's `fsync=N`); `trim` lines are refused by line until iolab
-//! issues trims (`replay_skip=trim` leaves them out).
+//! worker's `fsync=N`); `trim` lines are replayed as trims
+//! (`replay_skip=trim` leaves them out).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -238,12 +238,7 @@ impl Parser<'_> {
             "wait" => return Err("'wait' is not allowed in a version 3 log (fio's rule)".into()),
             "sync" | "datasync" => return self.sync(name, act == "datasync"),
             "trim" if self.opts.skip.trim => return Ok(()),
-            "trim" => {
-                return Err(
-                    "iolab does not issue trims yet; set replay_skip=trim to leave these lines out"
-                        .into(),
-                )
-            }
+            "trim" => IoDir::Trim,
             _ => {
                 return Err(format!(
                     "unknown action '{}': expected read, write, sync, datasync, trim{}",
@@ -450,6 +445,20 @@ mod tests {
     }
 
     #[test]
+    fn trim_lines_replay_as_trims() {
+        let text = "fio version 3 iolog\n0 /f add\n7 /f trim 4096 8192\n9 /f write 0 512\n";
+        let log = IoLog::parse(text, &opts()).unwrap();
+        assert_eq!(log.count(IoDir::Trim), 1);
+        let t = log.ios[0].unit;
+        assert_eq!((t.dir, t.offset, t.len), (IoDir::Trim, 4096, 8192));
+        let skip = ReplayOptions {
+            skip: crate::job::ReplaySkip::parse("trim").unwrap(),
+            ..opts()
+        };
+        assert_eq!(IoLog::parse(text, &skip).unwrap().count(IoDir::Trim), 0);
+    }
+
+    #[test]
     fn a_bad_line_is_named() {
         let bad = |text: &str| IoLog::parse(text, &opts()).unwrap_err();
         assert!(bad("rw, 0, 4096\n").starts_with("line 1: expected 'fio version 3 iolog'"));
@@ -460,8 +469,6 @@ mod tests {
             e.starts_with("line 3: file '/g' was not added first"),
             "{e}"
         );
-        let e = bad("fio version 3 iolog\n0 /f add\n7 /f trim 0 4096\n");
-        assert!(e.contains("replay_skip=trim"), "{e}");
         let e = bad("fio version 3 iolog\n0 /f add\n7 /f sync 0 0\n8 /f write 0 1\n");
         assert!(
             e.starts_with("line 3: a sync before any read or write"),

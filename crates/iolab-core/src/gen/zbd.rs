@@ -17,6 +17,11 @@
 //!   random reads move into the written part of a zone with data, and
 //!   sequential reads go through the written part of each zone in order.
 //!
+//! - A trim (`rw=trim`/`randtrim`, one zone per I/O: bs = zonesize) resets
+//!   its zone, as fio's zbd trims do: the write pointer goes back to the
+//!   zone's start and the zone is no longer open (the engine issues no
+//!   discard for it, as fio's emulation over regular files issues none).
+//!
 //! The write pointers of a file are shared by every worker that uses it
 //! ([`ZoneTable`], one lock per file), as fio shares them between jobs. A
 //! reset only moves the write pointer (the file's blocks are not freed).
@@ -275,6 +280,16 @@ impl ZbdFile {
                 .collect()
         };
         (!pool.is_empty()).then(|| pool[below(rng, pool.len() as u64) as usize])
+    }
+
+    /// A trim of the zone at `off` (relative to the region): reset it
+    /// (see the module doc).
+    pub fn trim(&mut self, off: u64) {
+        let z = self.first + off / self.zone_bytes;
+        let mut zs = self.table.lock();
+        zs.reset(z);
+        zs.open.retain(|&o| o != z);
+        self.own_open.retain(|&o| o != z);
     }
 
     /// The next read below a write pointer (see [`ZbdFile::write`] for the

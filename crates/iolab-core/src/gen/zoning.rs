@@ -10,7 +10,7 @@ use super::strided::Strided;
 use super::zbd::{ZbdFile, ZoneTable};
 use super::{conflict, mix64, IoGen, IoUnit};
 use crate::error::JobError;
-use crate::job::{IoDir, PreparedJob, ZoneMode};
+use crate::job::{IoDir, PreparedJob, TrimMode, ZoneMode};
 
 /// The zoning of one file: its zbd view (made before the walk, as it cuts
 /// the region to whole zones) or strided zones over its walk.
@@ -91,6 +91,15 @@ impl IoGen {
                 file.remaining -= len;
                 Some((dir, off, len))
             }
+            Zoning::Zbd(_) if self.trim != TrimMode::None => {
+                // A trim job: each drawn block is one zone (bs = zonesize).
+                let (off, len) = file.take(d, drawn, &self.bs[d], &self.ctx[d], &mut self.rng);
+                let Some(Zoning::Zbd(z)) = file.zoning.as_deref_mut() else {
+                    unreachable!("matched above")
+                };
+                z.trim(off);
+                Some((dir, off, len))
+            }
             Zoning::Zbd(z) if dir == IoDir::Read && z.reads_anywhere() => {
                 let (off, len) = file.take(d, drawn, &self.bs[d], &self.ctx[d], &mut self.rng);
                 Some((dir, off, len))
@@ -104,7 +113,8 @@ impl IoGen {
                     unreachable!("matched above")
                 };
                 let mut got = match dir {
-                    IoDir::Write => z
+                    // Trims are drawn as writes (zbd jobs do not trim).
+                    IoDir::Write | IoDir::Trim => z
                         .write(random_off, drawn, &self.bs[d], &mut self.rng)
                         .map(|(o, l)| (dir, o, l)),
                     IoDir::Read => z

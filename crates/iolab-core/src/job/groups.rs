@@ -222,6 +222,24 @@ pub struct DataOptions {
     pub spr_num_regions: u32,
     /// `spr_cs`: the drive's cache, bytes (0: none).
     pub spr_cs_bytes: u64,
+    /// `trim_percentage`: share of the blocks a verify job logs that it
+    /// also trims while it writes (fio's verify-trim; needs `trim_backlog`).
+    pub trim_pct: u32,
+    /// `trim_backlog`: trims start every N logged writes (0: never).
+    pub trim_backlog: u64,
+    /// `trim_backlog_batch`: trims per batch (0: `trim_backlog`).
+    pub trim_backlog_batch: u64,
+    /// `trim_verify_zero`: a trimmed block is read back and must be zero
+    /// (else it leaves the verify log).
+    pub trim_verify_zero: bool,
+}
+
+impl DataOptions {
+    /// A verify job that trims some of its logged blocks (fio needs
+    /// verify, trim_percentage and trim_backlog together).
+    pub fn verify_trims(&self) -> bool {
+        self.verify != VerifyKind::Off && self.trim_pct > 0 && self.trim_backlog > 0
+    }
 }
 
 /// `dedupe_mode`: what a write chosen to be a duplicate repeats (fio's).
@@ -263,6 +281,10 @@ impl Default for DataOptions {
             spr_op_ppm: 150_000,
             spr_num_regions: 100,
             spr_cs_bytes: 0,
+            trim_pct: 0,
+            trim_backlog: 0,
+            trim_backlog_batch: 0,
+            trim_verify_zero: true,
         }
     }
 }

@@ -60,6 +60,8 @@ pub struct ReplayOptions {
     /// `replay_scale`: offsets divided by this (1 = as logged).
     pub scale: u64,
     pub skip: ReplaySkip,
+    /// The log has `trim` lines that are replayed (set when it is read).
+    pub has_trims: bool,
     /// The log as read while the job was prepared, shared by the job's
     /// workers so that it is parsed once per preparation.
     #[serde(skip)]
@@ -91,6 +93,7 @@ impl Default for ReplayOptions {
             align: 0,
             scale: 1,
             skip: ReplaySkip::default(),
+            has_trims: false,
             log: LoadedLog::default(),
         }
     }

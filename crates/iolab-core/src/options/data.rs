@@ -106,7 +106,7 @@ fn buffers(d: &mut Draft, writes: bool) {
         .push(format!("{} no effect: {why}", list_has(&given)));
 }
 
-fn list_has(names: &[&str]) -> String {
+pub(super) fn list_has(names: &[&str]) -> String {
     let verb = if names.len() == 1 { "has" } else { "have" };
     format!("{} {verb}", names.join(", "))
 }

@@ -88,6 +88,9 @@ pub(crate) struct Draft {
     /// Canonical names of the options the user gave (not defaults).
     pub explicit: HashSet<&'static str>,
     pub warnings: Vec<String>,
+    /// Third (trim) values of per-direction options, checked once `rw=`
+    /// is known (options/trims.rs).
+    pub trim_values: Vec<super::trims::TrimValue>,
 }
 
 impl Draft {
@@ -173,6 +176,7 @@ impl Draft {
             stonewall: false,
             explicit: HashSet::new(),
             warnings: Vec::new(),
+            trim_values: Vec::new(),
         }
     }
 
@@ -186,14 +190,12 @@ impl Draft {
             trim_given: std::cell::Cell::new(None),
         };
         (g.def.set)(self, &v)?;
-        if let Some(t) = v.trim_given.get() {
-            // rw= refuses every trim mix, so this job issues none: fio
-            // ignores the value then too. Said, not dropped silently.
-            self.warnings.push(format!(
-                "{}'s third value ({t}) is for trims and has no effect: this job issues no \
-                 trims (fio ignores it too)",
-                g.written
-            ));
+        if let Some((write, trim)) = v.trim_given.take() {
+            self.trim_values.push(super::trims::TrimValue {
+                written: g.written.to_string(),
+                write: write.map(str::to_string),
+                trim: trim.to_string(),
+            });
         }
         if explicit {
             self.explicit.insert(g.def.name);

@@ -66,7 +66,7 @@ pub(super) fn resolve(
     };
     let largest = IoDir::ALL
         .into_iter()
-        .filter(|dir| rw.does(*dir))
+        .filter(|dir| rw.uses_slot(*dir))
         .map(|dir| d.bs[dir as usize].max())
         .max()
         .unwrap_or(0);
@@ -81,7 +81,7 @@ pub(super) fn resolve(
     }
     let grain = IoDir::ALL
         .into_iter()
-        .filter(|dir| rw.does(*dir))
+        .filter(|dir| rw.uses_slot(*dir))
         .map(|dir| d.bs[dir as usize].min())
         .min()
         .unwrap_or(1);

@@ -13,7 +13,7 @@ use crate::engines::Target;
 use crate::error::JobError;
 use crate::job::{
     CpusAllowedPolicy, IoDir, IoEngine, JobSpec, Pattern, PreparedJob, RandomDistribution, RwMix,
-    SyncMode,
+    SyncMode, TrimMode,
 };
 
 /// Queue settings after fio's adjustments.
@@ -48,6 +48,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     super::zones::check(&mut d, rw, filenames.len())?;
     super::table_control::check(&mut d)?;
     super::data_shape::check(&mut d, rw)?;
+    super::trims::check(&mut d, rw)?;
     note_no_effect(&mut d, rw);
     d.warnings.dedup();
     Ok(PreparedJob {
@@ -152,8 +153,13 @@ fn files(d: &Draft) -> Result<(Vec<PathBuf>, Option<PathBuf>), JobError> {
 fn rw_mix(d: &mut Draft) -> RwMix {
     let read_pct = match d.dirs {
         RwDirs::Read => 100,
-        RwDirs::Write => 0,
+        RwDirs::Write | RwDirs::Trim | RwDirs::TrimWrite => 0,
         RwDirs::Mixed => d.read_pct,
+    };
+    let trim = match d.dirs {
+        RwDirs::Trim => TrimMode::Only,
+        RwDirs::TrimWrite => TrimMode::ThenWrite,
+        _ => TrimMode::None,
     };
     if d.dirs != RwDirs::Mixed {
         if let Some((_, written)) = &d.rwmix_written {
@@ -165,12 +171,13 @@ fn rw_mix(d: &mut Draft) -> RwMix {
     RwMix {
         pattern: d.pattern,
         read_pct,
+        trim,
     }
 }
 
 /// The directions the job does, for checks that only concern those.
 fn done_dirs(rw: RwMix) -> impl Iterator<Item = IoDir> {
-    IoDir::ALL.into_iter().filter(move |dir| rw.does(*dir))
+    IoDir::ALL.into_iter().filter(move |dir| rw.uses_slot(*dir))
 }
 
 fn check_size(d: &Draft, rw: RwMix, nfiles: usize) -> Result<(), JobError> {
@@ -215,7 +222,7 @@ fn blockalign(d: &mut Draft, rw: RwMix) -> [u64; 2] {
             Pattern::Sequential => min_bs,
         };
         out[dir as usize] = used;
-        if !rw.does(dir) || asked.is_none_or(|a| a == min_bs) {
+        if !rw.uses_slot(dir) || asked.is_none_or(|a| a == min_bs) {
             continue;
         }
         if rw.pattern == Pattern::Sequential {

@@ -179,13 +179,22 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
             "rw",
             "readwrite",
             "randrw",
+            "trim",
+            "randtrim",
+            "trimwrite",
+            "randtrimwrite",
         ]),
         default: Value("read"),
         unit: "",
         help: "I/O pattern: sequential or random reads, writes, or a mix (rw/readwrite = \
-               sequential mix, randrw = random mix; share from rwmixread). fio's offset \
-               modifier for sequential patterns: rw=read:17m adds 17 MiB after each I/O, \
-               rw=read:-8k steps back (reads backwards with bs=4k).",
+               sequential mix, randrw = random mix; share from rwmixread), or trims: \
+               trim/randtrim discard blocks, trimwrite/randtrimwrite trim each block and \
+               then write it (fio's order; io_size and number_ios count the writes). A trim \
+               is fallocate(PUNCH_HOLE) on a file, BLKDISCARD on a block device, NBD_CMD_TRIM \
+               with ioengine=nbd; trims use the write value of bs, rate and the other \
+               read,write options. fio's offset modifier for sequential patterns: \
+               rw=read:17m adds 17 MiB after each I/O, rw=read:-8k steps back (reads \
+               backwards with bs=4k).",
     },
     OptionDef {
         name: "rwmixread",

@@ -173,6 +173,46 @@ pub(super) static DATA_OPTIONS: &[OptionDef] = &[
         help: "Verify every N written blocks as the job goes, instead of after it.",
     },
     OptionDef {
+        name: "trim_percentage",
+        set: |d, v| put(&mut d.data.trim_pct, v.percent()),
+        aliases: &[],
+        kind: Int,
+        default: Value("0"),
+        unit: "%",
+        help: "With verify and trim_backlog: the share of the written blocks, drawn per \
+               block, that are also trimmed while the job writes (fio's verify-trim); the \
+               verify phase then reads them back as zeroes (trim_verify_zero).",
+    },
+    OptionDef {
+        name: "trim_backlog",
+        set: |d, v| put(&mut d.data.trim_backlog, v.size()),
+        aliases: &[],
+        kind: Int,
+        default: Value("0"),
+        unit: "blocks",
+        help: "With trim_percentage: trim the blocks chosen so far every N written blocks.",
+    },
+    OptionDef {
+        name: "trim_backlog_batch",
+        set: |d, v| put(&mut d.data.trim_backlog_batch, v.size()),
+        aliases: &[],
+        kind: Int,
+        default: Value("0"),
+        unit: "blocks",
+        help: "Trims issued at each trim_backlog point (0: trim_backlog of them).",
+    },
+    OptionDef {
+        name: "trim_verify_zero",
+        set: |d, v| put(&mut d.data.trim_verify_zero, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("1"),
+        unit: "",
+        help: "Read trimmed blocks back in the verify phase and require zeroes (a file's \
+               punched hole and iolab target's memory export read back zero; a block device \
+               or another NBD server need not); 0 drops them from the verify log.",
+    },
+    OptionDef {
         name: "verify_interval",
         set: |d, v| {
             put(

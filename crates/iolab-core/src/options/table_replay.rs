@@ -236,6 +236,7 @@ pub(super) fn apply_log(d: &mut Draft) -> Result<(), JobError> {
         }
         d.direct = true;
     }
+    d.replay.has_trims = log.count(IoDir::Trim) > 0;
     d.replay.log = LoadedLog(Some(std::sync::Arc::new(log)));
     Ok(())
 }

@@ -77,9 +77,9 @@ pub(crate) struct Val<'a> {
     pub(super) kb_base: u64,
     /// False while table defaults are applied.
     pub(super) explicit: bool,
-    /// A `read,write,trim` value's third part, once parsed: the caller
-    /// notes that it has no effect (iolab issues no trims).
-    pub(super) trim_given: std::cell::Cell<Option<&'a str>>,
+    /// A `read,write,trim` value's write and third parts, once parsed:
+    /// the draft checks them when `rw=` is known (options/trims.rs).
+    pub(super) trim_given: std::cell::Cell<Option<(Option<&'a str>, &'a str)>>,
 }
 
 impl Val<'_> {
@@ -195,7 +195,8 @@ impl Val<'_> {
 
     /// Applies a `read,write[,trim]` value: each given direction is parsed
     /// and stored; an empty one keeps what was there (fio's rule). A trim
-    /// value is parsed (so a bad one is an error) and kept for a note.
+    /// value is parsed (so a bad one is an error) and kept for
+    /// options/trims.rs.
     pub(crate) fn per_dir<T>(
         &self,
         slots: &mut [T; 2],
@@ -205,7 +206,7 @@ impl Val<'_> {
         let (parts, trim) = self.wrap(split_per_dir_trim(text))?;
         if let Some(t) = trim {
             self.wrap(parse(t, self.kb_base).map_err(|e| format!("trim value '{t}': {e}")))?;
-            self.trim_given.set(Some(t));
+            self.trim_given.set(Some((parts[1], t)));
         }
         for (slot, part) in slots.iter_mut().zip(parts) {
             if let Some(text) = part {

@@ -13,6 +13,10 @@ pub(crate) enum RwDirs {
     Read,
     Write,
     Mixed,
+    /// `trim`, `randtrim`.
+    Trim,
+    /// `trimwrite`, `randtrimwrite`: each block trimmed, then written.
+    TrimWrite,
 }
 
 /// Parses `rw=`, with fio's offset modifier for sequential patterns:
@@ -52,15 +56,16 @@ fn parse_rw_kind(text: &str) -> Result<(Pattern, RwDirs), String> {
         "randwrite" => (Pattern::Random, RwDirs::Write),
         "rw" | "readwrite" => (Pattern::Sequential, RwDirs::Mixed),
         "randrw" => (Pattern::Random, RwDirs::Mixed),
-        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+        "trim" => (Pattern::Sequential, RwDirs::Trim),
+        "randtrim" => (Pattern::Random, RwDirs::Trim),
+        "trimwrite" => (Pattern::Sequential, RwDirs::TrimWrite),
+        "randtrimwrite" => (Pattern::Random, RwDirs::TrimWrite),
+        _ => {
             return Err(
-                "iolab does not issue trims yet; use read, write, randread, randwrite, \
-                        rw, readwrite or randrw"
+                "expected read, write, randread, randwrite, rw, readwrite, randrw, \
+                 trim, randtrim, trimwrite or randtrimwrite"
                     .into(),
             )
-        }
-        _ => {
-            return Err("expected read, write, randread, randwrite, rw, readwrite or randrw".into())
         }
     })
 }

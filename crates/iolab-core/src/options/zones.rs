@@ -186,7 +186,7 @@ fn zbd(d: &mut Draft, rw: RwMix) -> Result<(), JobError> {
         )));
     }
     let ignore = z.ignore_zone_limits;
-    for dir in IoDir::ALL.into_iter().filter(|dir| rw.does(*dir)) {
+    for dir in IoDir::ALL.into_iter().filter(|dir| rw.uses_slot(*dir)) {
         let bs = d.bs[dir as usize].max();
         let cap = if dir == IoDir::Write {
             d.zones.capacity_bytes

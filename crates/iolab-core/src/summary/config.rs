@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::job::{IoDir, Pattern, PreparedJob};
+use crate::job::{IoDir, Pattern, PreparedJob, TrimMode};
 
 /// Block sizes of one direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,10 +81,12 @@ fn fio_rw_name(j: &PreparedJob) -> String {
     } else {
         ""
     };
-    let kind = match j.rw.read_pct {
-        100 => "read",
-        0 => "write",
-        _ => "rw",
+    let kind = match (j.rw.trim, j.rw.read_pct) {
+        (TrimMode::Only, _) => "trim",
+        (TrimMode::ThenWrite, _) => "trimwrite",
+        (TrimMode::None, 100) => "read",
+        (TrimMode::None, 0) => "write",
+        (TrimMode::None, _) => "rw",
     };
     format!("{prefix}{kind}")
 }

@@ -57,8 +57,12 @@ pub struct GroupSummary {
     pub jobs: Vec<String>,
     pub read: GroupDirSummary,
     pub write: GroupDirSummary,
-    /// Both directions: I/Os, bytes, IOPS and bandwidth of reads and
-    /// writes together, latency of every I/O merged exactly.
+    /// Trims (all zero in a group that does not trim; absent in summaries
+    /// written before iolab issued trims).
+    #[serde(default = "GroupDirSummary::empty")]
+    pub trim: GroupDirSummary,
+    /// Every direction: I/Os, bytes, IOPS and bandwidth of reads, writes
+    /// and trims together, latency of every I/O merged exactly.
     pub total: GroupDirSummary,
     /// One per host that ran the group (one entry on a single host).
     pub cpu: Vec<CpuSummary>,
@@ -87,9 +91,10 @@ pub(super) fn group_summaries(
     let cpu = located(run, ngroups);
     (0..ngroups)
         .map(|g| {
-            let [read, write] = merged_dirs(run, merged, g);
+            let [read, write, trim] = merged_dirs(run, merged, g);
             let mut both = read.clone();
             both.merge(&write);
+            both.merge(&trim);
             let pcts = run
                 .jobs
                 .iter()
@@ -106,7 +111,8 @@ pub(super) fn group_summaries(
                     .collect(),
                 read: group_dir(&entries, &[IoDir::Read], &read, pcts),
                 write: group_dir(&entries, &[IoDir::Write], &write, pcts),
-                total: group_dir(&entries, &IoDir::ALL, &both, pcts),
+                trim: group_dir(&entries, &[IoDir::Trim], &trim, pcts),
+                total: group_dir(&entries, &IoDir::MEASURED, &both, pcts),
                 cpu: group_cpu(run, jobs, g, &cpu),
                 series: match logged_series.as_mut() {
                     Some(s) => s
@@ -151,10 +157,10 @@ fn entries<'a>(jobs: &'a [JobSummary], g: u32, reported: Option<&'a Summary>) ->
 
 /// Every worker of group `g`, per direction, merged exactly (from the
 /// jobs' merges: one histogram merge per job, not per worker).
-fn merged_dirs(run: &RunResult, merged: &[WorkerResult], g: u32) -> [DirStats; 2] {
-    let mut dirs = [DirStats::default(), DirStats::default()];
+fn merged_dirs(run: &RunResult, merged: &[WorkerResult], g: u32) -> [DirStats; 3] {
+    let mut dirs: [DirStats; 3] = Default::default();
     for (_, m) in run.jobs.iter().zip(merged).filter(|(j, _)| j.group == g) {
-        for d in IoDir::ALL {
+        for d in IoDir::MEASURED {
             dirs[d as usize].merge(&m.dirs[d as usize]);
         }
     }
@@ -168,6 +174,13 @@ fn group_series(run: &RunResult, merged: &[WorkerResult], g: u32) -> Vec<Interva
         .iter()
         .map(IntervalSummary::of)
         .collect()
+}
+
+impl GroupDirSummary {
+    /// A direction no entry did (the trim of summaries that predate it).
+    fn empty() -> GroupDirSummary {
+        group_dir(&[], &[IoDir::Trim], &DirStats::default(), &[])
+    }
 }
 
 /// Aggregate of directions `ds` over the entries that did any of them.

@@ -34,12 +34,20 @@ pub struct IntervalSummary {
     pub t_end_ns: u64,
     pub read: DirIntervalSummary,
     pub write: DirIntervalSummary,
-    /// Both directions: I/Os and bytes added, latency of every I/O of the
+    /// Trims (all zero in jobs that do not trim; absent in summaries
+    /// written before iolab issued trims).
+    #[serde(default = "DirIntervalSummary::empty")]
+    pub trim: DirIntervalSummary,
+    /// Every direction: I/Os and bytes added, latency of every I/O of the
     /// interval merged exactly.
     pub total: DirIntervalSummary,
 }
 
 impl DirIntervalSummary {
+    fn empty() -> DirIntervalSummary {
+        DirIntervalSummary::of(0, 0, &LatHist::new(), 0)
+    }
+
     fn of(ios: u64, bytes: u64, lat_ns: &LatHist, len_ns: u64) -> DirIntervalSummary {
         DirIntervalSummary {
             ios,
@@ -56,16 +64,24 @@ impl DirIntervalSummary {
 impl IntervalSummary {
     pub fn of(s: &IntervalSample) -> IntervalSummary {
         let len_ns = s.end_ns.saturating_sub(s.start_ns);
-        let [r, w] = &s.dirs;
-        let (r_lat, w_lat) = (r.lat_ns.unpack(), w.lat_ns.unpack());
-        let mut all = r_lat.clone();
-        all.merge(&w_lat);
+        let lats = s.dirs.each_ref().map(|d| d.lat_ns.unpack());
+        let mut all = LatHist::new();
+        for h in &lats {
+            all.merge(h);
+        }
+        let one = |d: IoDir| {
+            let i = &s.dirs[d as usize];
+            DirIntervalSummary::of(i.ios, i.bytes, &lats[d as usize], len_ns)
+        };
+        let ios = s.dirs.iter().map(|d| d.ios).sum();
+        let bytes = s.dirs.iter().map(|d| d.bytes).sum();
         IntervalSummary {
             t_start_ns: s.start_ns,
             t_end_ns: s.end_ns,
-            read: DirIntervalSummary::of(r.ios, r.bytes, &r_lat, len_ns),
-            write: DirIntervalSummary::of(w.ios, w.bytes, &w_lat, len_ns),
-            total: DirIntervalSummary::of(r.ios + w.ios, r.bytes + w.bytes, &all, len_ns),
+            read: one(IoDir::Read),
+            write: one(IoDir::Write),
+            trim: one(IoDir::Trim),
+            total: DirIntervalSummary::of(ios, bytes, &all, len_ns),
         }
     }
 }

@@ -811,3 +811,51 @@ mod sprandom {
             .any(|w| w.contains("spr_op has no effect without sprandom")));
     }
 }
+
+/// `rw=trim|randtrim`: every I/O a trim, each block once per pass;
+/// `trimwrite|randtrimwrite`: each block trimmed and then written at the
+/// same offset and length, the write right after its trim (fio's order,
+/// checked with fio 3.33's write_iolog on the null engine).
+mod trims {
+    use super::*;
+
+    #[test]
+    fn trim_jobs_trim_each_block_once() {
+        for rw in ["rw=trim", "rw=randtrim"] {
+            let mut g = IoGen::new(&job(&[rw, "bs=16k"]), 0, one(M)).unwrap();
+            let units = all(&mut g);
+            assert!(units.iter().all(|u| u.dir == IoDir::Trim), "{rw}");
+            assert_each_block_once(&units, &one(M), 16 * K);
+            assert_eq!(g.total_bytes(), Some(M));
+        }
+    }
+
+    #[test]
+    fn trimwrite_writes_each_block_right_after_trimming_it() {
+        for rw in ["rw=trimwrite", "rw=randtrimwrite"] {
+            let mut g = IoGen::new(&job(&[rw, "bs=16k"]), 0, one(M)).unwrap();
+            assert!(g.trims_then_writes());
+            let units = all(&mut g);
+            assert_eq!(units.len() as u64, 2 * M / (16 * K), "{rw}");
+            for pair in units.chunks(2) {
+                assert_eq!(pair[0].dir, IoDir::Trim, "{rw}");
+                assert_eq!(
+                    pair[1],
+                    IoUnit {
+                        dir: IoDir::Write,
+                        ..pair[0]
+                    },
+                    "{rw}"
+                );
+            }
+            let trims: Vec<IoUnit> = units
+                .iter()
+                .copied()
+                .filter(|u| u.dir == IoDir::Trim)
+                .collect();
+            assert_each_block_once(&trims, &one(M), 16 * K);
+            // Progress counts both: a pass moves every byte twice.
+            assert_eq!(g.total_bytes(), Some(2 * M));
+        }
+    }
+}

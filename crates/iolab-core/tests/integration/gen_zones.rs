@@ -189,6 +189,59 @@ mod zbd {
         );
     }
 
+    /// fio's zbd-rand-write-trim-gc.fio: a randtrim job beside a writer
+    /// resets whole zones (bs = zonesize), which the writer then refills
+    /// from their starts.
+    #[test]
+    fn a_trim_resets_its_zone_for_every_writer_of_the_file() {
+        let region = || {
+            vec![FileRegion {
+                start: 0,
+                len: 256 * K,
+            }]
+        };
+        let mut w = IoGen::new(
+            &job(&["zonemode=zbd", "zonesize=64k", "rw=write", "size=256k"]),
+            0,
+            region(),
+        )
+        .unwrap();
+        let written: Vec<_> = w.by_ref().take(20).collect();
+        assert_eq!(written.len(), 20);
+        assert_eq!(wps(&w), [64 * K, 16 * K]);
+        let trim = job(&[
+            "zonemode=zbd",
+            "zonesize=64k",
+            "rw=trim",
+            "bs=64k",
+            "size=256k",
+        ]);
+        let mut t = IoGen::new(&trim, 0, region()).unwrap();
+        t.share_zones(0, w.zone_table(0).unwrap());
+        let u = t.next().unwrap();
+        assert_eq!((u.dir, u.offset, u.len), (IoDir::Trim, 0, 64 * K));
+        assert_eq!(wps(&w)[0], 0, "zone 0 reset for the writer too");
+        assert_eq!(w.zone_table(0).unwrap().snapshot().resets, 1);
+        // Trims one zone each and the whole region once per pass.
+        assert_eq!(t.by_ref().count(), 3);
+        // A trim smaller than a zone is refused by name (fio: "Trim offset
+        // not at zone start").
+        let e = JobSpec::new("z")
+            .args([
+                "filename=/tmp/x",
+                "size=256k",
+                "zonemode=zbd",
+                "zonesize=64k",
+            ])
+            .args(["rw=randtrim", "bs=4k"])
+            .prepare()
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("give bs=zonesize (65536 bytes)"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn reads_stay_below_the_write_pointer() {
         let j = job(&["zonemode=zbd", "zonesize=64k", "rw=randread"]);

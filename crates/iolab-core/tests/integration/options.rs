@@ -18,6 +18,7 @@
 //! - `files`: nrfiles, filesize, filename_format
 //! - `table`: the option table itself (lookup, Markdown, defaults)
 //! - `compat`: options met in other projects' job files
+//! - `trims`: rw=trim and its kin, the trim value, what trims refuse
 
 use iolab_core::job::{JobSpec, PreparedJob};
 
@@ -28,6 +29,7 @@ mod files;
 mod jobs;
 mod nbd;
 mod table;
+mod trims;
 mod units;
 mod uring;
 

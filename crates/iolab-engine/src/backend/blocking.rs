@@ -45,6 +45,7 @@ impl<S: Syscall> BlockingBackend<S> {
                     Op::Read | Op::Write => self.call.rw(fd, req) as i64,
                     Op::Fsync => i64::from(libc::fsync(fd)),
                     Op::Fdatasync => i64::from(libc::fdatasync(fd)),
+                    Op::Trim => unreachable!("trims are answered by backend::trim::Trims"),
                 }
             };
             if ret >= 0 {

@@ -108,6 +108,7 @@ impl Backend for LibaioBackend {
             Op::Write => IOCB_CMD_PWRITE,
             Op::Fsync => IOCB_CMD_FSYNC,
             Op::Fdatasync => IOCB_CMD_FDSYNC,
+            Op::Trim => unreachable!("trims are answered by backend::trim::Trims"),
         };
         // The kernel refuses a sync iocb that names a buffer or range.
         let data = matches!(req.op, Op::Read | Op::Write);

@@ -79,6 +79,7 @@ impl Backend for MmapBackend {
         let m = &self.maps[req.file as usize];
         let (off, len) = (req.offset as usize, req.len as usize);
         let result = match req.op {
+            Op::Trim => unreachable!("trims are answered by backend::trim::Trims"),
             Op::Fsync | Op::Fdatasync if m.len == 0 => 0,
             Op::Fsync | Op::Fdatasync => {
                 // Safety: our own mapping, whole.

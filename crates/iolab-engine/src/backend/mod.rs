@@ -19,6 +19,7 @@
 pub mod atomic;
 pub mod blocking;
 pub mod offload;
+pub mod trim;
 
 use std::os::fd::RawFd;
 
@@ -50,9 +51,9 @@ macro_rules! engine_backends {
         pub fn with_backend<W: WithBackend>(engine: IoEngine, offload: bool, w: W) -> W::Output {
             match (engine, offload) {
                 $(
-                    (IoEngine::$variant, false) => w.run::<$module::$backend>(),
+                    (IoEngine::$variant, false) => w.run::<trim::Trims<$module::$backend>>(),
                     (IoEngine::$variant, true) => {
-                        w.run::<offload::OffloadBackend<$module::$backend>>()
+                        w.run::<offload::OffloadBackend<trim::Trims<$module::$backend>>>()
                     }
                 )*
             }
@@ -76,6 +77,8 @@ pub enum Op {
     Write,
     Fsync,
     Fdatasync,
+    /// Discard `len` bytes at `offset` (no buffer): see [`trim`].
+    Trim,
 }
 
 impl From<IoDir> for Op {
@@ -83,6 +86,7 @@ impl From<IoDir> for Op {
         match d {
             IoDir::Read => Op::Read,
             IoDir::Write => Op::Write,
+            IoDir::Trim => Op::Trim,
         }
     }
 }
@@ -140,12 +144,21 @@ pub struct BackendConfig {
     pub sync_writes: bool,
     /// Engine-specific options (`hipri`, …).
     pub engine: iolab_core::job::EngineOptions,
+    /// The job trims (`rw=trim`, …): [`trim::Trims`] looks at the files,
+    /// the nbd backend checks the export accepts trims.
+    pub trims: bool,
+    /// `zonemode=zbd`: a trim is a zone reset, which only moves the
+    /// emulated write pointer (the generator did that): no system call.
+    pub trims_reset_zones: bool,
 }
 
 pub trait Backend: Sized {
     const NAME: &'static str;
     /// True if `queue` completes requests itself (no commit/reap needed).
     const SYNC: bool;
+    /// True if the backend issues [`Op::Trim`] itself (nbd, null); the
+    /// others get trims from [`trim::Trims`] around them.
+    const TRIMS: bool = false;
 
     fn open(files: &[OpenFile], cfg: &BackendConfig) -> Result<Self, crate::EngineError>;
     /// Stages one request (or completes it, for synchronous backends).

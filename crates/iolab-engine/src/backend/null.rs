@@ -35,6 +35,7 @@ pub struct NullBackend {
 impl Backend for NullBackend {
     const NAME: &'static str = "null";
     const SYNC: bool = false;
+    const TRIMS: bool = true;
 
     fn open(_files: &[OpenFile], cfg: &BackendConfig) -> Result<Self, EngineError> {
         // One extra entry for a sync request issued on a quiesced queue.
@@ -48,7 +49,7 @@ impl Backend for NullBackend {
     #[inline]
     unsafe fn queue(&mut self, req: &Request) -> std::io::Result<Queued> {
         let result = match req.op {
-            Op::Read | Op::Write => i64::from(req.len),
+            Op::Read | Op::Write | Op::Trim => i64::from(req.len),
             Op::Fsync | Op::Fdatasync => 0,
         };
         self.queue.push_back(Completion {
@@ -110,6 +111,8 @@ mod tests {
             nbd: None,
             sync_writes: false,
             engine: Default::default(),
+            trims: false,
+            trims_reset_zones: false,
         };
         let mut b = NullBackend::open(&[], &cfg).unwrap();
         let mut out = Vec::new();

@@ -102,6 +102,8 @@ fn submitter<B: Backend>(
         nbd: cfg.nbd,
         sync_writes: cfg.sync_writes,
         engine: cfg.engine,
+        trims: cfg.trims,
+        trims_reset_zones: cfg.trims_reset_zones,
     };
     let mut b = match B::open(&files, &one) {
         Ok(b) => b,
@@ -146,6 +148,8 @@ struct ThreadCfg {
     nbd: Option<iolab_core::job::NbdTarget>,
     sync_writes: bool,
     engine: iolab_core::job::EngineOptions,
+    trims: bool,
+    trims_reset_zones: bool,
 }
 
 impl<B: Backend + 'static> Backend for OffloadBackend<B> {
@@ -165,6 +169,8 @@ impl<B: Backend + 'static> Backend for OffloadBackend<B> {
                 nbd: cfg.nbd.clone(),
                 sync_writes: cfg.sync_writes,
                 engine: cfg.engine.clone(),
+                trims: cfg.trims,
+                trims_reset_zones: cfg.trims_reset_zones,
             };
             let (w, d, r) = (work_rx.clone(), done_tx.clone(), ready_tx.clone());
             let t = std::thread::Builder::new()

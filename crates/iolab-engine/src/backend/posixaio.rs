@@ -130,6 +130,7 @@ impl Backend for PosixAioBackend {
                 Op::Write => libc::aio_write(cb),
                 Op::Fsync => libc::aio_fsync(libc::O_SYNC, cb),
                 Op::Fdatasync => libc::aio_fsync(libc::O_DSYNC, cb),
+                Op::Trim => unreachable!("trims are answered by backend::trim::Trims"),
             }
         };
         if r == 0 {

@@ -54,6 +54,8 @@ mod tests {
             nbd: None,
             sync_writes: false,
             engine: Default::default(),
+            trims: false,
+            trims_reset_zones: false,
         };
         let mut b = PsyncBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
         let mut buf = vec![0u8; 4096];

@@ -244,6 +244,7 @@ impl UringBackend {
                     .flags(types::FsyncFlags::DATASYNC)
                     .build())
             }
+            (Op::Trim, _) => unreachable!("trims are answered by backend::trim::Trims"),
         };
         e.user_data(u64::from(req.slot))
     }
@@ -447,6 +448,8 @@ mod tests {
             nbd: None,
             sync_writes: false,
             engine: Default::default(),
+            trims: false,
+            trims_reset_zones: false,
         };
         let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
         assert_eq!(b.ring.params().sq_entries(), 4);
@@ -512,6 +515,8 @@ mod tests {
             nbd: None,
             sync_writes: false,
             engine: Default::default(),
+            trims: false,
+            trims_reset_zones: false,
         };
         // A read-only view of a descriptor: write to an O_RDONLY file gives EBADF.
         let path = format!("/proc/self/fd/{}", f.as_raw_fd());
@@ -548,6 +553,8 @@ mod tests {
                 uring,
                 ..Default::default()
             },
+            trims: false,
+            trims_reset_zones: false,
         }
     }
 

@@ -85,6 +85,7 @@ impl VsyncBackend {
                 });
                 self.results.push(r.map_or_else(|e| -e, |r| r as i64));
             }
+            Op::Trim => unreachable!("trims are answered by backend::trim::Trims"),
             Op::Read | Op::Write => {
                 let run = self.pending.range(..n);
                 transfer(fd, run, &mut self.iov, &mut self.results);

@@ -194,7 +194,7 @@ fn aligned_values(job: &PreparedJob) -> Vec<(String, u64)> {
     let mut out = vec![("offset".to_string(), job.offset)];
     out.push(("offset_increment".to_string(), job.offset_increment));
     let both = job.rw.does(IoDir::Read) && job.rw.does(IoDir::Write);
-    for dir in IoDir::ALL.into_iter().filter(|d| job.rw.does(*d)) {
+    for dir in IoDir::ALL.into_iter().filter(|d| job.rw.uses_slot(*d)) {
         let suffix = if both {
             format!(" ({})", dir.name())
         } else {

@@ -74,7 +74,7 @@ impl Tracker {
                     self.totals[id.job as usize].add(&sample);
                 }
                 let v = self.view(id);
-                v.bytes_done += sample.dirs[0].bytes + sample.dirs[1].bytes;
+                v.bytes_done += sample.dirs.iter().map(|d| d.bytes).sum::<u64>();
                 v.last = Some(sample);
                 v.last_ramp = ramp;
                 true
@@ -143,7 +143,7 @@ impl Tracker {
     }
 
     fn fill_rates(&self, members: &[usize], p: &mut Progress) {
-        let mut lat = [LatHist::new(), LatHist::new()];
+        let mut lat = [LatHist::new(), LatHist::new(), LatHist::new()];
         for &i in members {
             let Some(s) = &self.views[i].last else {
                 continue;

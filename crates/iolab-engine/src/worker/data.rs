@@ -11,6 +11,13 @@
 //! With `verify_write_sequence=0` a logged block need only be intact, not
 //! the last write's data. Mismatches are counted; the first is kept for
 //! the error, and with `verify_fatal` the first one ends the job.
+//!
+//! fio's verify-trim (`trim_percentage` with `trim_backlog`): each logged
+//! write is chosen for a trim with that probability; every `trim_backlog`
+//! logged writes, a batch of the chosen blocks (`trim_backlog_batch`, by
+//! default `trim_backlog` of them) is trimmed once its write completed. A
+//! trimmed block stays in the log and must read back as zeroes
+//! (`trim_verify_zero`, fio's default), or leaves it.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -29,6 +36,59 @@ use crate::EngineError;
 /// write over the same bytes replaces what it covers (fio keeps its log
 /// the same way), so overwritten data is never expected back.
 type Log = BTreeMap<(u32, u64), (u64, u64, bool)>;
+
+/// The seed of a logged block that was trimmed: it must read back as
+/// zeroes. Write seeds are odd and 0 means "any intact chunk", so 2 is
+/// never a write's.
+const TRIMMED: u64 = 2;
+
+/// fio's verify-trim state (see the module doc).
+#[derive(Debug, Default)]
+struct VerifyTrims {
+    pct: u32,
+    backlog: u64,
+    batch: u64,
+    zero: bool,
+    /// Logged blocks chosen for a trim, in write order: (file, offset, len).
+    chosen: VecDeque<(u32, u64, u64)>,
+    writes_since: u64,
+    batch_left: u64,
+    draw: u64,
+}
+
+impl VerifyTrims {
+    fn new(d: &iolab_core::job::DataOptions, seed: u64) -> VerifyTrims {
+        if !d.verify_trims() {
+            return VerifyTrims::default();
+        }
+        VerifyTrims {
+            pct: d.trim_pct,
+            backlog: d.trim_backlog,
+            batch: if d.trim_backlog_batch == 0 {
+                d.trim_backlog
+            } else {
+                d.trim_backlog_batch
+            },
+            zero: d.trim_verify_zero,
+            draw: seed | 1,
+            ..VerifyTrims::default()
+        }
+    }
+
+    /// A logged write: chosen for a trim with probability `pct` %.
+    fn logged(&mut self, file: u32, offset: u64, len: u64) {
+        self.writes_since += 1;
+        // xorshift64*: a stream of its own, so the written data stays as it
+        // would be without verify-trim.
+        self.draw ^= self.draw >> 12;
+        self.draw ^= self.draw << 25;
+        self.draw ^= self.draw >> 27;
+        let r = self.draw.wrapping_mul(0x2545_f491_4f6c_dd1d) % 100;
+        if r < u64::from(self.pct) {
+            self.chosen.push_back((file, offset, len));
+        }
+    }
+}
 
 #[derive(Debug)]
 pub struct DataState {
@@ -58,6 +118,7 @@ pub struct DataState {
     pub failures: u64,
     pub verified: u64,
     first: Option<(Mismatch, PathBuf)>,
+    trims: VerifyTrims,
 }
 
 impl DataState {
@@ -96,6 +157,7 @@ impl DataState {
             failures: 0,
             verified: 0,
             first: None,
+            trims: VerifyTrims::new(d, seed ^ 0x7a1d),
         }
     }
 
@@ -121,14 +183,71 @@ impl DataState {
         // fio's get_next_verify: a block whose write is in flight waits.
         let (&(file, offset), &(len, seed, _)) = self.log.iter().find(|(_, v)| !v.2)?;
         self.log.remove(&(file, offset));
-        self.expected
-            .push_back(Some(if self.write_sequence { seed } else { 0 }));
+        let expect = if self.write_sequence || seed == TRIMMED {
+            seed
+        } else {
+            0
+        };
+        self.expected.push_back(Some(expect));
         Some(IoUnit {
             dir: IoDir::Read,
             file,
             offset,
             len,
         })
+    }
+
+    /// A verify-trim to issue now (see the module doc): the next chosen
+    /// block whose write completed, at a `trim_backlog` point or within its
+    /// batch. A chosen block written over since is skipped; one whose write
+    /// is still in flight waits.
+    #[inline]
+    pub fn next_trim(&mut self) -> Option<IoUnit> {
+        let t = &mut self.trims;
+        if t.backlog == 0 || self.phase {
+            return None;
+        }
+        if t.batch_left == 0 {
+            if t.writes_since < t.backlog || t.chosen.is_empty() {
+                return None;
+            }
+            (t.writes_since, t.batch_left) = (0, t.batch);
+        }
+        while let Some(&(file, offset, len)) = t.chosen.front() {
+            match self.log.get_mut(&(file, offset)) {
+                Some(e) if e.0 == len && e.1 != TRIMMED && !e.2 => {
+                    t.chosen.pop_front();
+                    t.batch_left -= 1;
+                    e.2 = true; // no verify read until the trim completed
+                    return Some(IoUnit {
+                        dir: IoDir::Trim,
+                        file,
+                        offset,
+                        len,
+                    });
+                }
+                Some(e) if e.0 == len && e.2 => return None,
+                _ => {
+                    t.chosen.pop_front();
+                }
+            }
+        }
+        t.batch_left = 0;
+        None
+    }
+
+    /// A verify-trim completed: the block must now read back as zeroes
+    /// (trim_verify_zero), or leaves the log.
+    pub fn trimmed(&mut self, unit: IoUnit) {
+        let key = (unit.file, unit.offset);
+        if !matches!(self.log.get(&key), Some(e) if e.0 == unit.len) {
+            return;
+        }
+        if self.trims.zero {
+            self.log.insert(key, (unit.len, TRIMMED, false));
+        } else {
+            self.log.remove(&key);
+        }
     }
 
     /// The generator's unit as this job issues it (verify_only reads what
@@ -211,6 +330,9 @@ impl DataState {
             self.log.remove(&k);
         }
         self.log.insert((file, start), (unit.len, seed, true));
+        if self.trims.backlog > 0 {
+            self.trims.logged(file, start, unit.len);
+        }
     }
 
     /// A verify read completed: check its chunks. Err only when the job
@@ -226,6 +348,10 @@ impl DataState {
             return Ok(());
         };
         let mut bad = None;
+        if seed == TRIMMED {
+            bad = zero_mismatch(buf, offset);
+            return self.checked(l, bad, path);
+        }
         for (i, c) in buf.chunks_mut(l.interval).enumerate() {
             let i = i as u64;
             let s = if seed == 0 { 0 } else { seed.wrapping_add(i) };
@@ -237,6 +363,16 @@ impl DataState {
                 bad.get_or_insert(m);
             }
         }
+        self.checked(l, bad, path)
+    }
+
+    /// Count a checked read, and its mismatch if any.
+    fn checked(
+        &mut self,
+        l: Layout,
+        bad: Option<Mismatch>,
+        path: &Path,
+    ) -> Result<(), EngineError> {
         self.verify = Some(l);
         self.verified += 1;
         let Some(m) = bad else { return Ok(()) };
@@ -268,6 +404,22 @@ impl DataState {
             verified: self.verified,
         })
     }
+}
+
+/// A trimmed block read back: a mismatch unless every byte is zero.
+fn zero_mismatch(buf: &[u8], offset: u64) -> Option<Mismatch> {
+    let first = buf.iter().position(|&b| b != 0)?;
+    Some(Mismatch {
+        offset,
+        len: buf.len(),
+        what: "trimmed block is not zero (trim_verify_zero)",
+        expected: "zeroes".into(),
+        found: format!(
+            "{} non-zero bytes, the first at +{first}",
+            buf.iter().filter(|&&b| b != 0).count()
+        ),
+        expected_chunk: None,
+    })
 }
 
 /// verify_dump: the chunk as read and as expected, next to the file.
@@ -303,6 +455,8 @@ impl<B: Backend> Worker<B> {
             let buf = unsafe { self.bufs.slot_mut(slot, s.len as usize) };
             s.seed = self.data.before_write(buf, s.offset);
             self.data.issued_write(slot_unit(s), s.seed);
+        } else if s.dir == IoDir::Trim {
+            // No data: verify is refused for jobs that trim.
         } else if let Some(seed) = self.data.read_seed() {
             (s.check, s.seed) = (true, seed);
         }
@@ -314,6 +468,8 @@ impl<B: Backend> Worker<B> {
         let s = self.q.slots[slot as usize];
         if s.dir == IoDir::Write {
             self.data.written(slot_unit(&s), s.seed);
+        } else if s.dir == IoDir::Trim {
+            self.data.trimmed(slot_unit(&s));
         } else if s.check {
             // Safety: the read completed, so the kernel is done with the buffer.
             let buf = unsafe { self.bufs.slot_mut(slot, s.len as usize) };

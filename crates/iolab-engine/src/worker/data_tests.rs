@@ -86,3 +86,61 @@ fn reads_of_a_mix_are_not_checked_but_its_writes_are_read_back() {
     let _ = reader.adapt(unit(IoDir::Read, 0));
     assert_eq!(reader.read_seed(), Some(0));
 }
+
+/// fio's verify-trim: chosen blocks are trimmed at the backlog points once
+/// their write completed, then expected back as zeroes.
+#[test]
+fn verify_trims_trim_chosen_blocks_and_expect_zeroes() {
+    let mut d = state(&[
+        "rw=write",
+        "trim_percentage=100",
+        "trim_backlog=2",
+        "trim_backlog_batch=1",
+    ]);
+    let (a, b) = (unit(IoDir::Write, 0), unit(IoDir::Write, 4096));
+    d.issued_write(a, 11);
+    assert_eq!(
+        d.next_trim(),
+        None,
+        "one write: the backlog point is at two"
+    );
+    d.issued_write(b, 13);
+    assert_eq!(d.next_trim(), None, "the chosen block's write is in flight");
+    d.written(a, 11);
+    d.written(b, 13);
+    assert_eq!(d.next_trim(), Some(unit(IoDir::Trim, 0)));
+    assert_eq!(d.next_trim(), None, "a batch of one");
+    d.trimmed(unit(IoDir::Trim, 0));
+    d.phase = true;
+    assert_eq!(d.next_read(), Some(unit(IoDir::Read, 0)));
+    let zero_seed = d.read_seed().unwrap();
+    let path = std::path::Path::new("/tmp/x");
+    let mut zeroes = vec![0u8; 4096];
+    d.check(&mut zeroes, 0, zero_seed, path).unwrap();
+    let mut stale = vec![0u8; 4096];
+    stale[100] = 7;
+    d.check(&mut stale, 0, zero_seed, path).unwrap();
+    assert_eq!(d.failures, 1, "a trimmed block that is not zero fails");
+    assert!(d
+        .error()
+        .unwrap()
+        .to_string()
+        .contains("trimmed block is not zero"));
+}
+
+#[test]
+fn without_trim_verify_zero_a_trimmed_block_leaves_the_log() {
+    let mut d = state(&[
+        "rw=write",
+        "trim_percentage=100",
+        "trim_backlog=1",
+        "trim_verify_zero=0",
+    ]);
+    let a = unit(IoDir::Write, 0);
+    d.issued_write(a, 11);
+    d.written(a, 11);
+    assert_eq!(d.next_trim(), Some(unit(IoDir::Trim, 0)));
+    d.trimmed(unit(IoDir::Trim, 0));
+    d.phase = true;
+    assert_eq!(d.next_read(), None);
+}

@@ -238,12 +238,19 @@ impl<B: Backend> Worker<B> {
         if let Some(u) = self.data.next_read() {
             return Some(u);
         }
+        if let Some(u) = self.data.next_trim() {
+            return Some(u);
+        }
         if self.data.phase || self.src.bytes_left == 0 || self.src.ios_left == 0 {
             return None;
         }
         let u = self.src.gen.next()?;
-        self.src.bytes_left = self.src.bytes_left.saturating_sub(u.len);
-        self.src.ios_left -= 1;
+        // A trimwrite's trim rides with its write: io_size and number_ios
+        // count the writes only (as fio counts them).
+        if u.dir != IoDir::Trim || !self.src.gen.trims_then_writes() {
+            self.src.bytes_left = self.src.bytes_left.saturating_sub(u.len);
+            self.src.ios_left -= 1;
+        }
         Some(self.data.adapt(u))
     }
 
@@ -264,7 +271,7 @@ impl<B: Backend> Worker<B> {
             return self.issue_sync();
         }
         let t0 = self.clock();
-        let mut per_dir = [0u64; 2];
+        let mut per_dir = [0u64; 3];
         for i in 0..self.q.batch.len() {
             let (u, due) = self.q.batch[i];
             let slot = self.q.free.pop().expect("batch never exceeds free slots");
@@ -288,8 +295,9 @@ impl<B: Backend> Worker<B> {
         }
         self.q.inflight += self.q.staged.len() as u32;
         self.q.staged.clear();
-        self.rec.submitted(0, per_dir[0], t1 - t0);
-        self.rec.submitted(1, per_dir[1], t1 - t0);
+        for (d, n) in per_dir.into_iter().enumerate() {
+            self.rec.submitted(d, n, t1 - t0);
+        }
         Ok(())
     }
 
@@ -403,7 +411,8 @@ impl<B: Backend> Worker<B> {
             if self.prio.is_some() || self.iolog.is_some() {
                 self.per_io(c.slot, ts);
             }
-            let d = &mut self.limits.done[dir as usize];
+            // rate_min counts a trim with the writes (its option slot).
+            let d = &mut self.limits.done[dir.option_slot()];
             (d.0, d.1) = (d.0 + 1, d.1 + u64::from(len));
             if self.pacing.lat.is_some() {
                 self.pacing

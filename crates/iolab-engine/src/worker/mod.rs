@@ -364,6 +364,8 @@ impl<B: Backend> Worker<B> {
             nbd: spec.job.nbd.clone(),
             sync_writes: spec.job.writes() && spec.job.sync != iolab_core::job::SyncMode::None,
             engine: spec.job.engine.clone(),
+            trims: spec.job.trims(),
+            trims_reset_zones: spec.job.zones.mode == iolab_core::job::ZoneMode::Zbd,
         };
         let backend = B::open(&open, &cfg)?;
         let prio_seed = spec.gen.seed() ^ 0x5bd1_e995;

@@ -186,7 +186,7 @@ impl<B: Backend> Worker<B> {
     #[inline]
     pub(super) fn pick_prio(&mut self, u: &IoUnit) -> u16 {
         match self.prio.as_mut() {
-            Some(p) => p.pick(u.dir as usize, u.len),
+            Some(p) => p.pick(u.dir.option_slot(), u.len),
             None => 0,
         }
     }

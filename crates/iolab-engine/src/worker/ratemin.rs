@@ -22,8 +22,15 @@ impl RateMin {
     /// value sets both directions; only those the job does are held to it).
     pub fn new(job: &PreparedJob) -> Option<RateMin> {
         let a = &job.amounts;
-        let only_done =
-            |v: [u64; 2]| IoDir::ALL.map(|d| if job.rw.does(d) { v[d as usize] } else { 0 });
+        let only_done = |v: [u64; 2]| {
+            IoDir::ALL.map(|d| {
+                if job.rw.uses_slot(d) {
+                    v[d as usize]
+                } else {
+                    0
+                }
+            })
+        };
         let (min_bytes, min_ios) = (only_done(a.rate_min_bytes), only_done(a.rate_min_iops));
         let any = min_bytes.iter().chain(&min_ios).any(|&m| m > 0);
         any.then(|| RateMin {

@@ -51,18 +51,18 @@ pub struct Recorder {
     id: WorkerId,
     tx: Sender<WorkerMsg>,
     rate_limited: bool,
-    pub dirs: [DirStats; 2],
+    pub dirs: [DirStats; 3],
     pub syncs: u64,
     pub sync_lat_ns: LatHist,
-    iv: [DirInterval; 2],
+    iv: [DirInterval; 3],
     /// Live latency histograms of the current interval; packed into `iv`
     /// when the interval closes.
-    iv_lat_ns: [LatHist; 2],
+    iv_lat_ns: [LatHist; 3],
     /// Per-I/O records since the last drain, per direction: submission,
     /// completion and total latency.
-    hot_slat: [HotHist; 2],
-    hot_clat: [HotHist; 2],
-    hot_lat: [HotHist; 2],
+    hot_slat: [HotHist; 3],
+    hot_clat: [HotHist; 3],
+    hot_lat: [HotHist; 3],
     series: Vec<IntervalSample>,
     /// Keep the measured intervals for the result (false: the run streams
     /// them to an interval log as they arrive, so memory does not grow with
@@ -81,8 +81,8 @@ pub struct Recorder {
     /// Start of the current phase (measured part), I/Os done per direction
     /// when it began, and the runtime per direction of the phases closed.
     phase_start_ns: u64,
-    phase_done: [u64; 2],
-    dir_runtime_ns: [u64; 2],
+    phase_done: [u64; 3],
+    dir_runtime_ns: [u64; 3],
 }
 
 fn dir_stats(rate_limited: bool) -> DirStats {
@@ -103,11 +103,11 @@ impl Recorder {
             id,
             tx,
             rate_limited,
-            dirs: [dir_stats(rate_limited), dir_stats(rate_limited)],
+            dirs: [(); 3].map(|_| dir_stats(rate_limited)),
             syncs: 0,
             sync_lat_ns: LatHist::new(),
             iv: Default::default(),
-            iv_lat_ns: [LatHist::new(), LatHist::new()],
+            iv_lat_ns: [(); 3].map(|_| LatHist::new()),
             hot_slat: Default::default(),
             hot_clat: Default::default(),
             hot_lat: Default::default(),
@@ -121,8 +121,8 @@ impl Recorder {
             grid_ns: 0,
             cpu0: (0, 0, 0),
             phase_start_ns: 0,
-            phase_done: [0; 2],
-            dir_runtime_ns: [0; 2],
+            phase_done: [0; 3],
+            dir_runtime_ns: [0; 3],
         }
     }
 
@@ -239,7 +239,7 @@ impl Recorder {
     }
 
     fn start_measured(&mut self, now_ns: u64) {
-        self.dirs = [dir_stats(self.rate_limited), dir_stats(self.rate_limited)];
+        self.dirs = [(); 3].map(|_| dir_stats(self.rate_limited));
         self.syncs = 0;
         self.sync_lat_ns.reset();
         self.iv = Default::default();
@@ -252,8 +252,8 @@ impl Recorder {
         self.iv_next_ns = now_ns + self.interval_ns;
         self.cpu0 = thread_rusage();
         self.phase_start_ns = now_ns;
-        self.phase_done = [0; 2];
-        self.dir_runtime_ns = [0; 2];
+        self.phase_done = [0; 3];
+        self.dir_runtime_ns = [0; 3];
         // The run may be gone (dropped without waiting); nothing to do then.
         let _ = self.tx.send(WorkerMsg::Measuring {
             id: self.id,

@@ -13,6 +13,8 @@
 //! - `nrfiles`: files iolab creates (nrfiles, filesize, filename_format).
 //! - `prio`: I/O priorities per request (counts per priority), the
 //!   thread's ioprio and NUMA policy, per-I/O records against the histogram.
+//! - `trims`: rw=trim and its kin on files (counts, holes), fio's
+//!   verify-trim (trim_percentage, trim_backlog, trim_verify_zero).
 //! - `verify_mix`: verify with a read/write mix (what is checked, counts).
 //! - `shape`: sequence distribution, dedupe modes and dedupe_global, on disk.
 //! - `timing`: runtime and ramp, intervals, rate limiting, thinktime,
@@ -30,5 +32,6 @@ mod nrfiles;
 mod prio;
 mod shape;
 mod timing;
+mod trims;
 mod verify_mix;
 mod zones;

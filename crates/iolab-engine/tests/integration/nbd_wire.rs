@@ -167,6 +167,8 @@ fn backend(uri: &str, connections: u32, depth: u32) -> NbdBackend {
         nbd: job.nbd,
         sync_writes: false,
         engine: Default::default(),
+        trims: false,
+        trims_reset_zones: false,
     };
     NbdBackend::open(&[], &cfg).unwrap()
 }

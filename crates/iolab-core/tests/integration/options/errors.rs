@@ -82,7 +82,7 @@ fn unsupported_choices() {
     assert!(err(&["size=1m", "rw=randread:8"])
         .contains("'randread:8' (I/Os per random offset) is not supported yet; write rw=randread"));
     assert!(err(&["size=1m", "rw=read:x"]).contains("'rw'"));
-    assert!(err(&["size=1m", "rw=trim"]).contains("does not issue trims"));
+    assert!(err(&["size=1m", "rw=trimread"]).contains("trimwrite or randtrimwrite"));
     assert!(err(&["size=1m", "rw=sideways"]).contains("expected read, write"));
     assert!(err(&["size=1m", "ioengine=splice"])
         .contains("supported engines: io_uring, libaio, psync, sync, pvsync, pvsync2, mmap, null"));

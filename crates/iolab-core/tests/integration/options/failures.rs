@@ -95,7 +95,7 @@ fn atomic_needs_a_capable_engine_direct_io_and_writes() {
 }
 
 /// fio's `rate=r,w,t` (examples/exitwhat.fio): the trim value is parsed
-/// and noted, since iolab issues no trims; read and write are kept.
+/// and noted, since the job issues no trims; read and write are kept.
 #[test]
 fn a_third_trim_rate_is_noted_not_refused() {
     let j = prep(&["size=1m", "rw=randrw", "rate=300,400,500"]);

@@ -14,7 +14,8 @@ fn defaults_mirror_fio() {
         j.rw,
         RwMix {
             pattern: Pattern::Sequential,
-            read_pct: 100
+            read_pct: 100,
+            trim: TrimMode::None,
         }
     );
     assert_eq!(j.bs, [BsSpec::Fixed(4096), BsSpec::Fixed(4096)]);
@@ -94,7 +95,8 @@ fn seed_002_commands() {
             j.rw,
             RwMix {
                 pattern: Pattern::Random,
-                read_pct: mix.parse().unwrap()
+                read_pct: mix.parse().unwrap(),
+                trim: TrimMode::None,
             }
         );
         assert_eq!(j.bs[0], BsSpec::Fixed(parse_size(bs, 1024).unwrap()));
@@ -141,7 +143,11 @@ fn rw_and_mix() {
     for (rw, pattern, read_pct) in cases {
         assert_eq!(
             prep(&["size=1m", &format!("rw={rw}")]).rw,
-            RwMix { pattern, read_pct }
+            RwMix {
+                pattern,
+                read_pct,
+                trim: TrimMode::None
+            }
         );
     }
     assert_eq!(

@@ -111,6 +111,13 @@ impl NbdBackend {
                 self.conns.len()
             ));
         }
+        if cfg.trims && f & wire::tflags::SEND_TRIM == 0 {
+            return Err(self.open_err(
+                "the job trims, but the export does not advertise SEND_TRIM (it takes no \
+                 NBD_CMD_TRIM); use a trimming export or a job without trims"
+                    .into(),
+            ));
+        }
         if f & wire::tflags::READ_ONLY != 0 {
             self.notes
                 .push(format!("nbd: {} is read-only", self.target.uri));
@@ -200,6 +207,7 @@ impl NbdBackend {
 impl Backend for NbdBackend {
     const NAME: &'static str = "nbd";
     const SYNC: bool = false;
+    const TRIMS: bool = true;
 
     fn open(_files: &[OpenFile], cfg: &BackendConfig) -> Result<Self, EngineError> {
         let target = target_of(cfg)?;
@@ -237,6 +245,7 @@ impl Backend for NbdBackend {
                 return Ok(Queued::Staged);
             }
             Op::Read => (wire::cmd::READ, 0, &[]),
+            Op::Trim => (wire::cmd::TRIM, 0, &[]),
             Op::Write => {
                 let fua = if self.fua { wire::cmd_flag::FUA } else { 0 };
                 // Safety: the worker's buffer holds `len` bytes for this

@@ -112,6 +112,6 @@ fn verify_phases_have_their_own_runtime() {
     let w = worker(&r, 0, 0);
     assert_eq!(
         w.dirs.each_ref().map(|d| d.runtime_ns),
-        [Some(w.runtime_ns); 2]
+        [Some(w.runtime_ns), Some(w.runtime_ns), Some(0)]
     );
 }

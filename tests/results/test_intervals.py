@@ -58,8 +58,9 @@ def in_memory_result() -> str:
 def _without_worker_intervals(summary: dict[str, Any]) -> dict[str, Any]:
     for job in summary["jobs"]:
         for w in job["workers"]:
-            for d in ("read", "write"):
-                w["stats"][d]["intervals"] = None
+            for d in ("read", "write", "trim"):
+                if d in w["stats"]:
+                    w["stats"][d]["intervals"] = None
     return summary
 
 
@@ -110,13 +111,13 @@ def test_hdrhistogram_package_reads_the_log(in_memory_result: str, tmp_path: Pat
     theirs = []
     while (h := reader.get_next_interval_histogram()) is not None:
         theirs.append(h)
-    assert len(theirs) == 2 * len(ours)  # one line per direction
+    assert len(theirs) == 3 * len(ours)  # one line per direction: read, write, trim
     names = [j["name"] for j in summary["jobs"]]
     for k, rec in enumerate(ours):
         job = summary["jobs"][rec["job"]]
         row = job["series"][rec["index"]]
-        for d, dname in enumerate(("read", "write")):
-            h = theirs[2 * k + d]
+        for d, dname in enumerate(("read", "write", "trim")):
+            h = theirs[3 * k + d]
             assert h.get_tag() == f"job={names[rec['job']]};host={_host(streamed)};dir={dname}"
             assert h.get_total_count() == rec["ios"][d] == row[dname]["ios"]
             if rec["ios"][d]:
@@ -233,7 +234,11 @@ def test_a_streamed_run_logs_every_io_and_ends_each_job(tmp_path: Path) -> None:
     """The engine's own stream (not a replay): the log's intervals add up to
     the result's I/Os, each job has its end line, the workers keep no series."""
     log = tmp_path / HLOG_FILE
-    jobs = [null_job("a", "randrw", "400ms", ("numjobs", "3")), null_job("b", "read", "250ms", ("numjobs", "2"))]
+    jobs = [
+        null_job("a", "randrw", "400ms", ("numjobs", "3")),
+        null_job("b", "read", "250ms", ("numjobs", "2")),
+        null_job("c", "randtrim", "250ms"),  # the third direction has its own lines
+    ]
     run = _native.Run(jobs, interval_ns=50_000_000, interval_log=log)
     run.start()
     while not run.finished():
@@ -243,12 +248,13 @@ def test_a_streamed_run_logs_every_io_and_ends_each_job(tmp_path: Path) -> None:
     assert all(w["series"] == [] for j in result["jobs"] for w in j["workers"])
     rows, state = read_window(log)
     assert not state.interrupted
-    assert [j["name"] for j in state.jobs] == ["a", "b"]
+    assert [j["name"] for j in state.jobs] == ["a", "b", "c"]
     for job in result["jobs"]:
-        for d, name in enumerate(("read", "write")):
-            done = sum(w["dirs"][d]["ios"] for w in job["workers"])
+        for d, name in enumerate(("read", "write", "trim")):
+            done = sum(w["dirs"][d]["ios"] if d < len(w["dirs"]) else 0 for w in job["workers"])
             (row,) = [r for r in rows if r.job == job["name"] and r.dir == name]
             assert row.ios == done, (job["name"], name)
+    assert [r.ios > 0 for r in rows if r.job == "c"] == [False, False, True]
     summary = json.loads(_native.summarize_with_log(json.dumps(result), log))
     assert sum(s["total"]["ios"] for s in summary["groups"][0]["series"]) == summary["groups"][0]["total"]["ios"]
 

@@ -127,7 +127,7 @@ pub fn hlog_window<'py>(
         ended: bool,
     }
     let mut reader = open(&path)?;
-    let ndirs = IoDir::ALL.len();
+    let ndirs = IoDir::MEASURED.len();
     let (jobs, accs, truncated) = gil::released(py, || {
         let mut accs: Vec<JobAcc> = Vec::new();
         for e in reader.by_ref() {
@@ -192,7 +192,7 @@ pub fn hlog_window<'py>(
         jd.set_item("end_ns", a.last_end_ns)?;
         jd.set_item("ended", a.ended)?;
         job_list.append(jd)?;
-        for (d, acc) in IoDir::ALL.iter().zip(&a.dirs) {
+        for (d, acc) in IoDir::MEASURED.iter().zip(&a.dirs) {
             let row = PyDict::new(py);
             row.set_item("job", j)?;
             row.set_item("name", name(j))?;

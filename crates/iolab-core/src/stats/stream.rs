@@ -59,7 +59,7 @@ pub struct IntervalStream<W: Write> {
 }
 
 fn dir_tags(name: &str, host: &str, worker: Option<u32>) -> Vec<String> {
-    IoDir::ALL
+    IoDir::MEASURED
         .iter()
         .map(|&d| hlog_tag(name, host, worker, d))
         .collect()
@@ -128,7 +128,7 @@ impl<W: Write> IntervalStream<W> {
             let lat = self
                 .spare
                 .pop()
-                .unwrap_or_else(|| IoDir::ALL.iter().map(|_| LatHist::new()).collect());
+                .unwrap_or_else(|| IoDir::MEASURED.iter().map(|_| LatHist::new()).collect());
             j.pending.push_back(Pending {
                 sample: IntervalSample {
                     start_ns: u64::MAX,

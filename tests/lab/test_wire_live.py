@@ -80,7 +80,12 @@ def test_the_side_given_less_cpu_is_named_the_bottleneck(starved: str) -> None:
     s = WireSettings(runtime_s=1.0, link=Link(bw="64g", lat="0us"), server_cpus=server, client_cpus=client)
     points, _, _ = measure(s, {"t": [Load("randread", 8 * KIB, threads=4)]})
     b_ = bottleneck(points["t"][0])
-    assert b_["side"] == f"{starved} CPU", b_
+    # With no idle CPU (other work on the host) the shares cannot say who
+    # waited: the lab then names no side — but never the wrong one.
+    if b_["side"] is None:
+        assert b_["text"].startswith("undetermined: the host had no idle CPU"), b_
+    else:
+        assert b_["side"] == f"{starved} CPU", b_
 
 
 def test_queueing_check_q_s_over_b_matches_the_measured_median_rise() -> None:

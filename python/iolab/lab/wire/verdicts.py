@@ -39,6 +39,7 @@ WIRE_SPREAD_MAX = 2.0
 FLAT_GAIN = 0.25
 LINK_BUSY = 0.85
 CPU_BUSY = 0.5
+CPU_FULL = 0.9
 CPU_MARGIN = 1.15
 HOST_IDLE = 10.0
 KNEE_LAT = 1.5
@@ -101,8 +102,15 @@ def bottleneck(p: Json) -> Json:
         return {"side": "link", "text": f"the link ({used})"}
     if c is not None and s is not None:
         hi, lo, side = (s, c, "server CPU") if s >= c else (c, s, "client CPU")
-        if (hi >= 100 * CPU_BUSY or host_busy) and hi >= CPU_MARGIN * lo:
+        # With no idle CPU, other work takes CPU from both sides, and a side
+        # pinned beside it gets less than its CPUs whatever it needs (a
+        # process's share does not show how long it waited to run): a side
+        # is named then only when it kept its own CPUs all but full.
+        busy_enough = hi >= 100 * (CPU_FULL if host_busy else CPU_BUSY)
+        if busy_enough and hi >= CPU_MARGIN * lo:
             return {"side": side, "text": f"the {side} ({used})"}
+        if host_busy:
+            return {"side": None, "text": f"undetermined: the host had no idle CPU ({used})"}
     return {"side": None, "text": f"undetermined ({used})"}
 
 
@@ -128,7 +136,9 @@ def server_cpu_limit(series: dict[str, list[Json]]) -> Json:
         texts.append(f"{name}: {_series_text(steps, i)}; limit: {b['text']}")
     if not named or all(v is None for v in named.values()):
         return _v("server_cpu_limit", NOT_MEASURABLE, "; ".join(texts) or "no scaling series", bottleneck=named)
-    verdict = HELD if all(v == "server CPU" for v in named.values()) else NOT_HELD
+    # A series whose limit could not be told (a host with no idle CPU) is
+    # left out of the verdict; its text says so.
+    verdict = HELD if all(v in ("server CPU", None) for v in named.values()) else NOT_HELD
     return _v("server_cpu_limit", verdict, "; ".join(texts), bottleneck=named)
 
 

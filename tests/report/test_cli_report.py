@@ -44,6 +44,13 @@ def test_report_html_default_and_output(cli, run_dir: Path, workdir: Path) -> No
     r = cli("report", str(run_dir), "-f", "md", "-o", "r.md")
     assert r.exit_code == 0 and r.stdout == "" and "r.md" in r.stderr, r.output
     assert (workdir / "r.md").read_text().startswith("# iolab analysis:")
+    # Without --format the suffix says which (as `iolab lab`); another suffix is text.
+    r = cli("report", str(run_dir), "-o", "by-suffix.html")
+    assert r.exit_code == 0 and (workdir / "by-suffix.html").read_text().startswith("<!DOCTYPE html>"), r.output
+    r = cli("report", str(run_dir), "-o", "by-suffix.json")
+    assert r.exit_code == 0 and (workdir / "by-suffix.json").read_text().lstrip().startswith("{"), r.output
+    r = cli("report", str(run_dir), "-o", "plain.txt")
+    assert r.exit_code == 0 and (workdir / "plain.txt").read_text().startswith("iolab analysis:"), r.output
 
 
 def test_report_of_fio_json_plus(cli, workdir: Path) -> None:

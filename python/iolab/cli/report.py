@@ -50,6 +50,15 @@ def default_html_path(source: Path) -> Path:
     return source.with_name(source.stem + ".report.html")
 
 
+#: ``--output``'s suffix → the format, when ``--format`` is not given.
+_SUFFIX_FORMATS = {
+    ".html": ReportFormat.html,
+    ".htm": ReportFormat.html,
+    ".md": ReportFormat.md,
+    ".json": ReportFormat.json,
+}
+
+
 def _emit(text: str, output: Optional[Path]) -> None:
     if output is None:
         typer.echo(text, nl=False)
@@ -73,13 +82,14 @@ Output = Annotated[
 def report(
     source: Source,
     fmt: Annotated[
-        ReportFormat,
+        Optional[ReportFormat],
         typer.Option(
             "--format",
             "-f",
-            help="text (terminal tables), md (Markdown), json (iolab.analysis/1) or html (one self-contained file).",
+            help="text (terminal tables), md (Markdown), json (iolab.analysis/1) or html (one self-contained file); "
+            "default: from --output's suffix (.html, .md, .json), else text.",
         ),
-    ] = ReportFormat.text,
+    ] = None,
     output: Output = None,
     window: Annotated[
         Optional[str],
@@ -101,6 +111,8 @@ def report(
 
     A run directory whose run was killed (an interval log and no result) is
     reported from its interval log, marked as interrupted."""
+    if fmt is None:
+        fmt = _SUFFIX_FORMATS.get(output.suffix.lower(), ReportFormat.text) if output is not None else ReportFormat.text
     log = _interval_log_source(source, window)
     if log is not None:
         _emit(_window_report(log, window or "..", fmt), output)

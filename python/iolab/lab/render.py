@@ -11,11 +11,13 @@ import json
 from typing import Any
 
 from iolab.lab.answers import GAP_TOLERANCE, SOURCES
+from iolab.lab.rtt import ROW_TOLERANCE
 from iolab.lab.workbook import ROW_HEADINGS
 from iolab.report.analysis_text import Table, format_text_table
 from iolab.report.charts import Chart
 from iolab.report.html import _BOOT, _CSS, _charts, html_table, plotly_js
 from iolab.report.markdown import md_table
+from iolab.units import fmt_ns
 
 UNIT_NOTE = "The workbook's MB/s are MiB/s (6627 IOPS x 64 KiB = 414 MiB/s); iolab prints MiB/s."
 
@@ -32,12 +34,18 @@ def _val(v: Any, unit: str) -> str:
 
 #: Marks a measured figure the host could not hold real time for.
 UNRELIABLE = "!"
+FIT_NOTE = (
+    "model + RTT: the model again with the round trip the client measured in the same run (QD 1, same block "
+    "size, against a null export holding the model's time); measured vs model + RTT: ok within "
+    f"{ROW_TOLERANCE:.0%}, late where the target's reply lateness accounts for the shortfall, gap where it does not"
+)
 
 
 def _fidelity_notes(t: dict[str, Any]) -> list[str]:
-    """Beside a table: how late the target's replies went out for each test
-    (its fidelity record; one line per test, which 1B shows in two rows),
-    marked where the host was too busy to hold real time."""
+    """Beside a table: the client's measured round trip and how late the
+    target's replies went out for each test (its fidelity record; one line
+    per test, which 1B shows in two rows), marked where the host was too
+    busy to hold real time."""
     notes, seen = [], set()
     for r in t["rows"]:
         f = r.get("fidelity")
@@ -45,9 +53,18 @@ def _fidelity_notes(t: dict[str, Any]) -> list[str]:
             continue
         seen.add(r["test"])
         mark = f"{UNRELIABLE} " if f["unreliable"] else ""
-        column = f", {r['column']}" if r["column"] not in ("IOPS", "MB/s") else ""
-        notes.append(f"{mark}{r['label']}{column}: {f['text']}")
+        rtt = "" if r.get("fit") is None else f"round trip {fmt_ns(r['fit']['rtt_ns'])}; "
+        notes.append(f"{mark}{_bar_name(r)}: {rtt}{f['text']}")
     return notes
+
+
+def _has_fit(report: dict[str, Any]) -> bool:
+    return any(r.get("fit") for t in report["tables"] for r in t["rows"])
+
+
+def _fit_cell(r: dict[str, Any]) -> str:
+    f = r.get("fit")
+    return "-" if f is None else f"{f['verdict']} ({f['ratio'] - 1.0:+.0%})"
 
 
 def tables(report: dict[str, Any]) -> list[Table]:
@@ -57,6 +74,7 @@ def tables(report: dict[str, Any]) -> list[Table]:
     not send on time has its measured figure marked."""
     out = []
     with_model = report["simulated"]
+    with_fit = _has_fit(report)
     for t in report["tables"]:
         rows = []
         for r in t["rows"]:
@@ -66,11 +84,23 @@ def tables(report: dict[str, Any]) -> list[Table]:
             cells.append(_val(r["measured"], r["unit"]) + mark)
             if with_model:
                 cells.append(_val(r.get("model"), r["unit"]))
+            if with_fit:
+                cells += [_val(r.get("model_rtt"), r["unit"]), _fit_cell(r)]
             cells.append(_val(r["reference"], r["unit"]))
             cells.append("-" if r["ratio"] is None else f"{r['ratio']:.2f}")
             rows.append(cells)
-        header = ["", "", "measured", *(["model"] if with_model else []), "workbook", "measured / workbook"]
+        header = [
+            "",
+            "",
+            "measured",
+            *(["model"] if with_model else []),
+            *(["model + RTT", "measured vs model + RTT"] if with_fit else []),
+            "workbook",
+            "measured / workbook",
+        ]
         notes = ["model: the simulated stack on a virtual clock (no socket, no scheduling noise)"] if with_model else []
+        if with_fit:
+            notes.append(FIT_NOTE)
         fid = _fidelity_notes(t)
         if fid:
             notes.append(
@@ -110,10 +140,30 @@ def _gap_lines(report: dict[str, Any]) -> list[str]:
     return [g["text"] for g in gaps] if gaps else [within]
 
 
+FIT_HEADING = f"Measured vs model + measured round trip (within {ROW_TOLERANCE:.0%})"
+
+
+def _fit_lines(report: dict[str, Any]) -> list[str]:
+    """A line per row off the model with the measured round trip (its
+    verdict and why), or that every row is within the tolerance."""
+    if not _has_fit(report):
+        return []
+    off = [
+        f"{t['lab']} {_bar_name(r)} ({r['unit']}): {r['fit']['verdict']}: {r['fit']['text']}"
+        for t in report["tables"]
+        for r in t["rows"]
+        if r.get("fit") and r["fit"]["verdict"] != "ok"
+    ]
+    return off or [f"every row is within {ROW_TOLERANCE:.0%} of the model with the measured round trip"]
+
+
 def render_text(report: dict[str, Any]) -> str:
     lines = _head(report)
     for t in tables(report):
         lines += ["", format_text_table(t)]
+    fit_lines = _fit_lines(report)
+    if fit_lines:
+        lines += ["", FIT_HEADING] + [f"  {g}" for g in fit_lines]
     gap_lines = _gap_lines(report)
     if gap_lines:
         lines += ["", f"Measured vs model (beyond {GAP_TOLERANCE:.0%})"] + [f"  {g}" for g in gap_lines]
@@ -127,6 +177,9 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines = ["# " + _head(report)[0], "", _head(report)[1]]
     for t in tables(report):
         lines += ["", md_table(t)]
+    fit_lines = _fit_lines(report)
+    if fit_lines:
+        lines += ["", f"## {FIT_HEADING}", ""] + [f"- {g}" for g in fit_lines]
     gap_lines = _gap_lines(report)
     if gap_lines:
         lines += ["", f"## Measured vs model (beyond {GAP_TOLERANCE:.0%})", ""] + [f"- {g}" for g in gap_lines]
@@ -175,7 +228,11 @@ def render_html(report: dict[str, Any]) -> str:
     e = html.escape
     qa = "".join(f"<li><b>{e(q)}</b> {e(a)}</li>" for q, a in _answers(report))
     gap_lines = _gap_lines(report)
-    gap_html = (
+    fit_lines = _fit_lines(report)
+    fit_html = (
+        f"<h2>{e(FIT_HEADING)}</h2>\n<ul>{''.join(f'<li>{e(g)}</li>' for g in fit_lines)}</ul>" if fit_lines else ""
+    )
+    gap_html = fit_html + (
         f"<h2>Measured vs model (beyond {GAP_TOLERANCE:.0%})</h2>\n<ul>{''.join(f'<li>{e(g)}</li>' for g in gap_lines)}</ul>"
         if gap_lines
         else ""

@@ -43,15 +43,12 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from iolab import _native
-from iolab.lab.raid import MEMBERS, export_spec, model_figures
-from iolab.lab.rtt import measure_rtt
+from iolab.lab.raid import MEMBERS, export_spec, model_figures, server_hold
+from iolab.lab.rtt import measure_rtt, serve_and_run
 from iolab.lab.workbook import LAB1, MODEL_RTT_NS, Test
-from iolab.run.api import Job, run
 
 MIB = 1 << 20
 TEST = Test(LAB1, "read", "64k", 1)
@@ -76,44 +73,19 @@ def one_run(variant: str, seconds: float, spec: str, size_bytes: int, hold_ns: f
 
 
 def sim_run(variant: str, seconds: float, spec: str, size_bytes: int) -> dict[str, float]:
-    with tempfile.TemporaryDirectory(prefix="iolab-rt-") as tmp:
-        sock = Path(tmp) / "t.sock"
-        kw: dict[str, Any] = {"realtime": True} if variant != "default" else {}
-        target = _native.Target(None, [spec], listen=f"unix:{sock}", **kw)
-        target.start()
-        try:
-            target.stats_json(reset=True)
-            job = Job(
-                "rt",
-                rw=TEST.rw,
-                bs=TEST.bs,
-                iodepth=1,
-                time_based=True,
-                runtime=f"{round(seconds * 1000)}ms",
-                ioengine="nbd",
-                uri=f"nbd+unix:///r5?socket={sock}",
-                size=size_bytes,
-                realtime=variant == "rt+client",
-            )
-            res = run(job)
-            stats = json.loads(target.stats_json())
-        finally:
-            target.shutdown()
-            target.wait()
-    d = res.summary["jobs"][0]["merged"]["read"]
-    ops = stats["exports"][0]["ops"]["read"]
-    lat = _native.hist_stats(ops["lat_ns"], [])
-    late = _native.hist_stats(ops["hold_late_ns"], [50.0, 99.0])
-    held_us = float(lat["mean_ns"]) / 1e3
-    late_mean_us = float(late["mean_ns"]) / 1e3
-    client_us = 1e6 / float(d["iops"])
-    pct = {float(p): v / 1e3 for p, v in late["percentiles"].items()}
+    rt = variant != "default"
+    summary, record = serve_and_run(
+        spec, TEST, seconds, size_bytes, realtime_target=rt, realtime_client=variant == "rt+client"
+    )
+    server = server_hold(record, TEST)
+    client_us = 1e6 / float(summary["jobs"][0]["merged"]["read"]["iops"])
     return {
-        "service": held_us - late_mean_us,
-        "late_p50": pct[50.0],
-        "late_p99": pct[99.0],
+        "service": server["service_ns_mean"] / 1e3,
+        "late_p50": server["late_ns_p50"] / 1e3,
+        "late_p99": server["late_ns_p99"] / 1e3,
+        "late_mean": server["hold_late_ns_mean"] / 1e3,
         "client": client_us,
-        "lost": client_us - held_us,
+        "lost": client_us - server["lat_ns_mean"] / 1e3,
     }
 
 

@@ -106,7 +106,7 @@ def _figures(summary: dict[str, Any], test: Test) -> dict[str, float]:
     return {"iops": float(d["iops"]), "bw_bytes_per_s": bw, "mib_per_s": bw / MIB}
 
 
-def _server_hold(stats_json: str, test: Test) -> dict[str, float]:
+def server_hold(stats_json: str, test: Test) -> dict[str, float]:
     """What the target recorded for the job's requests: the mean time it
     held each (``lat_ns``, header in to reply out) and how late its reply
     timer woke past the model's completion (``hold_late_ns``). Their
@@ -160,7 +160,7 @@ def _measure_simulated(tests: list[Test], s: LabSettings, progress: Progress) ->
                     region = min(size, WRITE_REGION_BYTES) if t.writes else size
                     target.stats_json(reset=True)
                     res = run(_job(t, s.seconds, ioengine="nbd", uri=uri, size=region, realtime=s.realtime))
-                    server = _server_hold(target.stats_json(), t)
+                    server = server_hold(target.stats_json(), t)
                     model = model_figures(t, spec, size)
                     # Interleaved with the test: the round trip the client
                     # paid in the same minute, against an export that does no work.

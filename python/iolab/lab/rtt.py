@@ -67,6 +67,46 @@ def _hold_record(stats_json: str, writes: bool) -> tuple[float, float, float]:
     return float(lat["count"]), float(lat["mean_ns"]), float(late["mean_ns"])
 
 
+def serve_and_run(
+    spec: str,
+    t: Test,
+    seconds: float,
+    size_bytes: int,
+    *,
+    iodepth: Optional[int] = None,
+    realtime_target: bool = False,
+    realtime_client: bool = False,
+) -> tuple[dict[str, Any], str]:
+    """Serve the export of compact ``spec`` on a private Unix socket, run
+    ``t``'s job against it with iolab's nbd client for ``seconds`` (at
+    ``iodepth``, by default the test's) over ``size_bytes``, and stop the
+    target: (the run's summary, the target's stats JSON for the run)."""
+    with tempfile.TemporaryDirectory(prefix="iolab-rtt-") as tmp:
+        sock = Path(tmp) / "t.sock"
+        target = _native.Target(None, [spec], listen=f"unix:{sock}", realtime=realtime_target)
+        target.start()
+        try:
+            name = target.exports()[0][0]
+            target.stats_json(reset=True)
+            job = Job(
+                f"lab-{t.rw}-{t.bs}",
+                rw=t.rw,
+                bs=t.bs,
+                iodepth=t.iodepth if iodepth is None else iodepth,
+                time_based=True,
+                runtime=f"{round(seconds * 1000)}ms",
+                ioengine="nbd",
+                uri=f"nbd+unix:///{name}?socket={sock}",
+                size=size_bytes,
+                realtime=realtime_client,
+            )
+            res = run(job)
+            return res.summary, target.stats_json()
+        finally:
+            target.shutdown()
+            target.wait()
+
+
 def measure_rtt(
     t: Test, hold_ns: float, seconds: float, *, realtime_target: bool = False, realtime_client: bool = False
 ) -> dict[str, float]:
@@ -75,31 +115,16 @@ def measure_rtt(
     ``{"rtt_ns", "client_ns" (runtime / I/Os), "hold_ns" (the target's mean
     hold), "late_ns_mean" (its timer's lateness, inside the hold), "ios",
     "asked_hold_ns"}``. Raises ``RuntimeError`` when no request completed."""
-    with tempfile.TemporaryDirectory(prefix="iolab-rtt-") as tmp:
-        sock = Path(tmp) / "rtt.sock"
-        spec = probe_spec(hold_ns)
-        target = _native.Target(None, [spec], listen=f"unix:{sock}", realtime=realtime_target)
-        target.start()
-        try:
-            target.stats_json(reset=True)
-            job = Job(
-                f"rtt-{t.rw}-{t.bs}",
-                rw=t.rw,
-                bs=t.bs,
-                iodepth=1,
-                time_based=True,
-                runtime=f"{round(seconds * 1000)}ms",
-                ioengine="nbd",
-                uri=f"nbd+unix:///rtt?socket={sock}",
-                size=PROBE_SIZE_BYTES,
-                realtime=realtime_client,
-            )
-            res = run(job)
-            record = target.stats_json()
-        finally:
-            target.shutdown()
-            target.wait()
-    d = res.summary["jobs"][0]["merged"]["write" if t.writes else "read"]
+    summary, record = serve_and_run(
+        probe_spec(hold_ns),
+        t,
+        seconds,
+        PROBE_SIZE_BYTES,
+        iodepth=1,
+        realtime_target=realtime_target,
+        realtime_client=realtime_client,
+    )
+    d = summary["jobs"][0]["merged"]["write" if t.writes else "read"]
     ios, hold, late = _hold_record(record, t.writes)
     if not ios or not float(d["iops"]):
         raise RuntimeError(f"round-trip probe for {t.rw} {t.bs}: no request completed in {seconds:g} s")

@@ -15,9 +15,11 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
+import pytest
 from iolab.lab.answers import LATE_ROW_SHARE
 from iolab.lab.raid import LabSettings, build_report
 from iolab.lab.render import RENDERERS
+from iolab.lab.rtt import ROW_TOLERANCE
 from iolab.lab.workbook import QUESTION_TESTS, ROWS, all_tests
 
 from tests.conftest import Ran
@@ -146,3 +148,17 @@ def test_a_quick_run_through_nbd_shows_the_workbooks_outcomes(cli: Callable[...,
             assert 0 <= f["late_ns_p50"] <= f["late_ns_p99"] < 1e9, x
             assert f["unreliable"] == (f["late_share"] > LATE_ROW_SHARE), x
             assert f["text"].startswith("machine too busy: ") == f["unreliable"], x
+    # Beside every simulated test, the round trip its client paid against a
+    # null export held for the model's time: the probe held what it asked
+    # (the delay layer's truth), the round trip is a loopback's, and each
+    # row has the model with it and a verdict that matches its ratio.
+    for key, got in doc["tests"].items():
+        rtt = got["rtt"]
+        assert rtt["hold_ns"] - rtt["late_ns_mean"] == pytest.approx(rtt["asked_hold_ns"], rel=0.05), (key, rtt)
+        assert 0 < rtt["rtt_ns"] < 10e6 and rtt["ios"] > 0, (key, rtt)
+        assert got["model_rtt"]["iops"] > 0, (key, got)
+    for t in doc["tables"]:
+        for x in t["rows"]:
+            fit = x["fit"]
+            assert x["model_rtt"] > 0 and fit["verdict"] in ("ok", "late", "gap"), x
+            assert (fit["verdict"] == "ok") == (abs(fit["ratio"] - 1.0) <= ROW_TOLERANCE), x

@@ -11,7 +11,10 @@ controller's own, so only lab 1's read tests run there (nothing is written).
 Each simulated test also carries the model's figures (the stack on a
 virtual clock) and the target's own record of its requests; the answers
 come from the model and the gaps between the client's figures and the
-model's are explained from the record (:mod:`iolab.lab.answers`).
+model's are explained from the record (:mod:`iolab.lab.answers`). After
+each simulated test the client's loopback round trip is measured in the
+same minute (:func:`iolab.lab.rtt.measure_rtt`), the model is run again
+with it, and each row gets a verdict against that (:mod:`iolab.lab.rtt`).
 
 The result is a plain dict (schema ``iolab.lab.raid/1``) that the
 renderers in :mod:`iolab.lab.render` print.

@@ -69,6 +69,7 @@ def _fit_cell(r: dict[str, Any]) -> str:
 
 def tables(report: dict[str, Any]) -> list[Table]:
     """One table per lab: label, column, measured, model (simulated array),
+    model + RTT and its verdict (where the round trip was measured),
     workbook, measured/workbook; beside it, for a simulated array, the
     target's reply lateness per row, and a row whose replies the host could
     not send on time has its measured figure marked."""

@@ -241,7 +241,6 @@ def run(
                 ("--readonly", readonly),
                 ("--metrics (rank 0's --fleet-live-http serves the fleet's /metrics)", metrics is not None),
                 ("--metrics-summaries", metrics_summaries),
-                ("--stream-intervals", stream_intervals),
             )
             if given
         ]
@@ -253,8 +252,9 @@ def run(
                 f"{', '.join(unsupported)}: not supported on a fleet run (one of --output-format text, json, fio-json or json+)"
             )
         fleet_commands.run_on_fleet(
-            ctx.args, output, formats_given[0], allow_overwrite, interval or "1s", results, target_stats
-        )
+            ctx.args, output, formats_given[0], allow_overwrite, interval or "1s", results, target_stats,
+            streaming=(stream_intervals, per_worker_intervals),
+        )  # fmt: skip
         return
     jobs = jobs_from_command_line(ctx.args)
     if section:

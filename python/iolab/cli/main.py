@@ -212,7 +212,8 @@ def run(
             "--stream-intervals",
             help="Write the interval histograms to RUN/intervals.hlog (HdrHistogram interval log) as the run "
             "goes instead of keeping them in memory for the result: memory stays flat on long runs and a "
-            "killed run keeps its intervals. Needs --results.",
+            "killed run keeps its intervals. Needs --results. On a fleet (iolab fleet, mpiexec): each rank streams "
+            "to its own log beside its spool and rank 0 the exact merge of every host's intervals to RUN/intervals.hlog.",
         ),
     ] = False,
     per_worker_intervals: Annotated[

@@ -118,8 +118,10 @@ def run_on_fleet(
     interval: str,
     results: Optional[Path],
     target_stats: Optional[str],
+    streaming: tuple[bool, bool] = (False, False),
 ) -> None:
-    """``iolab run`` as one rank of an MPI job (see :mod:`iolab.fleet`)."""
+    """``iolab run`` as one rank of an MPI job (see :mod:`iolab.fleet`);
+    ``streaming``: ``--stream-intervals`` and ``--per-worker-intervals``."""
     from iolab.fleet.hosts import read_hosts
     from iolab.fleet.runner import DEFAULT_DEADLINE_S, EXIT_HOST_LOST, FleetConfig, Plan, fleet_run
     from iolab.fleet.spool import DEFAULT_ROOT
@@ -137,11 +139,20 @@ def run_on_fleet(
             deadline_s = parse_interval_ns(opts["deadline"]) / 1e9
         except ValueError as e:
             raise JobError(f"--fleet-deadline: {e}") from None
+    run_dir: Optional[Path] = None
+    if streaming[0] and results is not None and world.rank == 0:
+        from iolab.results.catalog import new_run_dir
+        from iolab.results.intervals import HLOG_FILE
+
+        run_dir = new_run_dir(results, create=False)  # rank 0 streams the fleet's intervals there
     cfg = FleetConfig(
         interval_ns=parse_interval_ns(interval),
         deadline_s=deadline_s,
         allow_overwrite=allow_overwrite,
         spool_root=Path(opts.get("spool", str(DEFAULT_ROOT))),
+        stream_intervals=streaming[0],
+        per_worker_intervals=streaming[1],
+        interval_log=None if run_dir is None else run_dir / HLOG_FILE,
     )
 
     def plan() -> Plan:
@@ -175,7 +186,7 @@ def run_on_fleet(
         raise typer.Exit(exit_status(e)) from None  # every rank has it; rank 0 says it once
     if outcome is None:
         return  # not rank 0: rank 0 reports
-    _report(outcome, output, output_format, results)
+    _report(outcome, output, output_format, results, run_dir)
     if server is not None:
         server.close()
     if outcome.incomplete:
@@ -189,7 +200,9 @@ def run_on_fleet(
         raise typer.Exit(130)
 
 
-def _report(outcome: Any, output: Optional[Path], output_format: str, results: Optional[Path]) -> None:
+def _report(
+    outcome: Any, output: Optional[Path], output_format: str, results: Optional[Path], run_dir: Optional[Path] = None
+) -> None:
     from iolab.fleet import output as fleet_output
 
     res = fleet_output.build(outcome)
@@ -203,7 +216,7 @@ def _report(outcome: Any, output: Optional[Path], output_format: str, results: O
     if results is not None and res.total is not None:
         from iolab.fleet.rundir import save_fleet_run
 
-        typer.echo(f"results: {save_fleet_run(results, res)}", err=True)
+        typer.echo(f"results: {save_fleet_run(results, res, run_dir)}", err=True)
 
 
 #: Set by ``iolab fleet`` for rank 0: where it writes its exit status once it

@@ -212,7 +212,8 @@ def run(
             "--stream-intervals",
             help="Write the interval histograms to RUN/intervals.hlog (HdrHistogram interval log) as the run "
             "goes instead of keeping them in memory for the result: memory stays flat on long runs and a "
-            "killed run keeps its intervals. Needs --results.",
+            "killed run keeps its intervals. Needs --results. On a fleet (iolab fleet, mpiexec): each rank streams "
+            "to its own log beside its spool and rank 0 the exact merge of every host's intervals to RUN/intervals.hlog.",
         ),
     ] = False,
     per_worker_intervals: Annotated[
@@ -241,7 +242,6 @@ def run(
                 ("--readonly", readonly),
                 ("--metrics (rank 0's --fleet-live-http serves the fleet's /metrics)", metrics is not None),
                 ("--metrics-summaries", metrics_summaries),
-                ("--stream-intervals", stream_intervals),
             )
             if given
         ]
@@ -253,8 +253,9 @@ def run(
                 f"{', '.join(unsupported)}: not supported on a fleet run (one of --output-format text, json, fio-json or json+)"
             )
         fleet_commands.run_on_fleet(
-            ctx.args, output, formats_given[0], allow_overwrite, interval or "1s", results, target_stats
-        )
+            ctx.args, output, formats_given[0], allow_overwrite, interval or "1s", results, target_stats,
+            streaming=(stream_intervals, per_worker_intervals),
+        )  # fmt: skip
         return
     jobs = jobs_from_command_line(ctx.args)
     if section:

@@ -7,9 +7,10 @@ Two regimes, because MPI alone hangs or aborts when a peer dies:
   the clock ping-pong (:mod:`iolab.fleet.clock`).
 - **From the start on** a rank may die, hang or be cut off at any moment.
   Only non-blocking point-to-point is used: :meth:`World.post` (isend,
-  never waited on without a deadline) and :meth:`World.receive_any`
-  (matched probe ``improbe`` + ``Message.irecv`` polled until a deadline),
-  so nothing ever blocks on a peer that is gone.
+  never waited on without a deadline), :meth:`World.receive_any`
+  (matched probe ``improbe`` + ``Message.irecv`` polled until a deadline)
+  and :meth:`World.drain` (what has arrived; transfers under way are kept
+  for the next call), so nothing ever blocks on a peer that is gone.
 
 mpi4py pickles Python objects; what crosses is plain data (dicts of
 numbers and strings, JSON text). mpi4py is imported here only, on first
@@ -58,6 +59,9 @@ class World:
     #: last test left, so rank 0's beats to N ranks cost O(N) per interval
     #: (testing all of them at every send would be O(N²)).
     _test_at: int = 64
+    #: Messages :meth:`drain` matched whose transfer is still under way, per
+    #: (tag, sender), in the sender's order.
+    _receiving: dict[tuple[int, int], list[Any]] = field(default_factory=dict)
 
     @classmethod
     def init(cls) -> World:
@@ -128,10 +132,27 @@ class World:
             time.sleep(POLL_SLEEP_S)
 
     def drain(self, tag: int, source: Optional[int] = None) -> list[tuple[int, Any]]:
-        """Every message with ``tag`` already arrived, without waiting."""
+        """Every message with ``tag`` that has arrived, without waiting. A
+        matched message whose transfer is still under way (a message above
+        MPI's eager limit moves only as its sender makes progress: up to an
+        interval) is kept and returned by a later call, in its sender's
+        order: rank 0 never sleeps on one, so a fleet whose snapshots carry
+        interval records (``--stream-intervals``) does not fall behind."""
+        mpi = _mpi()
+        status = mpi.Status()
+        src = mpi.ANY_SOURCE if source is None else source
+        while (msg := self.comm.improbe(source=src, tag=tag, status=status)) is not None:
+            self._receiving.setdefault((tag, status.Get_source()), []).append(msg.irecv())
         got = []
-        while (m := self.receive_any(tag, time.monotonic(), source)) is not None:
-            got.append(m)
+        for (t, sender), requests in self._receiving.items():
+            if t != tag or (source is not None and sender != source):
+                continue
+            while requests:
+                done, value = requests[0].test()
+                if not done:
+                    break
+                requests.pop(0)
+                got.append((sender, value))
         return got
 
 

@@ -66,8 +66,18 @@ def build(outcome: FleetOutcome) -> FleetResults:
     # The total is merged from the aligned copies: one clock for every series.
     merged_json = merge_result_jsons([json.dumps(on_zero[p.rank]) for p in with_results])
     merged = json.loads(merged_json)
+    log = outcome.config.interval_log
+    if log is not None and log.is_file():
+        # --stream-intervals: the series are the fleet's merged log, streamed by rank 0
+        merged["interval_log"] = {"file": log.name, "per_worker": False}
+        merged_json = json.dumps(merged)
+        summary = _native.summarize_with_log(merged_json, log)
+    else:
+        merged.pop("interval_log", None)  # the ranks' own logs stay on their hosts
+        merged_json = json.dumps(merged)
+        summary = _native.summarize(merged_json)
     per_host = [(p.host, per_rank[p.rank]) for p in with_results]
-    total = RunOutput(merged_json, _native.summarize(merged_json), outcome.interrupted, ())
+    total = RunOutput(merged_json, summary, outcome.interrupted, ())
     return FleetResults(outcome, total, per_host, table_rows(per_host, merged), alignment_report(how))
 
 
@@ -144,7 +154,18 @@ def host_document(p: HostPart) -> Optional[Json]:
     of it), or None for a host that returned no result."""
     if p.result_json is None:
         return None
-    return build_output(p.result_json, _native.summarize(p.result_json))
+    return build_output(p.result_json, summarize_host(p.result_json))
+
+
+def summarize_host(result_json: str) -> str:
+    """The core's summary of one host's result. A host that streamed its
+    intervals (``--stream-intervals``) has them in its own log on its host
+    (``interval_log`` in fleet.json): its summary here has no series."""
+    if '"interval_log"' in result_json:
+        doc = json.loads(result_json)
+        doc.pop("interval_log", None)
+        result_json = json.dumps(doc)
+    return _native.summarize(result_json)
 
 
 def _host_json(p: HostPart, documents: bool = True) -> Json:
@@ -157,6 +178,7 @@ def _host_json(p: HostPart, documents: bool = True) -> Json:
         "state": p.state,
         "error": p.error,
         "spool": p.spool,
+        **({"interval_log": p.interval_log} if p.interval_log else {}),
         "last_snapshot": snap,
     }
     return {**out, "document": host_document(p)} if documents else out
@@ -200,7 +222,7 @@ def fio_json(res: FleetResults, *, plus: bool = False) -> Json:
     top = to_fio_json(merged, res.total.summary)
     stats: list[Json] = []
     for label, result in res.per_host:
-        for e in to_fio_json(result, json.loads(_native.summarize(json.dumps(result))), plus=plus)["jobs"]:
+        for e in to_fio_json(result, json.loads(summarize_host(json.dumps(result))), plus=plus)["jobs"]:
             stats.append(_client_entry(e, label))
     summary = res.total.summary
     groups = {g["group"]: g for g in summary["groups"]}

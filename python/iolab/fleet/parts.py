@@ -51,6 +51,13 @@ class FleetConfig:
     deadline_s: float = DEFAULT_DEADLINE_S
     allow_overwrite: bool = False
     spool_root: Path = DEFAULT_ROOT
+    #: ``--stream-intervals``: every rank streams its intervals to ``SPOOL/RUN/rank-R.hlog``
+    #: and rank 0 the exact merge of them to :attr:`interval_log` (:mod:`iolab.fleet.streamlog`).
+    stream_intervals: bool = False
+    #: With ``stream_intervals``: each rank's log also has each worker's intervals.
+    per_worker_intervals: bool = False
+    #: Rank 0: the fleet run's interval log (``RUN/intervals.hlog``).
+    interval_log: Optional[Path] = None
 
     @property
     def silence_limit_s(self) -> float:
@@ -72,6 +79,8 @@ class HostPart:
     #: Its last interval snapshot (for a lost host: what it measured last).
     last_snapshot: Optional[dict[str, Any]] = None
     spool: str = ""
+    #: Its own interval log on its host (``--stream-intervals``).
+    interval_log: str = ""
 
 
 def _cpu_s() -> float:

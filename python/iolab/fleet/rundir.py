@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from iolab.fleet.output import FleetResults, fleet_json, host_document
 from iolab.results.catalog import save_run
@@ -46,7 +46,7 @@ def fleet_observed(res: FleetResults) -> dict[str, Json]:
     return {"fleet": doc, **{f"{RANK_FILE_PREFIX}{r}": d for r, d in per_rank}}
 
 
-def save_fleet_run(root: Path, res: FleetResults) -> Path:
+def save_fleet_run(root: Path, res: FleetResults, directory: Optional[Path] = None) -> Path:
     """The run directory: the merged result (its summary computed once, at
     the end of the run), ``fleet.json``, then each host's document written
     as it is made."""
@@ -55,7 +55,10 @@ def save_fleet_run(root: Path, res: FleetResults) -> Path:
     error = None
     if res.outcome.incomplete:
         error = "incomplete fleet run: " + "; ".join(res.outcome.faults)
-    directory = save_run(root, list(res.outcome.jobs), res.total, extra={FLEET_FILE: doc}, error=error)
+    # ``directory``: the one rank 0 streamed the fleet's interval log into (--stream-intervals)
+    directory = save_run(
+        root, list(res.outcome.jobs), res.total, extra={FLEET_FILE: doc}, error=error, directory=directory
+    )
     (directory / HOSTS_DIR).mkdir(exist_ok=True)
     for rank, document in per_rank:
         write_json(directory / HOSTS_DIR / f"rank-{rank}.json", document, compact=True)

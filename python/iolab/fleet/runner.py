@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 from iolab import _native
@@ -43,6 +44,8 @@ from iolab.fleet.parts import (
 from iolab.fleet.prepare import prepare_in_waves
 from iolab.fleet.seeds import same_sequence_notes, seed_keys
 from iolab.fleet.spool import Spool
+from iolab.fleet.streamlog import FleetLog
+from iolab.fleet.tail import LogTail
 from iolab.jobs import JobSpec
 from iolab.run.local import POLL_S, RunLike, native_jobs
 from iolab.run.pipeline import ACTING_EXTRAS, RunSettings, engine_jobs, refuse_extras
@@ -113,6 +116,7 @@ def fleet_run(
     """The whole run on this rank; rank 0 returns the outcome."""
     with prestart_guard(PRESTART_LIMIT_S + cfg.deadline_s, f"rank {world.rank}: planning, preparing and starting"):
         run, labels, specs, samples, offsets, run_id, start_mono = _before_start(world, plan, cfg, run_factory)
+        tail = LogTail(rank_log(cfg, run_id, world.rank)) if cfg.stream_intervals else None
         keys = world.allgather(seed_keys(specs))  # every rank: a collective
     if world.rank == 0:
         for line in same_sequence_notes(keys, labels):
@@ -120,16 +124,21 @@ def fleet_run(
     spool = Spool(cfg.spool_root / run_id, world.rank)
     snap = Snapshotter(world.rank, labels[world.rank], start_mono, cfg.interval_ns / 1e9, [s.name for s in specs])
     if world.rank != 0:
-        _follow(world, run, cfg, snap, spool)
+        _follow(world, run, cfg, snap, spool, tail)
         return None
     from iolab.fleet.watch import Watch
 
-    watch = Watch(world, run, cfg, snap, spool, labels, on_view=on_view, note=note)
+    fleet_log = None
+    if tail is not None and cfg.interval_log is not None:
+        fleet_log = FleetLog(cfg.interval_log, world.size, offsets, labels)
+    watch = Watch(world, run, cfg, snap, spool, labels, on_view=on_view, note=note, streams=(tail, fleet_log))
     parts, faults, interrupted = watch.run()
     starts = {p.rank: _start_ns(p.result_json) for p in parts if p.result_json is not None}
     skew = clock.start_skew({r: t for r, t in starts.items() if t is not None}, offsets)
     for p in parts:
         p.spool = str(cfg.spool_root / run_id / f"rank-{p.rank}.jsonl")
+        if cfg.stream_intervals:
+            p.interval_log = str(rank_log(cfg, run_id, p.rank))
     return FleetOutcome(parts, clock.clock_report(samples, skew, labels), faults, interrupted, tuple(specs), cfg)
 
 
@@ -141,7 +150,7 @@ def _before_start(world: World, plan: Callable[[], Plan], cfg: FleetConfig, run_
     if the_plan.hosts is not None:
         the_plan.hosts.check_against(hostnames)  # the same on every rank: all raise alike
     specs = the_plan.hosts.apply(the_plan.jobs, world.rank, world.host) if the_plan.hosts else list(the_plan.jobs)
-    run = _prepare_everywhere(world, specs, cfg, hostnames, labels, run_factory)
+    run = _prepare_everywhere(world, specs, cfg, hostnames, labels, run_factory, the_plan.run_id)
     samples = clock.measure(world)
     start_at = world.bcast(clock.start_instant(samples, START_LEAD_NS) if world.rank == 0 else None)
     offsets = world.bcast({s.rank: s.offset_ns for s in samples} if world.rank == 0 else None)
@@ -186,10 +195,17 @@ def _prepare_everywhere(
     hostnames: Sequence[str],
     labels: Sequence[str],
     run_factory: Callable[..., RunLike],
+    run_id: str,
 ) -> RunLike:
     """Every rank prepares, in waves so that ranks sharing a file lay it out
     once (:mod:`iolab.fleet.prepare`); if any cannot, every rank stops with
     the first failing host's error (all ranks raise the same error)."""
+
+    streaming: dict[str, Any] = {}
+    if cfg.stream_intervals:
+        log = rank_log(cfg, run_id, world.rank)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        streaming = {"interval_log": log, "per_worker_intervals": cfg.per_worker_intervals}
 
     def make() -> RunLike:
         return run_factory(
@@ -198,12 +214,20 @@ def _prepare_everywhere(
             allow_overwrite=cfg.allow_overwrite,
             host=labels[world.rank],
             host_index=world.rank,
+            **streaming,
         )
 
     return prepare_in_waves(world, hostnames, labels, make)
 
 
-def _follow(world: World, run: RunLike, cfg: FleetConfig, snap: Snapshotter, spool: Spool) -> None:
+def rank_log(cfg: FleetConfig, run_id: str, rank: int) -> Path:
+    """A rank's own interval log (``--stream-intervals``), beside its spool."""
+    return cfg.spool_root / run_id / f"rank-{rank}.hlog"
+
+
+def _follow(
+    world: World, run: RunLike, cfg: FleetConfig, snap: Snapshotter, spool: Spool, tail: Optional[LogTail]
+) -> None:
     """A rank other than 0: run, send snapshots, obey STOP, watch rank 0."""
     last_from_zero = time.monotonic()
     lost_zero = False
@@ -213,8 +237,8 @@ def _follow(world: World, run: RunLike, cfg: FleetConfig, snap: Snapshotter, spo
             now = time.monotonic()
             if snap.due(now):
                 s = snap.take(progress, now)
-                spool.write("interval", s)
-                world.post(s, 0, TAG_INTERVAL)
+                spool.write("interval", s)  # the records stay in the rank's own log
+                world.post(s if tail is None else {**s, "log": tail.read()}, 0, TAG_INTERVAL)
             if world.drain(TAG_BEAT, 0):
                 last_from_zero = now
             if world.drain(TAG_STOP, 0):
@@ -227,6 +251,8 @@ def _follow(world: World, run: RunLike, cfg: FleetConfig, snap: Snapshotter, spo
     final = final_of(run)
     spool.write("final", {k: v for k, v in final.items()})
     spool.close()
+    if tail is not None:
+        final["log"] = tail.read()  # the engine has closed its log: the rest of it
     if lost_zero:
         die(
             f"rank {snap.rank} ({snap.host}): rank 0 silent for more than {cfg.silence_limit_s:.1f} s; "

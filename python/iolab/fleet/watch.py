@@ -23,6 +23,8 @@ from iolab.fleet.comm import TAG_BEAT, TAG_DONE, TAG_FINAL, TAG_INTERVAL, TAG_ST
 from iolab.fleet.live import ClusterInterval, HostRow, total_of
 from iolab.fleet.parts import FleetConfig, HostPart, Snapshotter, final_of
 from iolab.fleet.spool import Spool
+from iolab.fleet.streamlog import FleetLog
+from iolab.fleet.tail import LogTail
 from iolab.run.local import POLL_S, RunLike
 
 #: The view of interval k is drawn this many intervals after the snapshots were due.
@@ -45,8 +47,11 @@ class Watch:
         labels: Sequence[str],
         on_view: Optional[Callable[[ClusterInterval], None]] = None,
         note: Callable[[str], None] = lambda _line: None,
+        streams: tuple[Optional[LogTail], Optional[FleetLog]] = (None, None),
     ) -> None:
         self.world, self.run_, self.cfg, self.snap, self.spool = world, run, cfg, snap, spool
+        #: ``--stream-intervals``: rank 0's own log, read as it grows, and the fleet's merged log.
+        self.tail, self.fleet_log = streams
         self.labels = list(labels)
         self.on_view = on_view
         self.note = note
@@ -63,6 +68,7 @@ class Watch:
         self.stopping = False
         self.slow_noted = False
         self.slow_views = 0
+        self._settle_by: Optional[float] = None
         #: The clock views are timed by (a test gives its own).
         self.clock: Callable[[], float] = time.monotonic
 
@@ -79,12 +85,30 @@ class Watch:
                 self.note("interrupted: stopping every rank (Ctrl-C again to give up)")
                 self._stop_all()
             if self.own_done and all(r in self.finals or r in self.lost for r in self.last_seen):
-                break
+                if self._log_settled():
+                    break
+        if self.fleet_log is not None:
+            self.fleet_log.close()
         for r in self.finals:
             self.world.post(None, r, TAG_DONE)
         self.world.flush(time.monotonic() + 5.0)
         self.spool.close()
         return [self.parts[r] for r in sorted(self.parts)], self.faults, self.interrupted
+
+    def _log_settled(self) -> bool:
+        """Every final result is in: the fleet log still waits for snapshots
+        that a final overtook (MPI orders messages per tag), for at most the
+        silence limit; a rank whose parts never came is then left as it is."""
+        if self.fleet_log is None or not self.fleet_log.waiting():
+            return True
+        now = time.monotonic()
+        if self._settle_by is None:
+            self._settle_by = now + self.cfg.silence_limit_s
+        if now < self._settle_by:
+            return False
+        for r in self.fleet_log.waiting():
+            self.fleet_log.rank_done(r)
+        return True
 
     def _step(self) -> None:
         now = time.monotonic()
@@ -93,7 +117,7 @@ class Watch:
             if self.snap.due(time.monotonic()):
                 s = self.snap.take(progress, now)
                 self.spool.write("interval", s)
-                self._store(0, s)
+                self._store(0, s if self.tail is None else {**s, "log": self.tail.read()})
                 for r in self.last_seen:
                     if r not in self.finals and r not in self.lost:
                         self.world.post(None, r, TAG_BEAT)
@@ -122,6 +146,9 @@ class Watch:
             self._take_final(r, f)
 
     def _store(self, rank: int, s: dict[str, Any]) -> None:
+        got = s.pop("log", None)
+        if self.fleet_log is not None:
+            self.fleet_log.add(rank, got)
         self.snapshots.setdefault(int(s["seq"]), {})[rank] = s
         self.parts[rank].last_snapshot = s
 
@@ -129,9 +156,14 @@ class Watch:
         self.own_done = True
         f = final_of(self.run_)
         self.spool.write("final", f)
+        if self.tail is not None:
+            f["log"] = self.tail.read()  # the engine has closed its log: the rest of it
         self._take_final(0, f)
 
     def _take_final(self, rank: int, f: dict[str, Any]) -> None:
+        got = f.pop("log", None)
+        if self.fleet_log is not None:
+            self.fleet_log.add(rank, got, last=True)
         p = self.parts[rank]
         p.result_json = f.get("result_json")
         p.error = f.get("error")
@@ -194,6 +226,8 @@ class Watch:
             silent = now - seen
             if silent > self.cfg.silence_limit_s:
                 self.lost.add(r)
+                if self.fleet_log is not None:
+                    self.fleet_log.rank_done(r)
                 p = self.parts[r]
                 p.state = "lost"
                 msg = (

@@ -6,9 +6,13 @@
 //! (`per_worker`, as fio keeps per-job logs only when asked).
 //!
 //! Memory: per job, the intervals not yet complete (a worker ahead of its
-//! siblings by a poll or two; each holds one live histogram per direction,
-//! ~225 KiB, reused) and a counter per worker — nothing that grows with the
-//! run's length.
+//! siblings by a poll or two) and a counter per worker — nothing that grows
+//! with the run's length. A pending interval keeps the workers' packed
+//! (compressed) histograms that have arrived, a few hundred bytes each, and
+//! they are merged when the interval is written, into one set of live
+//! histograms (~225 KiB a direction) the stream reuses: a worker that
+//! stalls for many intervals (a loaded host, short intervals) costs its
+//! siblings' packed histograms, not a live set per interval.
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -29,7 +33,8 @@ pub struct StreamJob {
 #[derive(Debug)]
 struct Pending {
     sample: IntervalSample,
-    lat: Vec<LatHist>,
+    /// Per direction, the workers' histograms of this interval so far.
+    lat: Vec<Vec<PackedHist>>,
     reported: u32,
 }
 
@@ -54,8 +59,9 @@ pub struct IntervalStream<W: Write> {
     log: HlogWriter<W>,
     per_worker: bool,
     jobs: Vec<JobState>,
-    /// Live histograms of completed intervals, for reuse.
-    spare: Vec<Vec<LatHist>>,
+    /// One live histogram per direction: where an interval's workers are
+    /// merged when it is written (reused).
+    merged: Vec<LatHist>,
 }
 
 fn dir_tags(name: &str, host: &str, worker: Option<u32>) -> Vec<String> {
@@ -98,7 +104,7 @@ impl<W: Write> IntervalStream<W> {
             log,
             per_worker,
             jobs,
-            spare: Vec::new(),
+            merged: IoDir::MEASURED.iter().map(|_| LatHist::new()).collect(),
         })
     }
 
@@ -125,10 +131,7 @@ impl<W: Write> IntervalStream<W> {
         }
         let k = (i - j.written) as usize;
         while j.pending.len() <= k {
-            let lat = self
-                .spare
-                .pop()
-                .unwrap_or_else(|| IoDir::MEASURED.iter().map(|_| LatHist::new()).collect());
+            let lat = IoDir::MEASURED.iter().map(|_| Vec::new()).collect();
             j.pending.push_back(Pending {
                 sample: IntervalSample {
                     start_ns: u64::MAX,
@@ -141,10 +144,12 @@ impl<W: Write> IntervalStream<W> {
         let p = &mut j.pending[k];
         p.sample.start_ns = p.sample.start_ns.min(s.start_ns);
         p.sample.end_ns = p.sample.end_ns.max(s.end_ns);
-        for ((t, d), h) in p.sample.dirs.iter_mut().zip(&s.dirs).zip(&mut p.lat) {
+        for ((t, d), parts) in p.sample.dirs.iter_mut().zip(&s.dirs).zip(&mut p.lat) {
             t.ios += d.ios;
             t.bytes += d.bytes;
-            h.merge(&d.lat_ns.unpack());
+            if !d.lat_ns.is_empty() {
+                parts.push(d.lat_ns.clone());
+            }
         }
         p.reported += 1;
         self.write_complete(job)
@@ -172,14 +177,16 @@ impl<W: Write> IntervalStream<W> {
                 break;
             }
             let mut p = j.pending.pop_front().expect("front exists");
-            for (d, h) in p.sample.dirs.iter_mut().zip(&mut p.lat) {
-                d.lat_ns = PackedHist::pack(h);
+            for ((d, parts), h) in p.sample.dirs.iter_mut().zip(&p.lat).zip(&mut self.merged) {
                 h.reset();
+                for part in parts {
+                    h.merge(&part.unpack());
+                }
+                d.lat_ns = PackedHist::pack(h);
             }
             let src = HlogSource { job, worker: None };
             self.log
                 .interval(src, &j.tags, i, j.offset_ns.unwrap_or(0), &p.sample)?;
-            self.spare.push(p.lat);
             j.written += 1;
         }
         if !j.ended && j.pending.is_empty() && j.finished.iter().all(|&f| f) {

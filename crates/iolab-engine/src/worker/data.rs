@@ -27,6 +27,7 @@ use iolab_core::job::{IoDir, PreparedJob, VerifyKind};
 
 use super::content::Content;
 use super::dedupe::Dedupe;
+use super::io_loop::Slot;
 use super::verify::{Layout, Mismatch};
 use super::Worker;
 use crate::backend::Backend;
@@ -263,6 +264,12 @@ impl DataState {
         u
     }
 
+    /// True when the job verifies data (a completed read may be checked in
+    /// its slot's buffer, so the slot must not be reissued before that).
+    pub fn verifies(&self) -> bool {
+        self.verify.is_some()
+    }
+
     /// True when a verify phase has blocks to read.
     pub fn verify_pending(&self) -> bool {
         !self.log.is_empty()
@@ -433,7 +440,7 @@ fn dump(path: &Path, m: &Mismatch, found: &[u8]) {
 }
 
 /// The I/O a slot holds.
-fn slot_unit(s: &super::io_loop::Slot) -> IoUnit {
+fn slot_unit(s: &Slot) -> IoUnit {
     IoUnit {
         dir: s.dir,
         file: s.file,
@@ -464,12 +471,11 @@ impl<B: Backend> Worker<B> {
 
     /// A whole I/O completed: log a write, check a verify read.
     #[inline]
-    pub(super) fn data_done(&mut self, slot: u32) {
-        let s = self.q.slots[slot as usize];
+    pub(super) fn data_done(&mut self, slot: u32, s: &Slot) {
         if s.dir == IoDir::Write {
-            self.data.written(slot_unit(&s), s.seed);
+            self.data.written(slot_unit(s), s.seed);
         } else if s.dir == IoDir::Trim {
-            self.data.trimmed(slot_unit(&s));
+            self.data.trimmed(slot_unit(s));
         } else if s.check {
             // Safety: the read completed, so the kernel is done with the buffer.
             let buf = unsafe { self.bufs.slot_mut(slot, s.len as usize) };

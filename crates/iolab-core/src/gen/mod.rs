@@ -218,7 +218,7 @@ impl IoGen {
 
     /// The slot of the next I/O after one on `slot`, which is `done` (its
     /// file left the rotation) or not (fio's file_service_type rules).
-    #[inline]
+    #[inline(always)]
     fn advance(&mut self, slot: usize, done: bool) {
         if done {
             self.active.remove(slot);

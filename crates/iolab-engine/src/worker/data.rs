@@ -171,7 +171,18 @@ impl DataState {
     }
 
     /// A verify read to issue now instead of the generator's next unit.
+    /// (The common answer, none, without a call: this is on every I/O's path.)
+    #[inline(always)]
     pub fn next_read(&mut self) -> Option<IoUnit> {
+        let due = self.backlog > 0 && self.log.len() as u64 >= self.backlog;
+        if !self.phase && self.draining == 0 && !due {
+            return None;
+        }
+        self.next_logged_read()
+    }
+
+    #[inline(never)]
+    fn next_logged_read(&mut self) -> Option<IoUnit> {
         if !self.phase {
             if self.draining == 0 && self.backlog > 0 && self.log.len() as u64 >= self.backlog {
                 self.draining = self.backlog;
@@ -202,8 +213,16 @@ impl DataState {
     /// block whose write completed, at a `trim_backlog` point or within its
     /// batch. A chosen block written over since is skipped; one whose write
     /// is still in flight waits.
-    #[inline]
+    #[inline(always)]
     pub fn next_trim(&mut self) -> Option<IoUnit> {
+        if self.trims.backlog == 0 || self.phase {
+            return None;
+        }
+        self.next_chosen_trim()
+    }
+
+    #[inline(never)]
+    fn next_chosen_trim(&mut self) -> Option<IoUnit> {
         let t = &mut self.trims;
         if t.backlog == 0 || self.phase {
             return None;
@@ -470,7 +489,7 @@ impl<B: Backend> Worker<B> {
     }
 
     /// A whole I/O completed: log a write, check a verify read.
-    #[inline]
+    #[inline(always)]
     pub(super) fn data_done(&mut self, slot: u32, s: &Slot) {
         if s.dir == IoDir::Write {
             self.data.written(slot_unit(s), s.seed);

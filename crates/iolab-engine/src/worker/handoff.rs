@@ -86,8 +86,10 @@ impl<B: Backend> Worker<B> {
             let s = &self.q.slots[c.slot as usize];
             c.result >= i64::from(s.len - s.done)
         });
-        if !whole {
-            // The ordinary path; the prepared unit goes out with the next issue.
+        if !whole || self.q.comps.is_empty() {
+            // The ordinary path (a short or failed I/O, or nothing reaped
+            // and so no slot to issue into); the prepared unit goes out
+            // with the next issue.
             self.src.pending = self.q.batch.pop();
             let ts = self.clock();
             let comps = std::mem::take(&mut self.q.comps);

@@ -173,8 +173,14 @@ def measure(cmd: list[str]) -> Sample:
 
 
 def iolab_cmd() -> list[str]:
+    """The checkout's own iolab: its venv's script, else ``iolab`` on PATH, else
+    this interpreter running the CLI module (a git worktree has no .venv of its
+    own; PYTHONPATH then picks the sources and native module under test)."""
     venv = ROOT / ".venv" / "bin" / "iolab"
-    return [str(venv)] if venv.exists() else [shutil.which("iolab") or "iolab"]
+    if venv.exists():
+        return [str(venv)]
+    found = shutil.which("iolab")
+    return [found] if found else [sys.executable, "-m", "iolab.cli.main"]
 
 
 def version(cmd: list[str]) -> str:

@@ -98,8 +98,16 @@ impl BsGen {
     }
 
     /// Draw the size of the next I/O.
-    #[inline]
+    #[inline(always)]
     pub fn draw(&self, rng: &mut WorkerRng) -> u64 {
+        match self {
+            BsGen::Fixed(b) => *b,
+            _ => self.draw_varied(rng),
+        }
+    }
+
+    #[inline(never)]
+    fn draw_varied(&self, rng: &mut WorkerRng) -> u64 {
         match self {
             BsGen::Fixed(b) => *b,
             BsGen::Range { min, steps } => min * (1 + below(rng, *steps)),

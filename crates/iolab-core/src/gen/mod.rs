@@ -218,7 +218,7 @@ impl IoGen {
 
     /// The slot of the next I/O after one on `slot`, which is `done` (its
     /// file left the rotation) or not (fio's file_service_type rules).
-    #[inline]
+    #[inline(always)]
     fn advance(&mut self, slot: usize, done: bool) {
         if done {
             self.active.remove(slot);
@@ -299,7 +299,7 @@ impl Iterator for IoGen {
     type Item = IoUnit;
 
     /// The next I/O; `None` once a size-based job has made its passes.
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<IoUnit> {
         if self.trim == TrimMode::None {
             return self.draw();
@@ -320,7 +320,7 @@ impl Iterator for IoGen {
 
 impl IoGen {
     /// The next drawn (or replayed) I/O, before trims are named.
-    #[inline]
+    #[inline(always)]
     fn draw(&mut self) -> Option<IoUnit> {
         if let Some(r) = self.replay.as_mut() {
             return r.next();

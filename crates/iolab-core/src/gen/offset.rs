@@ -145,7 +145,7 @@ impl FileState {
     /// Offset (relative to the region) and length of the next I/O of
     /// direction `dir` (index) that drew size `drawn` from `bs` (which cuts
     /// a size to the room left). Only called while `remaining > 0`.
-    #[inline]
+    #[inline(always)]
     pub fn take(
         &mut self,
         dir: usize,

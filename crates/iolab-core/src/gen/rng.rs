@@ -77,7 +77,7 @@ impl DirPicker {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn pick(&self, rng: &mut WorkerRng) -> IoDir {
         match *self {
             DirPicker::Always(d) => d,

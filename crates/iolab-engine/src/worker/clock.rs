@@ -17,7 +17,8 @@
 //! Anywhere else (another clock source, another architecture) it is
 //! `clock_gettime(CLOCK_MONOTONIC)` itself. The worker takes one reading
 //! per submitted batch (before staging and after the commit) and one per
-//! reaped batch, not one per I/O.
+//! reaped batch, not one per I/O; at a full queue the reap's reading is
+//! also the next batch's start (`handoff`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;

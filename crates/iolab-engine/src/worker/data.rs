@@ -27,6 +27,7 @@ use iolab_core::job::{IoDir, PreparedJob, VerifyKind};
 
 use super::content::Content;
 use super::dedupe::Dedupe;
+use super::io_loop::Slot;
 use super::verify::{Layout, Mismatch};
 use super::Worker;
 use crate::backend::Backend;
@@ -170,7 +171,18 @@ impl DataState {
     }
 
     /// A verify read to issue now instead of the generator's next unit.
+    /// (The common answer, none, without a call: this is on every I/O's path.)
+    #[inline(always)]
     pub fn next_read(&mut self) -> Option<IoUnit> {
+        let due = self.backlog > 0 && self.log.len() as u64 >= self.backlog;
+        if !self.phase && self.draining == 0 && !due {
+            return None;
+        }
+        self.next_logged_read()
+    }
+
+    #[inline(never)]
+    fn next_logged_read(&mut self) -> Option<IoUnit> {
         if !self.phase {
             if self.draining == 0 && self.backlog > 0 && self.log.len() as u64 >= self.backlog {
                 self.draining = self.backlog;
@@ -201,8 +213,16 @@ impl DataState {
     /// block whose write completed, at a `trim_backlog` point or within its
     /// batch. A chosen block written over since is skipped; one whose write
     /// is still in flight waits.
-    #[inline]
+    #[inline(always)]
     pub fn next_trim(&mut self) -> Option<IoUnit> {
+        if self.trims.backlog == 0 || self.phase {
+            return None;
+        }
+        self.next_chosen_trim()
+    }
+
+    #[inline(never)]
+    fn next_chosen_trim(&mut self) -> Option<IoUnit> {
         let t = &mut self.trims;
         if t.backlog == 0 || self.phase {
             return None;
@@ -261,6 +281,12 @@ impl DataState {
             self.expected.push_back(None);
         }
         u
+    }
+
+    /// True when the job verifies data (a completed read may be checked in
+    /// its slot's buffer, so the slot must not be reissued before that).
+    pub fn verifies(&self) -> bool {
+        self.verify.is_some()
     }
 
     /// True when a verify phase has blocks to read.
@@ -433,7 +459,7 @@ fn dump(path: &Path, m: &Mismatch, found: &[u8]) {
 }
 
 /// The I/O a slot holds.
-fn slot_unit(s: &super::io_loop::Slot) -> IoUnit {
+fn slot_unit(s: &Slot) -> IoUnit {
     IoUnit {
         dir: s.dir,
         file: s.file,
@@ -463,13 +489,12 @@ impl<B: Backend> Worker<B> {
     }
 
     /// A whole I/O completed: log a write, check a verify read.
-    #[inline]
-    pub(super) fn data_done(&mut self, slot: u32) {
-        let s = self.q.slots[slot as usize];
+    #[inline(always)]
+    pub(super) fn data_done(&mut self, slot: u32, s: &Slot) {
         if s.dir == IoDir::Write {
-            self.data.written(slot_unit(&s), s.seed);
+            self.data.written(slot_unit(s), s.seed);
         } else if s.dir == IoDir::Trim {
-            self.data.trimmed(slot_unit(&s));
+            self.data.trimmed(slot_unit(s));
         } else if s.check {
             // Safety: the read completed, so the kernel is done with the buffer.
             let buf = unsafe { self.bufs.slot_mut(slot, s.len as usize) };

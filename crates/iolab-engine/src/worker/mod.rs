@@ -30,6 +30,7 @@ pub(crate) mod dedupe;
 mod errors;
 mod fill;
 mod flow;
+mod handoff;
 mod io_loop;
 pub mod iolog;
 mod lat_target;
@@ -244,6 +245,13 @@ struct Queue {
     inflight: u32,
     /// Completions of one reap.
     comps: Vec<Completion>,
+    /// Completions reaped and released, recorded later in the turn
+    /// (`handoff`): each slot's state when it completed; the first
+    /// `done_len` are waiting.
+    done: Vec<(u32, Slot)>,
+    done_len: usize,
+    /// The clock reading those completions were reaped at.
+    done_ns: u64,
     /// The units of the batch being issued, with their due times.
     batch: Vec<(IoUnit, u64)>,
     /// The slots of that batch handed to the backend, not yet committed.
@@ -405,6 +413,9 @@ impl<B: Backend> Worker<B> {
                 free: (0..p.iodepth).rev().collect(),
                 inflight: 0,
                 comps: Vec::with_capacity(p.iodepth as usize + 1),
+                done: Vec::new(),
+                done_len: 0,
+                done_ns: 0,
                 batch: Vec::with_capacity(p.batch_submit as usize),
                 staged: Vec::with_capacity(p.batch_submit as usize),
             },

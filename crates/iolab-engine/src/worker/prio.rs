@@ -12,6 +12,7 @@ use iolab_core::hist::LatHist;
 use iolab_core::job::{PreparedJob, PrioOptions};
 use iolab_core::stats::{DirStats, PrioStat};
 
+use super::io_loop::Slot;
 use super::Worker;
 use crate::backend::Backend;
 use crate::EngineError;
@@ -193,8 +194,7 @@ impl<B: Backend> Worker<B> {
 
     /// Per-priority latency and the per-I/O record of a completed slot
     /// (only jobs that ask for them come here).
-    pub(super) fn per_io(&mut self, slot: u32, ts: u64) {
-        let s = self.q.slots[slot as usize];
+    pub(super) fn per_io(&mut self, s: &Slot, ts: u64) {
         let Some(start) = self.rec.measured_start_ns() else {
             return; // ramp: nothing is kept
         };

@@ -157,7 +157,7 @@ impl Recorder {
     }
 
     /// One I/O of `bytes` completed, seen at `reap_ns`.
-    #[inline]
+    #[inline(always)]
     pub fn completed(
         &mut self,
         dir: IoDir,

@@ -15,13 +15,14 @@
 //! holds only the counts (what a 24-hour run's series would otherwise
 //! need: ~250 bytes a row in memory, ~750 in the summary's JSON).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::io::BufRead;
 
 use super::IntervalSummary;
 use crate::error::CoreError;
-use crate::hist::{LatHist, PackedHist};
+use crate::hist::PackedHist;
 use crate::stats::hlog::{HlogEntry, HlogReader};
+use crate::stats::stream::{IntervalMerge, SpareHists};
 use crate::stats::{DirInterval, IntervalSample};
 
 /// What the summary takes from an interval log (see the module docs).
@@ -57,40 +58,14 @@ pub fn counts_only(s: &IntervalSample) -> IntervalSample {
     out
 }
 
-#[derive(Debug)]
-struct GroupPending {
-    sample: IntervalSample,
-    lat: Vec<LatHist>,
-    reported: u32,
-}
-
 /// A group's jobs' intervals merged by index as the log is read.
 #[derive(Debug, Default)]
 struct GroupMerge {
     jobs: u32,
-    pending: BTreeMap<u64, GroupPending>,
+    merge: IntervalMerge,
 }
 
 impl GroupMerge {
-    fn add(&mut self, i: u64, s: &IntervalSample) {
-        let p = self.pending.entry(i).or_insert_with(|| GroupPending {
-            sample: IntervalSample {
-                start_ns: u64::MAX,
-                ..Default::default()
-            },
-            lat: s.dirs.iter().map(|_| LatHist::new()).collect(),
-            reported: 0,
-        });
-        p.sample.start_ns = p.sample.start_ns.min(s.start_ns);
-        p.sample.end_ns = p.sample.end_ns.max(s.end_ns);
-        for ((t, d), h) in p.sample.dirs.iter_mut().zip(&s.dirs).zip(&mut p.lat) {
-            t.ios += d.ios;
-            t.bytes += d.bytes;
-            h.merge(&d.lat_ns.unpack());
-        }
-        p.reported += 1;
-    }
-
     /// Rows of the intervals every job has reported or ended before
     /// (`ended_before(i)`: jobs of the group that ended with ≤ i
     /// intervals); all of them with `all`.
@@ -98,17 +73,12 @@ impl GroupMerge {
         &mut self,
         ended_before: impl Fn(u64) -> u32,
         all: bool,
+        spare: &mut SpareHists,
         out: &mut Vec<IntervalSummary>,
     ) {
-        while let Some(e) = self.pending.first_entry() {
-            if !all && e.get().reported + ended_before(*e.key()) < self.jobs {
-                break;
-            }
-            let mut p = e.remove();
-            for (d, h) in p.sample.dirs.iter_mut().zip(&p.lat) {
-                d.lat_ns = PackedHist::pack(h);
-            }
-            out.push(IntervalSummary::of(&p.sample));
+        let done = |i| if all { self.jobs } else { ended_before(i) };
+        while let Some((_, sample)) = self.merge.pop_complete(self.jobs, done, spare) {
+            out.push(IntervalSummary::of(&sample));
         }
     }
 }
@@ -158,6 +128,7 @@ pub fn read_log_series_with<R: BufRead>(
         ..Default::default()
     };
     let mut group_rows: Vec<IntervalSummary> = Vec::new();
+    let mut spare = SpareHists::new();
     let mut groups: Vec<GroupMerge> = (0..ngroups).map(|_| GroupMerge::default()).collect();
     for &g in job_groups {
         groups[g as usize].jobs += 1;
@@ -186,7 +157,13 @@ pub fn read_log_series_with<R: BufRead>(
                     None => {
                         out.jobs[j].push(counts_only(&r.sample));
                         sink(SeriesOf::Job(j as u32), IntervalSummary::of(&r.sample))?;
-                        groups[job_groups[j] as usize].add(r.index, &r.sample);
+                        let g = job_groups[j] as usize;
+                        if !groups[g].merge.add(r.index, &r.sample, &mut spare) {
+                            return Err(CoreError::Format(format!(
+                                "interval log: job {j} interval {} after its group's was complete",
+                                r.index
+                            )));
+                        }
                     }
                 }
                 job_groups[j]
@@ -200,14 +177,19 @@ pub fn read_log_series_with<R: BufRead>(
             }
         };
         if let Some(gm) = groups.get_mut(g as usize) {
-            gm.flush(|i| ended_before(&ended, g, i), false, &mut group_rows);
+            gm.flush(
+                |i| ended_before(&ended, g, i),
+                false,
+                &mut spare,
+                &mut group_rows,
+            );
             for row in group_rows.drain(..) {
                 sink(SeriesOf::Group(g), row)?;
             }
         }
     }
     for (g, gm) in groups.iter_mut().enumerate() {
-        gm.flush(|_| 0, true, &mut group_rows);
+        gm.flush(|_| 0, true, &mut spare, &mut group_rows);
         for row in group_rows.drain(..) {
             sink(SeriesOf::Group(g as u32), row)?;
         }

@@ -20,6 +20,8 @@ and the results writer writes it back as the empty list the file holds
 
 from __future__ import annotations
 
+import csv as _csv
+import itertools
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -41,17 +43,19 @@ SERIES_CSV = "timeseries.csv.part"
 ROW_DIRS = ("read", "write", "trim", "total")
 #: Per-direction fields of a row (``DirIntervalSummary``).
 DIR_FIELDS = ("ios", "bytes", "iops", "bw_bytes_per_s", "lat_p50_ns", "lat_p99_ns", "lat_max_ns")
-#: Rows read from the file at a time (a batch is ~100 bytes a row in Arrow).
-BATCH_ROWS = 65_536
+#: Rows converted at a time (to a row group, or to dicts: ~1 kB a row as dicts).
+BATCH_ROWS = 8_192
 
 
-def _csv_types() -> dict[str, pa.DataType]:
+def _schema() -> pa.Schema:
+    """The series file's columns (docs/results-schema.md)."""
     import pyarrow as pa
 
-    ints = ("index", "t_start_ns", "t_end_ns", "ios", "bytes", "lat_p50_ns", "lat_p99_ns", "lat_max_ns")
-    types: dict[str, pa.DataType] = {c: pa.uint64() for c in ints}
-    types.update({"series": pa.string(), "dir": pa.string(), "iops": pa.float64(), "bw_bytes_per_s": pa.float64()})
-    return types
+    u64 = pa.uint64()
+    fields = [("series", pa.string()), ("index", u64), ("job", pa.string()), ("t_start_ns", u64), ("t_end_ns", u64)]
+    fields += [("dir", pa.string()), ("ios", u64), ("bytes", u64), ("iops", pa.float64())]
+    fields += [("bw_bytes_per_s", pa.float64()), ("lat_p50_ns", u64), ("lat_p99_ns", u64), ("lat_max_ns", u64)]
+    return pa.schema(fields)
 
 
 def summarize_streamed(result_json: str, interval_log: Path) -> str:
@@ -71,27 +75,27 @@ def summarize_streamed(result_json: str, interval_log: Path) -> str:
 
 
 def csv_to_parquet(csv: Path, parquet: Path, job_names: list[str]) -> None:
-    """The core's series CSV → Parquet, a block at a time (memory bounded by
-    the block, not the file), with a ``job`` column: the job's name on its
-    rows, null on a group's."""
+    """The core's series CSV → Parquet, :data:`BATCH_ROWS` rows at a time (a
+    row group each), with a ``job`` column: the job's name on its rows, null
+    on a group's. Read with the ``csv`` module: pyarrow's CSV reader holds
+    ~100 MB of buffers for a file of any size, more than the rows."""
     import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.csv as pcsv
     import pyarrow.parquet as pq
 
-    reader = pcsv.open_csv(
-        csv,
-        read_options=pcsv.ReadOptions(block_size=4 << 20),
-        convert_options=pcsv.ConvertOptions(column_types=_csv_types()),
-    )
-    names = pa.array(job_names or [""], pa.string())
-    schema = reader.schema.insert(2, pa.field("job", pa.string()))
+    schema = _schema()
+    names = [f.name for f in schema if f.name != "job"]
+    kinds = [str if n in ("series", "dir") else float if n in ("iops", "bw_bytes_per_s") else int for n in names]
     tmp = parquet.with_name(parquet.name + ".tmp")
-    with pq.ParquetWriter(tmp, schema) as writer:
-        for batch in reader:
-            is_job = pc.equal(batch.column("series"), "job")
-            job = pc.if_else(is_job, pc.take(names, pc.if_else(is_job, batch.column("index"), 0)), None)
-            writer.write_table(pa.Table.from_batches([batch]).add_column(2, "job", job))
+    with csv.open(newline="") as text, pq.ParquetWriter(tmp, schema) as writer:
+        rows = _csv.reader(text)
+        if next(rows, None) != names:
+            raise ResultFormatError(f"{csv}: not the core's series columns ({', '.join(names)})")
+        while chunk := list(itertools.islice(rows, BATCH_ROWS)):
+            columns: list[list[Any]] = [[k(v) for v in c] for c, k in zip(zip(*chunk), kinds)]
+            del chunk
+            columns.insert(2, [job_names[int(i)] if s == "job" else None for s, i in zip(columns[0], columns[1])])
+            arrays = [pa.array(c, f.type) for c, f in zip(columns, schema)]
+            writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
     tmp.replace(parquet)
 
 
@@ -114,8 +118,8 @@ def attach_series(summary: Json, directory: Path) -> Json:
 
 class SeriesView(Sequence[Json]):
     """One job's or group's series in a Parquet series file, read on demand:
-    iteration, indexing and slicing read the file a batch of
-    :data:`BATCH_ROWS` rows at a time and yield the ``IntervalSummary``
+    iteration, indexing and slicing read the file a row group (~50,000
+    rows) at a time and yield the ``IntervalSummary``
     dicts an embedded series has. Not JSON: :func:`json_default` writes it
     as the empty list the result file holds (``json.dumps`` elsewhere
     refuses it rather than embed a day of rows)."""
@@ -130,21 +134,28 @@ class SeriesView(Sequence[Json]):
         return self.rows > 0
 
     def __iter__(self) -> Iterator[Json]:
-        import pyarrow.compute as pc
         import pyarrow.parquet as pq
 
-        columns = ["series", "index", "t_start_ns", "t_end_ns", "dir", *DIR_FIELDS]
+        # A row group at a time (the writer made one per CSV block, ~50,000
+        # rows), filtered in Python: pyarrow.compute's first call alone
+        # costs ~40 MB of resident memory, more than the rows.
+        columns = ["t_start_ns", "t_end_ns", "dir", *DIR_FIELDS]
         pending: list[Json] = []
         with pq.ParquetFile(self.path) as f:
-            for batch in f.iter_batches(batch_size=BATCH_ROWS, columns=columns):
-                mask = pc.and_(
-                    pc.equal(batch.column("series"), self.series), pc.equal(batch.column("index"), self.number)
-                )
-                for r in batch.filter(mask).drop_columns(["series", "index"]).to_pylist():
-                    pending.append(r)
-                    if len(pending) == len(ROW_DIRS):
-                        yield _row(pending)
-                        pending = []
+            for group in range(f.num_row_groups):
+                table = f.read_row_group(group, columns=["series", "index", *columns])
+                of = zip(table.column("series").to_pylist(), table.column("index").to_pylist())
+                mine = [k for k, (s, i) in enumerate(of) if i == self.number and s == self.series]
+                for lo in range(0, len(mine), BATCH_ROWS):
+                    part = mine[lo : lo + BATCH_ROWS]
+                    first, last = part[0], part[-1]
+                    values = [table.column(c).slice(first, last - first + 1).to_pylist() for c in columns]
+                    for k in part:
+                        pending.append(dict(zip(columns, (v[k - first] for v in values))))
+                        if len(pending) == len(ROW_DIRS):
+                            yield _row(pending)
+                            pending = []
+                del table
 
     @overload
     def __getitem__(self, i: SupportsIndex) -> Json: ...

@@ -32,6 +32,12 @@ def options_markdown() -> str:
 def summarize(result_json: str) -> str:
     """A run result (JSON) → its summary (JSON)."""
 
+def summarize_with_log_to(
+    result_json: str, path: str | os.PathLike[str], series_csv: str | os.PathLike[str]
+) -> tuple[str, list[int], list[int]]:
+    """``summarize_with_log`` writing the series to the CSV file ``series_csv`` instead
+    of into the summary: (summary JSON with empty series, rows per job, rows per group)."""
+
 def summarize_with_log(result_json: str, path: str | os.PathLike[str]) -> str:
     """``summarize`` of a run whose intervals were streamed to the interval log at ``path``."""
 

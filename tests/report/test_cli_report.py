@@ -161,3 +161,31 @@ def test_help_lists_each_command_on_one_unbroken_line() -> None:
 
     for info in app.registered_commands:
         assert info.short_help and "\n" not in info.short_help, info.name
+
+
+def test_report_and_compare_read_a_streamed_runs_series_from_its_file(cli, workdir: Path) -> None:
+    """Issue 30: a run made with --stream-intervals keeps its series in
+    timeseries.parquet, not result.json; report (text, HTML chart of every
+    interval) and compare read them from there."""
+    dirs = []
+    for n in range(2):
+        r = cli(
+            "run", "--name=s", *JOB, "--runtime=300ms", "--interval", "20ms", "--results", f"s{n}", "--stream-intervals"
+        )
+        assert r.exit_code == 0, r.output
+        (found,) = (workdir / f"s{n}").glob("run-*")
+        dirs.append(found)
+    doc = json.loads((dirs[0] / "result.json").read_text())
+    ref = doc["summary"]["series_file"]
+    assert ref["file"] == "timeseries.parquet" and ref["groups"][0] >= 10, ref
+    assert doc["summary"]["groups"][0]["series"] == [] and doc["summary"]["jobs"][0]["series"] == []
+    text = cli("report", str(dirs[0]))
+    assert text.exit_code == 0 and "Throughput and latency" in text.stdout, text.output
+    js = json.loads(cli("report", str(dirs[0]), "--format", "json").stdout)
+    assert js["schema"] == "iolab.analysis/1"
+    html = cli("report", str(dirs[0]), "-o", "r.html")
+    assert html.exit_code == 0, html.output
+    page = (workdir / "r.html").read_text()
+    assert "IOPS over time" in page
+    cmp = cli("compare", str(dirs[0]), str(dirs[1]))
+    assert cmp.exit_code == 0 and "matched rows: 1" in cmp.stdout, cmp.output

@@ -27,6 +27,7 @@ import pytest
 from iolab import _native
 from iolab.errors import IolabError
 from iolab.results.intervals import HLOG_FILE, parse_window, read_window
+from iolab.run.series import SERIES_CSV, SERIES_FILE, SeriesView, attach_series, json_default, summarize_streamed
 
 from tests.waits import wait_until
 
@@ -77,6 +78,32 @@ def test_streamed_figures_equal_the_in_memory_result(in_memory_result: str, tmp_
     merged_only = _native.stream_result(in_memory_result, log, False)
     streamed = json.loads(_native.summarize_with_log(merged_only, log))
     assert _without_worker_intervals(streamed) == _without_worker_intervals(embedded)
+
+
+def test_series_read_from_the_series_file_equal_the_in_memory_ones(in_memory_result: str, tmp_path: Path) -> None:
+    """A streamed run's summary leaves its series in timeseries.parquet
+    (issue 30): read back on demand, every job's and group's series equals
+    the embedded summary's, exactly, and the rest of the summary too."""
+    embedded = json.loads(_native.summarize(in_memory_result))
+    log = tmp_path / HLOG_FILE
+    streamed_result = _native.stream_result(in_memory_result, log, False)
+    summary = json.loads(summarize_streamed(streamed_result, log))
+    ref = summary["series_file"]
+    assert ref["file"] == SERIES_FILE and not (tmp_path / SERIES_CSV).exists()
+    assert ref["jobs"] == [len(j["series"]) for j in embedded["jobs"]]
+    assert ref["groups"] == [len(g["series"]) for g in embedded["groups"]]
+    assert all(j["series"] == [] for j in summary["jobs"]) and all(g["series"] == [] for g in summary["groups"])
+    attach_series(summary, tmp_path)
+    for mine, theirs in [*zip(summary["jobs"], embedded["jobs"]), *zip(summary["groups"], embedded["groups"])]:
+        view = mine["series"]
+        assert isinstance(view, SeriesView) and len(view) == len(theirs["series"])
+        assert list(view) == theirs["series"]  # every row, direction and percentile, exactly
+        assert view[-3:] == theirs["series"][-3:] and view[1] == theirs["series"][1]
+        mine["series"] = theirs["series"]
+    del summary["series_file"]
+    assert _without_worker_intervals(summary) == _without_worker_intervals(embedded)
+    again = attach_series(json.loads(summarize_streamed(streamed_result, log)), tmp_path)
+    assert json.loads(json.dumps(again, default=json_default))["jobs"][0]["series"] == [], "written back: []"
 
 
 def test_a_streamed_result_needs_its_log(in_memory_result: str, tmp_path: Path) -> None:

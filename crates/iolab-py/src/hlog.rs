@@ -2,7 +2,8 @@
 //! `IntervalLog(path)` iterates a log's records one at a time (memory does
 //! not grow with the log), `hlog_window` merges a window of a log's
 //! intervals exactly into one histogram, and `summarize_with_log` is
-//! `summarize` for a run that streamed its intervals.
+//! `summarize` for a run that streamed its intervals (`summarize_with_log_to`:
+//! its series written to a file instead of into the summary).
 
 use std::fs::File;
 use std::io::BufReader;
@@ -220,6 +221,23 @@ pub fn hlog_window<'py>(
 pub fn summarize_with_log(py: Python<'_>, result_json: &str, path: PathBuf) -> PyResult<String> {
     gil::released(py, || {
         iolab_core::summary::streamed::summarize_json_with_log(result_json, &path)
+    })
+    .map_err(core_error)
+}
+
+/// `summarize_with_log` writing the summary's series to the CSV file
+/// `series_csv` as they are made (`summary::streamed::SeriesCsv`) instead
+/// of into the summary: returns (summary JSON with empty series, rows per
+/// job, rows per stonewall group).
+#[pyfunction]
+pub fn summarize_with_log_to(
+    py: Python<'_>,
+    result_json: &str,
+    path: PathBuf,
+    series_csv: PathBuf,
+) -> PyResult<(String, Vec<u64>, Vec<u64>)> {
+    gil::released(py, || {
+        iolab_core::summary::streamed::summarize_json_with_log_to(result_json, &path, &series_csv)
     })
     .map_err(core_error)
 }

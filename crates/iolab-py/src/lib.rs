@@ -124,6 +124,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(options_markdown, m)?)?;
     m.add_function(wrap_pyfunction!(summarize, m)?)?;
     m.add_function(wrap_pyfunction!(hlog::summarize_with_log, m)?)?;
+    m.add_function(wrap_pyfunction!(hlog::summarize_with_log_to, m)?)?;
     m.add_function(wrap_pyfunction!(hlog::hlog_window, m)?)?;
     m.add_function(wrap_pyfunction!(hlog::stream_result, m)?)?;
     m.add_class::<hlog::PyIntervalLog>()?;

@@ -191,29 +191,62 @@ def _interval_hists(rjobs: list[Json]) -> dict[int, str]:
     return {t: h for t, hs in by_start.items() if (h := merged_hist(hs)) is not None}
 
 
+#: A group's series longer than this is decimated as it is read (a 24-hour
+#: run of 1 s intervals has 86,400; a chart has a few hundred pixels): cut
+#: into runs of consecutive intervals, one per ``MAX_SERIES_INTERVALS // 3``,
+#: each run keeps its intervals of lowest IOPS, highest IOPS and highest
+#: p99 (each once, in time order). Every dip, peak and latency spike stays
+#: on the chart at its own time and value; no value is averaged.
+MAX_SERIES_INTERVALS = 3_000
+
+
 def _series(group: Json, rjobs: list[Json]) -> list[Interval]:
     """The group's time series as the core merged it (``groups[].series``:
     every job's intervals merged, counts added, histograms merged exactly),
     with the p50, p99 and max of every I/O of the interval and, where the
-    workers kept them, the interval's merged histogram."""
-    hists = _interval_hists(rjobs) if group["series"] else {}
+    workers kept them, the interval's merged histogram; decimated past
+    :data:`MAX_SERIES_INTERVALS` (read one row at a time: a streamed run's
+    series comes from its ``timeseries.parquet``)."""
+    rows = group["series"]
+    hists = _interval_hists(rjobs) if rows else {}
+    n = len(rows)
+    per = 1 if n <= MAX_SERIES_INTERVALS else -(-n // (MAX_SERIES_INTERVALS // 3))
     out: list[Interval] = []
-    for s in group["series"]:
-        t = s["total"]
-        ios = bool(t["ios"])
-        out.append(
-            Interval(
-                int(s["t_start_ns"]),
-                int(s["t_end_ns"]),
-                float(t["iops"]),
-                float(t["bw_bytes_per_s"]),
-                int(t["lat_p99_ns"]) if ios else None,
-                int(t["lat_p50_ns"]) if ios and "lat_p50_ns" in t else None,
-                int(t["lat_max_ns"]) if ios and "lat_max_ns" in t else None,
-                hists.get(int(s["t_start_ns"])) if ios else None,
-            )
-        )
+    run: list[Interval] = []
+    for s in rows:
+        run.append(_interval(s, hists))
+        if len(run) == per:
+            out.extend(_extremes(run))
+            run = []
+    out.extend(_extremes(run))
     return out
+
+
+def _interval(s: Json, hists: dict[int, str]) -> Interval:
+    t = s["total"]
+    ios = bool(t["ios"])
+    return Interval(
+        int(s["t_start_ns"]),
+        int(s["t_end_ns"]),
+        float(t["iops"]),
+        float(t["bw_bytes_per_s"]),
+        int(t["lat_p99_ns"]) if ios else None,
+        int(t["lat_p50_ns"]) if ios and "lat_p50_ns" in t else None,
+        int(t["lat_max_ns"]) if ios and "lat_max_ns" in t else None,
+        hists.get(int(s["t_start_ns"])) if ios else None,
+    )
+
+
+def _extremes(run: list[Interval]) -> list[Interval]:
+    """The intervals of ``run`` with its lowest and highest IOPS and highest p99, in time order."""
+    if len(run) <= 3:
+        return run
+    keep = {
+        min(range(len(run)), key=lambda i: run[i].iops),
+        max(range(len(run)), key=lambda i: run[i].iops),
+        max(range(len(run)), key=lambda i: run[i].lat_p99_ns or -1),
+    }
+    return [run[i] for i in sorted(keep)]
 
 
 def device_figures(diskstats: Optional[Json]) -> Optional[DeviceFigures]:

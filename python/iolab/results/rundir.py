@@ -5,7 +5,8 @@ A run directory (one ``iolab run --results``, one point x repeat of a sweep)::
     config.json        the jobs as written and as prepared (every option resolved)
     host.json          host facts (iolab.run.hostfacts), with the target's filesystem and device
     result.json        the iolab.result/1 document: summary, histograms (HdrHistogram V2), raw series
-    timeseries.parquet the per-interval series of every job and direction (pyarrow)
+    timeseries.parquet the per-interval series of every job and direction (pyarrow); a streamed
+                       run's also every stonewall group's, and its result.json leaves them out
     diskstats.json     the device under the files over the run (iolab.run.diskstats), when measured
     run.json           id, kind, times, tool version, interrupted; written LAST: its presence marks
                        the directory complete
@@ -30,7 +31,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from iolab import _native
+from iolab.errors import ResultFormatError
 from iolab.results.document import build_output, check_document
+from iolab.run.series import SERIES_FILE, attach_series, json_default
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,7 +42,6 @@ Json = dict[str, Any]
 DIRS = ("read", "write")
 RUN_FILE = "run.json"
 RESULT_FILE = "result.json"
-SERIES_FILE = "timeseries.parquet"
 
 
 #: A document longer than this, compact, is written compact: indentation
@@ -52,9 +54,9 @@ def write_json(path: Path, value: Any, compact: bool = False) -> None:
     """Write atomically (a reader never sees half a file); indented for
     reading by eye unless large (:data:`INDENT_MAX_BYTES`) or ``compact``
     (many files: a fleet's hosts/rank-R.json)."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=json_default)
     if not compact and len(text) <= INDENT_MAX_BYTES:
-        text = json.dumps(value, indent=1, sort_keys=True)
+        text = json.dumps(value, indent=1, sort_keys=True, default=json_default)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text + "\n", encoding="utf-8")
     os.replace(tmp, path)
@@ -94,7 +96,11 @@ def write_record(directory: Path, record: RunRecord) -> Json:
         (directory / name).parent.mkdir(parents=True, exist_ok=True)  # hosts/rank-R.json of a fleet
         write_json(directory / name, value)
     write_json(directory / RESULT_FILE, record.doc)
-    write_series(directory / SERIES_FILE, series_rows(record.doc))
+    if "series_file" in record.doc["summary"]:  # a streamed run's, written beside its interval log
+        if not (directory / SERIES_FILE).is_file():
+            raise ResultFormatError(f"{directory}: a streamed run's {SERIES_FILE} must be written there first")
+    else:
+        write_series(directory / SERIES_FILE, series_rows(record.doc))
     write_json(directory / RUN_FILE, {**record.meta, "tool_version": record.doc["tool"]["version"]})
     return record.doc
 
@@ -154,8 +160,11 @@ def is_complete(directory: Path) -> bool:
 def read_document(directory: Path) -> Json:
     """The run directory's results document; a summary written by an older
     iolab (without the group totals or a job's total IOPS) is made again
-    from the lossless result."""
-    return current_document(loads_large((directory / RESULT_FILE).read_text(encoding="utf-8")))
+    from the lossless result; a streamed run's series read from its
+    ``timeseries.parquet`` on demand (:func:`iolab.run.series.attach_series`)."""
+    doc = current_document(loads_large((directory / RESULT_FILE).read_text(encoding="utf-8")))
+    attach_series(doc["summary"], directory)
+    return doc
 
 
 def loads_large(text: str) -> Json:

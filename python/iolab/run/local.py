@@ -29,6 +29,7 @@ from iolab.errors import JobError
 from iolab.jobs import JobSpec
 from iolab.jobs.extras import engine_job
 from iolab.run.progress import ProgressSink, SilentProgress
+from iolab.run.series import attach_series, summarize_streamed
 
 #: A job as the native module takes it: ``(name, [(option, value or None), ...])``.
 NativeJob = tuple[str, list[tuple[str, Optional[str]]]]
@@ -91,6 +92,9 @@ class RunOutput:
     observed: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: The jobs as the core prepared them (every option resolved), in order.
     prepared: tuple[dict[str, Any], ...] = ()
+    #: Where the summary's series file is (``summary_json`` names one: a
+    #: run that streamed its intervals; :mod:`iolab.run.series`).
+    series_dir: Optional[Path] = None
 
     @property
     def result(self) -> dict[str, Any]:
@@ -102,7 +106,7 @@ class RunOutput:
     def summary(self) -> dict[str, Any]:
         """The summary, parsed: ``summary["jobs"][i]["merged"]["read"]["iops"]``, ..."""
         parsed: dict[str, Any] = json.loads(self.summary_json)
-        return parsed
+        return attach_series(parsed, self.series_dir) if self.series_dir is not None else parsed
 
 
 def _engine(job: JobLike) -> JobLike:
@@ -213,21 +217,24 @@ def run_jobs(
         sink.note("the run ended early on an error: the results cover the work done before it")
         observed = _end_observers(observers, sink)
         summary = summarize_result(partial, interval_log)
-        setattr(e, _PARTIAL, RunOutput(partial, summary, interrupted, shown, observed, ready))
+        series_dir = None if interval_log is None else interval_log.parent
+        setattr(e, _PARTIAL, RunOutput(partial, summary, interrupted, shown, observed, ready, series_dir))
         raise
     observed = _end_observers(observers, sink)
     if interrupted:
         sink.note(INTERRUPTED_NOTE)
     summary_json = summarize_result(result_json, interval_log)
-    return RunOutput(result_json, summary_json, interrupted, shown, observed, ready)
+    series_dir = None if interval_log is None else interval_log.parent
+    return RunOutput(result_json, summary_json, interrupted, shown, observed, ready, series_dir)
 
 
 def summarize_result(result_json: str, interval_log: Optional[Path] = None) -> str:
-    """The summary (JSON) of a run result; its series from ``interval_log``
-    when the run streamed its intervals there."""
+    """The summary (JSON) of a run result; when the run streamed its
+    intervals to ``interval_log``, made from it, its series in
+    ``timeseries.parquet`` beside it (:func:`iolab.run.series.summarize_streamed`)."""
     if interval_log is None:
         return _native.summarize(result_json)
-    return _native.summarize_with_log(result_json, interval_log)
+    return summarize_streamed(result_json, interval_log)
 
 
 def _end_observers(observers: Sequence[RunObserver], sink: ProgressSink) -> dict[str, dict[str, Any]]:

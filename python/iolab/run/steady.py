@@ -28,6 +28,7 @@ result's series keeps percentiles, not means).
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
@@ -194,11 +195,11 @@ def report(
 ) -> Json:
     """fio's ``steadystate`` object from the job's exact merged series: the
     last ``ss_dur`` of full intervals after ``ss_ramp``."""
-    rows = [
-        s
-        for s in job_summary["series"]
-        if s["t_start_ns"] + ramp_time_ns >= c.ramp_ns and s["t_end_ns"] - s["t_start_ns"] >= c.interval_ns * 0.9
-    ][-c.samples :]
+    kept: deque[Json] = deque(maxlen=c.samples)  # the last ones only: a streamed series is read from its file
+    for s in job_summary["series"]:
+        if s["t_start_ns"] + ramp_time_ns >= c.ramp_ns and s["t_end_ns"] - s["t_start_ns"] >= c.interval_ns * 0.9:
+            kept.append(s)
+    rows = list(kept)
     iops = [s["total"]["iops"] for s in rows]
     bw = [s["total"]["bw_bytes_per_s"] for s in rows]
     lat = (lat_means_ns or [])[-c.samples :]

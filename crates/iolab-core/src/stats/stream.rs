@@ -7,12 +7,11 @@
 //!
 //! Memory: per job, the intervals not yet complete (a worker ahead of its
 //! siblings by a poll or two) and a counter per worker — nothing that grows
-//! with the run's length. A pending interval keeps the workers' packed
-//! (compressed) histograms that have arrived, a few hundred bytes each, and
-//! they are merged when the interval is written, into one set of live
-//! histograms (~225 KiB a direction) the stream reuses: a worker that
-//! stalls for many intervals (a loaded host, short intervals) costs its
-//! siblings' packed histograms, not a live set per interval.
+//! with the run's length. A pending interval holds its members' *packed*
+//! histograms; they are merged when the interval is complete, into one set
+//! of live histograms (~225 KiB a direction) the stream reuses: a member
+//! that stalls for many intervals (a loaded host, short intervals) costs
+//! its siblings' packed histograms, not a live set per interval.
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -33,9 +32,96 @@ pub struct StreamJob {
 #[derive(Debug)]
 struct Pending {
     sample: IntervalSample,
-    /// Per direction, the workers' histograms of this interval so far.
+    /// Per direction, the members' histograms of this interval so far.
     lat: Vec<Vec<PackedHist>>,
     reported: u32,
+}
+
+/// Intervals of several members (a job's workers here; a stonewall group's
+/// jobs in `summary::streamed`) merged by index as they arrive — counts
+/// added over the merged interval (earliest start to latest end),
+/// histograms merged exactly — each complete once every member has
+/// reported it or ended before it. The one interval fold of a stream.
+#[derive(Debug, Default)]
+pub struct IntervalMerge {
+    /// Intervals `first..` not yet complete, in order.
+    pending: VecDeque<Pending>,
+    first: u64,
+}
+
+/// The live histograms (one per direction) a complete interval's packed
+/// parts are merged into: one set, reused across merges and streams.
+pub type SpareHists = Vec<LatHist>;
+
+impl IntervalMerge {
+    /// Add a member's interval `i`; false when `i` was already complete
+    /// (a member reporting an interval twice, or after its end).
+    pub fn add(&mut self, i: u64, s: &IntervalSample) -> bool {
+        let Some(k) = i.checked_sub(self.first) else {
+            return false;
+        };
+        while self.pending.len() <= k as usize {
+            let lat = IoDir::MEASURED.iter().map(|_| Vec::new()).collect();
+            self.pending.push_back(Pending {
+                sample: IntervalSample {
+                    start_ns: u64::MAX,
+                    ..Default::default()
+                },
+                lat,
+                reported: 0,
+            });
+        }
+        let p = &mut self.pending[k as usize];
+        p.sample.start_ns = p.sample.start_ns.min(s.start_ns);
+        p.sample.end_ns = p.sample.end_ns.max(s.end_ns);
+        for ((t, d), parts) in p.sample.dirs.iter_mut().zip(&s.dirs).zip(&mut p.lat) {
+            t.ios += d.ios;
+            t.bytes += d.bytes;
+            if !d.lat_ns.is_empty() {
+                parts.push(d.lat_ns.clone());
+            }
+        }
+        p.reported += 1;
+        true
+    }
+
+    /// The next interval (its index and the merge) once `members` have
+    /// reported it or ended before it (`ended_before(i)`: members that
+    /// ended with at most `i` intervals).
+    pub fn pop_complete(
+        &mut self,
+        members: u32,
+        ended_before: impl Fn(u64) -> u32,
+        spare: &mut SpareHists,
+    ) -> Option<(u64, IntervalSample)> {
+        let p = self.pending.front()?;
+        if p.reported + ended_before(self.first) < members {
+            return None;
+        }
+        let mut p = self.pending.pop_front()?;
+        if spare.is_empty() {
+            spare.extend(IoDir::MEASURED.iter().map(|_| LatHist::new()));
+        }
+        for ((d, parts), h) in p.sample.dirs.iter_mut().zip(&p.lat).zip(spare.iter_mut()) {
+            h.reset();
+            for part in parts {
+                h.merge(&part.unpack());
+            }
+            d.lat_ns = PackedHist::pack(h);
+        }
+        self.first += 1;
+        Some((self.first - 1, p.sample))
+    }
+
+    /// Intervals completed so far (the next one's index).
+    pub fn completed(&self) -> u64 {
+        self.first
+    }
+
+    /// Intervals held, not yet complete.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
 }
 
 #[derive(Debug)]
@@ -47,9 +133,7 @@ struct JobState {
     finished: Vec<bool>,
     /// Measured start of the job (its first worker's), ns after the base.
     offset_ns: Option<u64>,
-    /// Intervals `written..` not yet complete, in order.
-    pending: VecDeque<Pending>,
-    written: u64,
+    merge: IntervalMerge,
     ended: bool,
 }
 
@@ -59,9 +143,8 @@ pub struct IntervalStream<W: Write> {
     log: HlogWriter<W>,
     per_worker: bool,
     jobs: Vec<JobState>,
-    /// One live histogram per direction: where an interval's workers are
-    /// merged when it is written (reused).
-    merged: Vec<LatHist>,
+    /// Where a complete interval's histograms are merged (reused).
+    spare: SpareHists,
 }
 
 fn dir_tags(name: &str, host: &str, worker: Option<u32>) -> Vec<String> {
@@ -95,8 +178,7 @@ impl<W: Write> IntervalStream<W> {
                 next: vec![0; j.workers as usize],
                 finished: vec![false; j.workers as usize],
                 offset_ns: None,
-                pending: VecDeque::new(),
-                written: 0,
+                merge: IntervalMerge::default(),
                 ended: j.workers == 0,
             })
             .collect();
@@ -104,7 +186,7 @@ impl<W: Write> IntervalStream<W> {
             log,
             per_worker,
             jobs,
-            merged: IoDir::MEASURED.iter().map(|_| LatHist::new()).collect(),
+            spare: Vec::new(),
         })
     }
 
@@ -129,29 +211,12 @@ impl<W: Write> IntervalStream<W> {
             };
             self.log.interval(src, &j.worker_tags[w], i, offset_ns, s)?;
         }
-        let k = (i - j.written) as usize;
-        while j.pending.len() <= k {
-            let lat = IoDir::MEASURED.iter().map(|_| Vec::new()).collect();
-            j.pending.push_back(Pending {
-                sample: IntervalSample {
-                    start_ns: u64::MAX,
-                    ..Default::default()
-                },
-                lat,
-                reported: 0,
-            });
+        if !j.merge.add(i, s) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("job {job} worker {worker}: interval {i} after the job's was written"),
+            ));
         }
-        let p = &mut j.pending[k];
-        p.sample.start_ns = p.sample.start_ns.min(s.start_ns);
-        p.sample.end_ns = p.sample.end_ns.max(s.end_ns);
-        for ((t, d), parts) in p.sample.dirs.iter_mut().zip(&s.dirs).zip(&mut p.lat) {
-            t.ios += d.ios;
-            t.bytes += d.bytes;
-            if !d.lat_ns.is_empty() {
-                parts.push(d.lat_ns.clone());
-            }
-        }
-        p.reported += 1;
         self.write_complete(job)
     }
 
@@ -165,33 +230,24 @@ impl<W: Write> IntervalStream<W> {
     /// finished before; its end once all have finished.
     fn write_complete(&mut self, job: u32) -> io::Result<()> {
         let j = &mut self.jobs[job as usize];
-        while let Some(p) = j.pending.front() {
-            let i = j.written;
-            let done_before = j
-                .next
-                .iter()
-                .zip(&j.finished)
+        let (next, finished) = (&j.next, &j.finished);
+        let ended_before = |i: u64| {
+            next.iter()
+                .zip(finished)
                 .filter(|&(&n, &f)| f && n <= i)
-                .count() as u32;
-            if p.reported + done_before < j.next.len() as u32 {
-                break;
-            }
-            let mut p = j.pending.pop_front().expect("front exists");
-            for ((d, parts), h) in p.sample.dirs.iter_mut().zip(&p.lat).zip(&mut self.merged) {
-                h.reset();
-                for part in parts {
-                    h.merge(&part.unpack());
-                }
-                d.lat_ns = PackedHist::pack(h);
-            }
+                .count() as u32
+        };
+        while let Some((i, sample)) =
+            j.merge
+                .pop_complete(next.len() as u32, ended_before, &mut self.spare)
+        {
             let src = HlogSource { job, worker: None };
             self.log
-                .interval(src, &j.tags, i, j.offset_ns.unwrap_or(0), &p.sample)?;
-            j.written += 1;
+                .interval(src, &j.tags, i, j.offset_ns.unwrap_or(0), &sample)?;
         }
-        if !j.ended && j.pending.is_empty() && j.finished.iter().all(|&f| f) {
+        if !j.ended && j.merge.pending() == 0 && j.finished.iter().all(|&f| f) {
             j.ended = true;
-            self.log.job_end(job, j.written)?;
+            self.log.job_end(job, j.merge.completed())?;
         }
         Ok(())
     }
@@ -204,7 +260,7 @@ impl<W: Write> IntervalStream<W> {
 
     /// Intervals held waiting for a sibling worker, over all jobs.
     pub fn pending(&self) -> usize {
-        self.jobs.iter().map(|j| j.pending.len()).sum()
+        self.jobs.iter().map(|j| j.merge.pending()).sum()
     }
 
     pub fn into_log(self) -> HlogWriter<W> {

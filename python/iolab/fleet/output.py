@@ -22,6 +22,7 @@ A run that lost a host says INCOMPLETE in every format and names the host.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -34,6 +35,7 @@ from iolab.results import build_output, to_fio_json
 from iolab.results.fio_json import _entry
 from iolab.results.rundir import INDENT_MAX_BYTES
 from iolab.run.local import RunOutput
+from iolab.run.series import summarize_streamed
 
 Json = dict[str, Any]
 FLEET_SCHEMA = "iolab.fleet/1"
@@ -71,13 +73,16 @@ def build(outcome: FleetOutcome) -> FleetResults:
         # --stream-intervals: the series are the fleet's merged log, streamed by rank 0
         merged["interval_log"] = {"file": log.name, "per_worker": False}
         merged_json = json.dumps(merged)
-        summary = _native.summarize_with_log(merged_json, log)
+        # Its series go to timeseries.parquet beside the log, not into the summary (bounded memory).
+        summary = summarize_streamed(merged_json, log)
+        series_dir: Optional[Path] = log.parent
     else:
         merged.pop("interval_log", None)  # the ranks' own logs stay on their hosts
         merged_json = json.dumps(merged)
         summary = _native.summarize(merged_json)
+        series_dir = None
     per_host = [(p.host, per_rank[p.rank]) for p in with_results]
-    total = RunOutput(merged_json, summary, outcome.interrupted, ())
+    total = RunOutput(merged_json, summary, outcome.interrupted, (), series_dir=series_dir)
     return FleetResults(outcome, total, per_host, table_rows(per_host, merged), alignment_report(how))
 
 

@@ -22,8 +22,8 @@ A run that lost a host says INCOMPLETE in every format and names the host.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Optional
 
 from iolab import _native

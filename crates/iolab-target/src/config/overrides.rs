@@ -28,6 +28,8 @@ pub struct Overrides {
     pub pacing: Option<String>,
     /// `--realtime`: serving threads under `SCHED_FIFO`.
     pub realtime: bool,
+    /// `--conn-io auto|uring|threads`.
+    pub conn_io: Option<String>,
 }
 
 /// The config from `toml` or `exports` (exactly one of the two), with
@@ -76,6 +78,11 @@ pub fn build(
     }
     s.allow_remote |= o.allow_remote;
     s.realtime |= o.realtime;
+    if let Some(c) = &o.conn_io {
+        s.conn_io = c
+            .parse()
+            .map_err(|m: String| TargetError::config("--conn-io", m))?;
+    }
     if let Some(n) = o.max_connections {
         s.max_connections = n;
     }

@@ -203,6 +203,7 @@ impl<R: Input> Reader<'_, R> {
             Err(e) => return Err(e.into()),
         }
         let received = Instant::now();
+        self.reader.note_request();
         let h = parse_request(&hb).map_err(End::Protocol)?;
         let action = write_payload_action(&h, self.geo.max_payload_bytes);
         if action == PayloadAction::Disconnect {

@@ -6,15 +6,19 @@
 //! not sent its next request yet; with one fio job that is nearly every
 //! request, and the sleep and wake-up were 39 % of the target's CPU
 //! (docs/performance.md, part 4). Here one multishot receive stays armed on
-//! the socket: the kernel copies whatever the client sends into a ring of
-//! provided buffers ([`RECV_BUFS`] × [`RECV_BUF_BYTES`]) and posts a
-//! completion per copy, even while the reader runs. When the reader has
-//! nothing left to parse it first spins on the completion ring in user
-//! space — no system call per look — for at most the CPU cost of going to
-//! sleep and being woken, measured on this connection
-//! ([`Spin`]; a classic two-competitive choice: spinning never costs more
-//! than twice the best of spinning and sleeping), and only then sleeps in
-//! `io_uring_enter`.
+//! the socket and the kernel copies whatever the client sent into a ring
+//! of provided buffers ([`RECV_BUFS`] × [`RECV_BUF_BYTES`]). The ring
+//! runs those copies only when the reader enters it
+//! (`IORING_SETUP_DEFER_TASKRUN`, 6.1+), so requests arriving while the
+//! reader works cost it nothing, and one `io_uring_enter` takes all that
+//! came in meanwhile (measured: ~10 requests per wake-up where `recv` took
+//! 4.5). For a client that keeps its queue full ([`Pace`]) the reader
+//! also lingers briefly ([`LINGER`]) before looking, so that one wake-up
+//! brings a set of requests and one write answers them.
+//!
+//! A bounded spin on the completion ring before sleeping was built and
+//! dropped: on this 2-CPU machine it took the client's CPU and cost more
+//! server CPU per request than the sleeps it saved (docs/performance.md).
 //!
 //! Kernels without provided-buffer rings or multishot receive (before 5.19
 //! and 6.0) get a single-shot `recv` per wait into a buffer of the
@@ -42,6 +46,9 @@ pub(crate) trait Input: Read {
     /// Bytes received and not read yet: reading this many will not wait
     /// for the client.
     fn buffered(&mut self) -> usize;
+
+    /// A request's header was parsed (the receive side may pace itself by it).
+    fn note_request(&mut self) {}
 }
 
 impl Input for BufReader<Stream> {
@@ -62,6 +69,8 @@ const CANCEL: u64 = 2;
 /// Submission and completion queue entries (a multishot receive posts a
 /// completion per copy; the reader reaps them before each wait).
 const RING_ENTRIES: u32 = 64;
+/// `IORING_ENTER_GETEVENTS`: run deferred completions (and wait for some).
+const ENTER_GETEVENTS: u32 = 1;
 
 /// How bytes are received.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,46 +149,86 @@ impl Drop for BufRing {
     }
 }
 
-/// The bounded spin before a sleep, sized by what a sleep costs.
+/// Whether the client keeps requests coming without waiting for their
+/// replies (a deep queue), learnt from how long the reader waits for the
+/// next request: a client at QD 1 sends its next request only after its
+/// reply has crossed the socket and woken it; a deep one has the next on
+/// its way already (a few µs). Only then does the reader linger
+/// ([`LINGER`]) before looking for more: one sleep then brings a set of
+/// requests, where each had cost a wake-up and a write of its own.
 ///
-/// A sleep's cost is the CPU time the reader spends inside a waiting
-/// `io_uring_enter` (going off the CPU, being woken, coming back), read
-/// from the thread's CPU clock around one wait in [`SAMPLE_EVERY`] and
-/// averaged; the spin lasts that long, within [`MIN_SPIN`] and
-/// [`MAX_SPIN`].
+/// A linger that brings fewer than two requests was wasted (a fast
+/// client at QD 1 can look deep): the reader then holds off lingering for
+/// a number of waits that doubles with each such miss, up to
+/// [`MAX_HOLDOFF`] — at QD 1 at most one request in that many is held.
 #[derive(Debug)]
-pub(crate) struct Spin {
-    pub ns: u64,
-    sleeps: u64,
+pub(crate) struct Pace {
+    /// Average wait for the next request, ns (exponential, 1/8).
+    pub wait_ns: u64,
+    /// Waits left before the next linger; what a miss sets it to next.
+    skip: u32,
+    holdoff: u32,
+    /// The last wait was a linger; requests parsed since the last wait.
+    lingered: bool,
+    batch: u32,
 }
 
-/// One sleep's cost is measured in this many.
-const SAMPLE_EVERY: u64 = 8;
-const MIN_SPIN: Duration = Duration::from_nanos(500);
-const MAX_SPIN: Duration = Duration::from_micros(20);
+/// A wait shorter than this on average marks a deep client.
+pub(crate) const DEEP_WAIT: Duration = Duration::from_micros(6);
+/// How long the reader lets a deep client's requests gather.
+pub(crate) const LINGER: Duration = Duration::from_micros(12);
+/// Most waits without a linger after misses.
+pub(crate) const MAX_HOLDOFF: u32 = 1024;
 
-impl Default for Spin {
-    fn default() -> Spin {
-        // ~4 µs per sleep on the lab's VM until measured here.
-        Spin {
-            ns: 4_000,
-            sleeps: 0,
+impl Default for Pace {
+    fn default() -> Pace {
+        // Not deep until seen to be.
+        Pace {
+            wait_ns: 10 * DEEP_WAIT.as_nanos() as u64,
+            skip: 0,
+            holdoff: 8,
+            lingered: false,
+            batch: 0,
         }
     }
 }
 
-impl Spin {
-    fn note(&mut self, cpu_ns: u64) {
-        let lo = MIN_SPIN.as_nanos() as u64;
-        let hi = MAX_SPIN.as_nanos() as u64;
-        self.ns = ((7 * self.ns + cpu_ns) / 8).clamp(lo, hi);
+impl Pace {
+    /// Whether to linger before this wait. Judges the last linger first.
+    pub fn linger(&mut self) -> bool {
+        if std::mem::take(&mut self.lingered) {
+            if self.batch >= 2 {
+                self.holdoff = (self.holdoff / 2).max(8);
+            } else {
+                self.missed();
+            }
+        }
+        self.batch = 0;
+        if self.skip > 0 {
+            self.skip -= 1;
+            return false;
+        }
+        self.lingered = self.wait_ns < DEEP_WAIT.as_nanos() as u64;
+        self.lingered
     }
-}
 
-/// CPU time of the calling thread, ns.
-fn thread_cpu_ns() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    /// A wait (not a linger) for the next request took `ns`.
+    pub fn note_wait(&mut self, ns: u64) {
+        self.lingered = false;
+        self.wait_ns = (7 * self.wait_ns + ns.min(1_000_000)) / 8;
+    }
+
+    /// One more request parsed.
+    pub fn note_request(&mut self) {
+        self.batch += 1;
+    }
+
+    /// A linger brought too little: hold off the next ones.
+    fn missed(&mut self) {
+        self.lingered = false;
+        self.skip = self.holdoff;
+        self.holdoff = (self.holdoff * 2).min(MAX_HOLDOFF);
+    }
 }
 
 /// The connection's receive side on io_uring (see the module docs).
@@ -194,11 +243,12 @@ pub(crate) struct UringInput {
     mode: Mode,
     /// A receive is submitted and has not posted its last completion.
     armed: bool,
-    /// Submitted to the ring but not to the kernel yet.
-    unsubmitted: bool,
     eof: bool,
     err: Option<io::Error>,
-    pub(crate) spin: Spin,
+    pub(crate) pace: Pace,
+    /// The ring runs completions only when the reader asks
+    /// (`IORING_SETUP_DEFER_TASKRUN`): a linger is not cut short by them.
+    deferred: bool,
     /// Kept open while the ring receives from it.
     stream: Stream,
 }
@@ -208,7 +258,8 @@ impl std::fmt::Debug for UringInput {
         f.debug_struct("UringInput")
             .field("mode", &self.mode)
             .field("buffered", &self.buffered)
-            .field("spin", &self.spin)
+            .field("pace", &self.pace)
+            .field("deferred", &self.deferred)
             .finish_non_exhaustive()
     }
 }
@@ -261,7 +312,16 @@ impl UringInput {
 
     /// [`UringInput::new`]; `Some(Mode::Single)` forces single-shot receives.
     fn with_mode(reader: &BufReader<Stream>, force: Option<Mode>) -> io::Result<UringInput> {
-        let ring = IoUring::builder().build(RING_ENTRIES)?;
+        // Completions run on this thread when it asks, not whenever it runs
+        // (6.1+); elsewhere without the linger.
+        let (ring, deferred) = match IoUring::builder()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .build(RING_ENTRIES)
+        {
+            Ok(r) => (r, true),
+            Err(_) => (IoUring::new(RING_ENTRIES)?, false),
+        };
         let bufs = match force {
             Some(Mode::Single) => None,
             _ => register(&ring)?,
@@ -281,10 +341,10 @@ impl UringInput {
             buffered: 0,
             mode,
             armed: false,
-            unsubmitted: false,
             eof: false,
             err: None,
-            spin: Spin::default(),
+            pace: Pace::default(),
+            deferred,
             stream: reader.get_ref().try_clone()?,
         };
         if !u.own.is_empty() {
@@ -315,7 +375,6 @@ impl UringInput {
         unsafe { self.ring.submission().push(&sqe.user_data(RECV)) }
             .map_err(|_| io::Error::other("io_uring submission queue full"))?;
         self.armed = true;
-        self.unsubmitted = true;
         Ok(())
     }
 
@@ -353,44 +412,45 @@ impl UringInput {
         }
     }
 
-    /// Wait until bytes, the end of the stream or an error arrive.
+    /// Wait until bytes, the end of the stream or an error arrive: for a
+    /// deep client, after a linger (see [`Pace`]).
     fn fill(&mut self) -> io::Result<()> {
         while self.segs.is_empty() && !self.eof && self.err.is_none() {
             if !self.armed {
                 self.arm()?;
             }
-            if self.unsubmitted {
+            if self.deferred && self.pace.linger() {
+                std::thread::sleep(LINGER);
                 self.enter(0)?;
+                if self.reap() > 0 {
+                    continue;
+                }
+                self.pace.missed();
             }
-            if self.reap() > 0 {
-                continue;
-            }
-            let until = Instant::now() + Duration::from_nanos(self.spin.ns);
-            while self.ring.completion().is_empty() && Instant::now() < until {
-                std::hint::spin_loop();
-            }
-            if self.reap() > 0 {
-                continue;
-            }
-            self.spin.sleeps += 1;
-            let sample = self.spin.sleeps.is_multiple_of(SAMPLE_EVERY);
-            let t0 = if sample { thread_cpu_ns() } else { 0 };
+            let t0 = Instant::now();
             self.enter(1)?;
-            if sample {
-                self.spin.note(thread_cpu_ns().saturating_sub(t0));
-            }
+            self.pace.note_wait(t0.elapsed().as_nanos() as u64);
+            self.reap();
         }
         Ok(())
     }
 
-    /// Submit what is queued and wait for `want` completions.
-    fn enter(&mut self, want: usize) -> io::Result<()> {
+    /// Submit what is queued, run the completions the kernel deferred, and
+    /// wait for `want` of them.
+    fn enter(&mut self, want: u32) -> io::Result<()> {
+        let to_submit = self.ring.submission().len() as u32;
         loop {
-            match self.ring.submit_and_wait(want) {
-                Ok(_) => {
-                    self.unsubmitted = false;
-                    return Ok(());
-                }
+            // Safety: no argument is passed.
+            let r = unsafe {
+                self.ring.submitter().enter::<libc::sigset_t>(
+                    to_submit,
+                    want,
+                    ENTER_GETEVENTS,
+                    None,
+                )
+            };
+            match r {
+                Ok(_) => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
@@ -399,6 +459,10 @@ impl UringInput {
 }
 
 impl Input for UringInput {
+    fn note_request(&mut self) {
+        self.pace.note_request();
+    }
+
     fn buffered(&mut self) -> usize {
         // Whatever the kernel posted meanwhile counts (no system call).
         self.reap();
@@ -555,19 +619,57 @@ mod tests {
     }
 
     #[test]
-    fn the_spin_follows_the_measured_cost_of_a_sleep_within_bounds() {
-        let mut s = Spin::default();
-        for _ in 0..100 {
-            s.note(10_000);
+    fn a_reader_lingers_for_a_deep_client_and_backs_off_when_it_gains_nothing() {
+        let mut p = Pace::default();
+        assert!(!p.linger(), "not deep until seen to be");
+        for _ in 0..40 {
+            p.note_wait(1_000);
         }
-        assert!((9_900..=10_000).contains(&s.ns), "{}", s.ns);
-        for _ in 0..100 {
-            s.note(1_000_000);
+        // Lingers that bring sets of requests go on.
+        for _ in 0..10 {
+            assert!(p.linger());
+            (0..5).for_each(|_| p.note_request());
         }
-        assert_eq!(s.ns, MAX_SPIN.as_nanos() as u64);
-        for _ in 0..100 {
-            s.note(0);
+        // One that brings a single request (a fast client at QD 1) holds
+        // lingering off for a number of waits that doubles per miss.
+        let mut holds = Vec::new();
+        for _ in 0..10 {
+            assert!(p.linger());
+            p.note_request();
+            let mut n = 0;
+            while !p.linger() {
+                n += 1;
+            }
+            p.note_request();
+            p.note_request();
+            holds.push(n);
         }
-        assert_eq!(s.ns, MIN_SPIN.as_nanos() as u64);
+        assert_eq!(
+            holds[..3],
+            [8, 8, 8],
+            "a hit after each miss halves back to 8"
+        );
+        // Waits of a client at QD 1 (tens of µs) end lingering.
+        for _ in 0..40 {
+            p.note_wait(20_000);
+        }
+        assert!(!p.linger());
+        // Misses in a row: 8, 16, 32, ... up to the cap.
+        let mut p = Pace::default();
+        for _ in 0..40 {
+            p.note_wait(1_000);
+        }
+        let mut holds = Vec::new();
+        assert!(p.linger());
+        for _ in 0..10 {
+            p.note_request(); // each linger brings one request
+            let mut n = 0;
+            while !p.linger() {
+                n += 1;
+            }
+            holds.push(n);
+        }
+        assert_eq!(holds[..4], [8, 16, 32, 64]);
+        assert_eq!(holds[9], MAX_HOLDOFF);
     }
 }

@@ -133,6 +133,39 @@ mod tests {
     }
 
     #[test]
+    fn conn_io_comes_from_the_flag_over_the_config_and_a_bad_value_names_its_key() {
+        use crate::server_config::ConnIo;
+        let toml = |v: &str| {
+            format!("[server]\nconn_io = \"{v}\"\n[[export]]\nname = \"d\"\nbackend = \"null\"\nsize = \"1m\"\n")
+        };
+        let d = build(None, &specs(&["d=null,size=1m"]), &Overrides::default()).unwrap();
+        assert_eq!(d.server.conn_io, ConnIo::Auto);
+        let t = build(Some(&toml("threads")), &[], &Overrides::default()).unwrap();
+        assert_eq!(t.server.conn_io, ConnIo::Threads);
+        let o = Overrides {
+            conn_io: Some("uring".into()),
+            ..Overrides::default()
+        };
+        let f = build(Some(&toml("threads")), &[], &o).unwrap();
+        assert_eq!(f.server.conn_io, ConnIo::Uring, "the flag wins");
+        let e = build(Some(&toml("epoll")), &[], &Overrides::default()).unwrap_err();
+        assert!(
+            e.to_string().contains("conn_io") && e.to_string().contains("'epoll'"),
+            "{e}"
+        );
+        let o = Overrides {
+            conn_io: Some("fast".into()),
+            ..Overrides::default()
+        };
+        let e = build(None, &specs(&["d=null,size=1m"]), &o).unwrap_err();
+        let m = e.to_string();
+        assert!(
+            m.contains("--conn-io") && m.contains("auto, uring, threads"),
+            "{m}"
+        );
+    }
+
+    #[test]
     fn the_default_maximum_is_64_mib_and_pacing_lowers_it() {
         let s = build(None, &specs(&["d=null,size=1g"]), &Overrides::default()).unwrap();
         assert_eq!(s.server.max_request_bytes, 64 << 20);

@@ -102,7 +102,7 @@ def server(kind: str, sock: Path) -> Iterator[tuple[str, int]]:
         uri = f"nbd+unix:///?socket={sock}"
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30  # a loaded host starts Python slowly
         while not sock.exists():
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"{kind} server did not start: {' '.join(cmd)}")

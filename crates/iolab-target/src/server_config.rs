@@ -46,13 +46,15 @@ pub struct ServerConfig {
 /// How a connection's reader receives requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ConnIo {
-    /// io_uring where the host allows it, else threads (the default).
-    #[default]
+    /// io_uring where the host allows it, else threads.
     Auto,
     /// io_uring (multishot receive, a bounded spin before sleeping); the
     /// server refuses to start where the host refuses io_uring.
     Uring,
-    /// A blocking `recv` on the connection's thread.
+    /// A blocking `recv` on the connection's thread (the default: on the
+    /// lab's loaded 2-CPU VM io_uring cost more CPU per request, see
+    /// docs/performance.md, part 4).
+    #[default]
     Threads,
 }
 
@@ -97,7 +99,7 @@ impl ServerConfig {
             shutdown_grace: Duration::from_secs(10),
             pacing: None,
             realtime: false,
-            conn_io: ConnIo::Auto,
+            conn_io: ConnIo::Threads,
         }
     }
 

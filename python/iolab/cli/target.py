@@ -48,8 +48,8 @@ def target(
         Optional[str],
         typer.Option(
             "--conn-io",
-            help="How connections receive requests: auto (io_uring where the host allows it, else threads; "
-            "the default), uring (refused where io_uring is unavailable), threads (a blocking recv).",
+            help="How connections receive requests: threads (a blocking recv; the default), uring (io_uring "
+            "multishot receive; refused where io_uring is unavailable), auto (uring where the host allows it).",
         ),
     ] = None,
     metrics_summaries: Annotated[

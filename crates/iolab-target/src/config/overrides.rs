@@ -139,14 +139,14 @@ mod tests {
             format!("[server]\nconn_io = \"{v}\"\n[[export]]\nname = \"d\"\nbackend = \"null\"\nsize = \"1m\"\n")
         };
         let d = build(None, &specs(&["d=null,size=1m"]), &Overrides::default()).unwrap();
-        assert_eq!(d.server.conn_io, ConnIo::Auto);
-        let t = build(Some(&toml("threads")), &[], &Overrides::default()).unwrap();
-        assert_eq!(t.server.conn_io, ConnIo::Threads);
+        assert_eq!(d.server.conn_io, ConnIo::Threads);
+        let t = build(Some(&toml("auto")), &[], &Overrides::default()).unwrap();
+        assert_eq!(t.server.conn_io, ConnIo::Auto);
         let o = Overrides {
             conn_io: Some("uring".into()),
             ..Overrides::default()
         };
-        let f = build(Some(&toml("threads")), &[], &o).unwrap();
+        let f = build(Some(&toml("auto")), &[], &o).unwrap();
         assert_eq!(f.server.conn_io, ConnIo::Uring, "the flag wins");
         let e = build(Some(&toml("epoll")), &[], &Overrides::default()).unwrap_err();
         assert!(

@@ -11,6 +11,9 @@ Scenarios (medians of alternating rounds, as in compare_fio.py):
   (two connections, QD 16 each), so that one client thread is less of the
   limit;
 - ``server-1m``: the same with 1 MiB reads at QD 8 → MB/s ratio (≥ 1.2);
+- ``server-4k-qd1``: 4 KiB random reads at QD 1 → the client's p50
+  completion latency (``clat_p50_us``) beside IOPS: what the server adds
+  to a round trip, since the client and the socket are the same for both;
 - ``client``: against nbdkit's memory plugin, iolab's nbd client
   (``iolab run --ioengine=nbd``) vs fio's nbd engine, 4 KiB random reads
   at QD 32 → IOPS ratio (≥ 1.0).
@@ -24,6 +27,11 @@ cheaper, whatever the client's own limit.
 
     bench/compare_nbd.py --rounds 5 --runtime 5 --markdown
     bench/compare_nbd.py --only server-4k,server-4k-2jobs --rounds 3
+    bench/compare_nbd.py --only server-4k --conn-io uring,threads   # A/B iolab's receive paths
+
+With ``--conn-io A,B`` each round runs nbdkit and one iolab target per
+``iolab target --conn-io`` value (in alternating order), reported as
+``iolab-A``, ``iolab-B``, each with its ratio to nbdkit.
 """
 
 from __future__ import annotations
@@ -47,11 +55,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_fio import iolab_cmd, save, version
 
 EXPORT_BYTES = 1 << 30
-SCENARIOS = ("server-4k", "server-4k-batched", "server-4k-2jobs", "server-1m", "client")
+SCENARIOS = ("server-4k", "server-4k-batched", "server-4k-2jobs", "server-4k-qd1", "server-1m", "client")
 #: One fio job at QD 32 that submits and reaps in batches of 16: the same
 #: client options against both servers, at a lower client cost per request.
 BATCHED = ("--iodepth_batch_submit=16", "--iodepth_batch_complete_min=16")
 TICKS_PER_S = os.sysconf("SC_CLK_TCK")
+#: `iolab target --conn-io` values.
+CONN_IO = ("auto", "uring", "threads")
 
 
 @dataclass
@@ -61,6 +71,7 @@ class Run:
     iops: float
     bw_bytes_per_s: float
     ios: int
+    clat_p50_us: float
     server_cpu_s: float | None = None
 
     @property
@@ -81,15 +92,17 @@ def process_cpu_s(pid: int) -> float:
 @contextmanager
 def server(kind: str, sock: Path) -> Iterator[tuple[str, int]]:
     """Serve a 1 GiB memory export on `sock`; yield its URI and pid."""
-    if kind == "iolab":
+    if kind.startswith("iolab"):
         cmd = [*iolab_cmd(), "target", "--unix", str(sock), "--export", f"mem=memory,size={EXPORT_BYTES}"]
+        if kind != "iolab":
+            cmd += ["--conn-io", kind.removeprefix("iolab-")]
         uri = f"nbd+unix:///mem?socket={sock}"
     else:
         cmd = ["nbdkit", "-f", "-U", str(sock), "memory", str(EXPORT_BYTES)]
         uri = f"nbd+unix:///?socket={sock}"
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30  # a loaded host starts Python slowly
         while not sock.exists():
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"{kind} server did not start: {' '.join(cmd)}")
@@ -118,7 +131,8 @@ def read_figures(cmd: list[str]) -> Run:
     if len(jobs) != 1:
         raise SystemExit(f"expected one (grouped) job in {cmd[0]}'s output, got {len(jobs)}")
     r = jobs[0]["read"]
-    return Run(float(r["iops"]), float(r["bw_bytes"]), int(r["total_ios"]))
+    p50_ns = float(r["clat_ns"]["percentile"]["50.000000"])
+    return Run(float(r["iops"]), float(r["bw_bytes"]), int(r["total_ios"]), p50_ns / 1e3)
 
 
 def served_run(
@@ -133,22 +147,31 @@ def served_run(
 
 
 def server_scenario(
-    name: str, bs: str, depth: int, jobs: int, rounds: int, runtime_s: int, tmp: Path, extra: tuple[str, ...] = ()
+    name: str,
+    bs: str,
+    depth: int,
+    jobs: int,
+    rounds: int,
+    runtime_s: int,
+    tmp: Path,
+    extra: tuple[str, ...] = (),
+    ours: tuple[str, ...] = ("iolab",),
 ) -> dict[str, Any]:
-    figs: dict[str, list[Run]] = {"nbdkit": [], "iolab": []}
+    kinds = ["nbdkit", *ours]
+    figs: dict[str, list[Run]] = {k: [] for k in kinds}
     for r in range(rounds):
-        order = ["nbdkit", "iolab"] if r % 2 == 0 else ["iolab", "nbdkit"]
+        order = kinds if r % 2 == 0 else kinds[::-1]
         for kind in order:
             f = served_run(kind, tmp, bs, depth, jobs, runtime_s, extra)
             figs[kind].append(f)
             print(
-                f"  {name} round {r + 1}/{rounds} {kind:6s}: {f.iops:10,.0f} IOPS {f.bw_bytes_per_s / 1e6:9.1f} MB/s "
-                f"{f.cpu_per_request_us:6.2f} µs server CPU/request",
+                f"  {name} round {r + 1}/{rounds} {kind:13s}: {f.iops:10,.0f} IOPS {f.bw_bytes_per_s / 1e6:9.1f} MB/s "
+                f"{f.cpu_per_request_us:6.2f} µs server CPU/request, clat p50 {f.clat_p50_us:7.1f} µs",
                 file=sys.stderr,
             )
     clients = f"{jobs} jobs x QD {depth}" if jobs > 1 else f"QD {depth}"
     clients += f" ({' '.join(x.lstrip('-') for x in extra)})" if extra else ""
-    return summarise(name, f"fio nbd engine, {bs} randread {clients}, memory export", "nbdkit", figs)
+    return summarise(name, f"fio nbd engine, {bs} randread {clients}, memory export", "nbdkit", figs, ours)
 
 
 def client_scenario(rounds: int, runtime_s: int, tmp: Path) -> dict[str, Any]:
@@ -167,44 +190,41 @@ def client_scenario(rounds: int, runtime_s: int, tmp: Path) -> dict[str, Any]:
     return summarise("client", "nbd client against nbdkit memory, 4k randread QD 32", "fio", figs)
 
 
-def summarise(name: str, what: str, peer: str, figs: dict[str, list[Run]]) -> dict[str, Any]:
-    out: dict[str, Any] = {"scenario": name, "what": what, "peer": peer}
-    for key in ("iops", "bw_bytes_per_s", "cpu_per_request_us"):
-        per_tool = {t: [v for x in figs[t] if (v := getattr(x, key)) is not None] for t in (peer, "iolab")}
+def summarise(
+    name: str, what: str, peer: str, figs: dict[str, list[Run]], ours: tuple[str, ...] = ("iolab",)
+) -> dict[str, Any]:
+    """Medians per tool; each of `ours` (iolab variants) with its ratio to `peer`."""
+    out: dict[str, Any] = {"scenario": name, "what": what, "peer": peer, "ours": list(ours)}
+    for key in ("iops", "bw_bytes_per_s", "cpu_per_request_us", "clat_p50_us"):
+        per_tool = {t: [v for x in figs[t] if (v := getattr(x, key)) is not None] for t in (peer, *ours)}
         if not all(per_tool.values()):
             continue
-        p, o = (statistics.median(per_tool[t]) for t in (peer, "iolab"))
-        out[key] = {peer: p, "iolab": o, "ratio_iolab_over_peer": o / p if p else None}
+        med = {t: statistics.median(v) for t, v in per_tool.items()}
+        out[key] = dict(med)
+        for t in ours:
+            out[key][f"ratio_{t}_over_peer"] = med[t] / med[peer] if med[peer] else None
     return out
 
 
 def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     lines = [
-        f"Run {meta['date']}, {meta['rounds']} alternating rounds of {meta['runtime_s']} s, medians; "
-        f"{meta['fio']}, {meta['nbdkit']}, {meta['iolab']}.",
+        f"Run {meta['date']} on commit {meta['commit']} (load average {meta['load_avg_1m_start']:.1f} at the start, "
+        f"{meta['load_avg_1m_end']:.1f} at the end), {meta['rounds']} alternating rounds of "
+        f"{meta['runtime_s']} s, medians; {meta['fio']}, {meta['nbdkit']}, {meta['iolab']}.",
         "",
-        "| scenario | peer | peer IOPS | iolab IOPS | IOPS ratio | peer MB/s | iolab MB/s | MB/s ratio |",
+        "| scenario | tool | IOPS | IOPS ratio | MB/s | server CPU/request (µs) | CPU ratio | clat p50 (µs) |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         p = r["peer"]
-        i, b = r["iops"], r["bw_bytes_per_s"]
-        lines.append(
-            f"| {r['scenario']}: {r['what']} | {p} | {i[p]:,.0f} | {i['iolab']:,.0f} | "
-            f"{i['ratio_iolab_over_peer']:.2f} | {b[p] / 1e6:,.1f} | {b['iolab'] / 1e6:,.1f} | "
-            f"{b['ratio_iolab_over_peer']:.2f} |"
-        )
-    cpu = [r for r in results if "cpu_per_request_us" in r]
-    if cpu:
-        lines += [
-            "",
-            "| scenario | peer | peer server CPU/request (µs) | iolab server CPU/request (µs) | ratio |",
-            "|---|---|---:|---:|---:|",
-        ]
-        for r in cpu:
-            p, c = r["peer"], r["cpu_per_request_us"]
+        for t in [p, *r.get("ours", ["iolab"])]:
+            ratio = "" if t == p else f"{r['iops'][f'ratio_{t}_over_peer']:.2f}"
+            c = r.get("cpu_per_request_us")
+            cpu = f"{c[t]:.2f}" if c else ""
+            cpu_ratio = f"{c[f'ratio_{t}_over_peer']:.2f}" if c and t != p else ""
             lines.append(
-                f"| {r['scenario']} | {p} | {c[p]:.2f} | {c['iolab']:.2f} | {c['ratio_iolab_over_peer']:.2f} |"
+                f"| {r['scenario']}: {r['what']} | {t} | {r['iops'][t]:,.0f} | {ratio} | "
+                f"{r['bw_bytes_per_s'][t] / 1e6:,.1f} | {cpu} | {cpu_ratio} | {r['clat_p50_us'][t]:.1f} |"
             )
     return "\n".join(lines) + "\n"
 
@@ -216,6 +236,11 @@ def main() -> int:
     ap.add_argument("--only", default="", help=f"comma-separated, of: {','.join(SCENARIOS)}")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out" / "compare_nbd.json")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument(
+        "--conn-io",
+        default="",
+        help="comma-separated `iolab target --conn-io` values to run side by side (e.g. uring,threads)",
+    )
     a = ap.parse_args()
     for tool in ("fio", "nbdkit"):
         if not shutil.which(tool):
@@ -228,24 +253,37 @@ def main() -> int:
             file=sys.stderr,
         )
         return 2
+    modes = [m for m in a.conn_io.split(",") if m]
+    if bad := [m for m in modes if m not in CONN_IO]:
+        print(f"--conn-io: unknown value(s) {', '.join(bad)}; choose from {', '.join(CONN_IO)}", file=sys.stderr)
+        return 2
+    ours = tuple(f"iolab-{m}" for m in modes) or ("iolab",)
     if a.rounds < 1 or a.runtime < 1:
         print("--rounds and --runtime must be at least 1", file=sys.stderr)
         return 2
     results = []
+    load_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="iolab-bench-nbd-") as d:
         tmp = Path(d)
         if "server-4k" in wanted:
-            results.append(server_scenario("server-4k", "4k", 32, 1, a.rounds, a.runtime, tmp))
+            results.append(server_scenario("server-4k", "4k", 32, 1, a.rounds, a.runtime, tmp, ours=ours))
         if "server-4k-batched" in wanted:
-            results.append(server_scenario("server-4k-batched", "4k", 32, 1, a.rounds, a.runtime, tmp, BATCHED))
+            results.append(
+                server_scenario("server-4k-batched", "4k", 32, 1, a.rounds, a.runtime, tmp, BATCHED, ours=ours)
+            )
         if "server-4k-2jobs" in wanted:
-            results.append(server_scenario("server-4k-2jobs", "4k", 16, 2, a.rounds, a.runtime, tmp))
+            results.append(server_scenario("server-4k-2jobs", "4k", 16, 2, a.rounds, a.runtime, tmp, ours=ours))
+        if "server-4k-qd1" in wanted:
+            results.append(server_scenario("server-4k-qd1", "4k", 1, 1, a.rounds, a.runtime, tmp, ours=ours))
         if "server-1m" in wanted:
-            results.append(server_scenario("server-1m", "1m", 8, 1, a.rounds, a.runtime, tmp))
+            results.append(server_scenario("server-1m", "1m", 8, 1, a.rounds, a.runtime, tmp, ours=ours))
         if "client" in wanted:
             results.append(client_scenario(a.rounds, a.runtime, tmp))
     meta = {
-        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "commit": version(["git", "-C", str(Path(__file__).resolve().parent), "rev-parse", "--short", "HEAD"]),
+        "load_avg_1m_start": load_start,
+        "load_avg_1m_end": os.getloadavg()[0],
         "rounds": a.rounds,
         "runtime_s": a.runtime,
         "fio": version(["fio", "--version"]),

@@ -186,6 +186,7 @@ class Target:
         max_request: Optional[str] = None,
         realtime: bool = False,
         metrics_summaries: bool = False,
+        conn_io: Optional[str] = None,
     ) -> Target: ...
     def start(self) -> None:
         """Serve on a background thread."""

@@ -128,6 +128,10 @@ def test_sigterm_finishes_in_flight_writes(iolab_cmd: list[str], tmp_path: Path)
         (["--export", "m=memory,size=1m+delay,raed=1ms"], "(delay).raed: unknown key (known here: flush, read,"),
         (["--export", "m=memory,size=1m", "--max-request", "128m"], "--max-request: '128m' is more than"),
         ([], "--export: no exports"),
+        (
+            ["--export", "m=memory,size=1m", "--conn-io", "epoll"],
+            "--conn-io: 'epoll' is not one of auto, uring, threads",
+        ),
     ],
 )
 def test_bad_config_is_one_line_exit_2(iolab_cmd: list[str], tmp_path: Path, args: list[str], key: str) -> None:
@@ -163,6 +167,22 @@ def test_realtime_where_permitted_serves(iolab_cmd: list[str], tmp_path: Path) -
         pytest.skip("this host refuses SCHED_FIFO (the refusal is tested above)")
     proc, _ = start(iolab_cmd, tmp_path, "--realtime", "--export", "m=memory,size=1m+delay,read=1ms")
     stop(proc)
+
+
+@pytest.mark.parametrize("conn_io", ["uring", "threads"])
+def test_each_receive_path_serves_verified_writes(iolab_cmd: list[str], tmp_path: Path, conn_io: str) -> None:
+    """``--conn-io``: both receive paths carry pipelined writes and the reads that verify them."""
+    proc, sock = start(iolab_cmd, tmp_path, "--conn-io", conn_io, "--export", "m=memory,size=8m")
+    uri = f"nbd+unix:///m?socket={sock}"
+    try:
+        job = ["run", "--ioengine=nbd", f"--uri={uri}", "--rw=randwrite", "--bs=4k,64k", "--size=8m",
+               "--iodepth=32", "--verify=crc32c", "--name=x", "--output-format=fio-json"]  # fmt: skip
+        r = subprocess.run([*iolab_cmd, *job], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        j = json.loads(r.stdout)["jobs"][0]
+        assert j["error"] == 0 and j["write"]["io_bytes"] == 8 << 20, r.stdout[:2000]
+    finally:
+        stop(proc)
 
 
 def test_bad_config_file_names_the_key(iolab_cmd: list[str], tmp_path: Path) -> None:

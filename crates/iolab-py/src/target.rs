@@ -46,7 +46,7 @@ impl PyTarget {
     #[new]
     #[pyo3(signature = (config_toml=None, exports=Vec::new(), listen=None, stats_http=None,
         read_only=false, max_connections=None, allow_remote=false, pacing=None, max_request=None, realtime=false,
-        metrics_summaries=false))]
+        metrics_summaries=false, conn_io=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         config_toml: Option<&str>,
@@ -60,6 +60,7 @@ impl PyTarget {
         max_request: Option<String>,
         realtime: bool,
         metrics_summaries: bool,
+        conn_io: Option<String>,
     ) -> PyResult<PyTarget> {
         let o = Overrides {
             listen,
@@ -69,6 +70,7 @@ impl PyTarget {
             allow_remote,
             pacing,
             realtime,
+            conn_io,
         };
         let spec = overrides::build(config_toml, &exports, &o).map_err(target_error)?;
         let allow_remote = spec.server.allow_remote;

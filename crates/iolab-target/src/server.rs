@@ -35,7 +35,7 @@ use crate::error::TargetError;
 use crate::export::ExportSet;
 use crate::net::{ListenAddr, Listener, Stream};
 use crate::pacing::Pacer;
-pub use crate::server_config::{ServerConfig, MAX_REQUEST_LIMIT_BYTES};
+pub use crate::server_config::{ConnIo, ServerConfig, MAX_REQUEST_LIMIT_BYTES};
 use crate::stack::IoCtx;
 use crate::stats::{ConnCounters, NamedRecorder, Stats};
 
@@ -110,10 +110,12 @@ impl Server {
         exports: ExportSet,
         layers: Vec<NamedRecorder>,
     ) -> Result<Server, TargetError> {
+        let mut cfg = cfg;
         cfg.validate(&exports)?;
         if cfg.realtime {
             conn::check_realtime().map_err(|m| TargetError::config("server.realtime", m))?;
         }
+        cfg.conn_io = resolve_conn_io(cfg.conn_io)?;
         let listener =
             Listener::bind(&cfg.listen, cfg.allow_remote).map_err(TargetError::Listen)?;
         let addr = listener
@@ -252,6 +254,22 @@ impl Server {
 }
 
 /// Stop reading on every connection, wait for them, cut the stragglers.
+/// `auto` becomes `uring` where this host lets the server use io_uring,
+/// else `threads`; `uring` is refused with the host's reason.
+fn resolve_conn_io(c: ConnIo) -> Result<ConnIo, TargetError> {
+    match (c, conn::probe_uring()) {
+        (ConnIo::Threads, _) => Ok(ConnIo::Threads),
+        (_, Ok(_)) => Ok(ConnIo::Uring),
+        (ConnIo::Auto, Err(_)) => Ok(ConnIo::Threads),
+        (ConnIo::Uring, Err(e)) => Err(TargetError::config(
+            "server.conn_io",
+            format!(
+                "io_uring is unavailable here ({e}); use conn_io = \"threads\" (--conn-io threads)"
+            ),
+        )),
+    }
+}
+
 fn stop_connections(shared: &Shared) {
     // A request waiting for pacing buffers that nothing will release
     // (starved, see crate::pacing) must not hold the stop up.

@@ -39,6 +39,46 @@ pub struct ServerConfig {
     /// Serving threads under `SCHED_FIFO` (`[server] realtime`,
     /// `--realtime`); the server refuses to start when the host refuses it.
     pub realtime: bool,
+    /// How connections receive requests (`[server] conn_io`, `--conn-io`).
+    pub conn_io: ConnIo,
+}
+
+/// How a connection's reader receives requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ConnIo {
+    /// io_uring where the host allows it, else threads.
+    Auto,
+    /// io_uring (multishot receive, a bounded spin before sleeping); the
+    /// server refuses to start where the host refuses io_uring.
+    Uring,
+    /// A blocking `recv` on the connection's thread (the default: on the
+    /// lab's loaded 2-CPU VM io_uring cost more CPU per request, see
+    /// docs/performance.md, part 4).
+    #[default]
+    Threads,
+}
+
+impl std::str::FromStr for ConnIo {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<ConnIo, String> {
+        match s {
+            "auto" => Ok(ConnIo::Auto),
+            "uring" => Ok(ConnIo::Uring),
+            "threads" => Ok(ConnIo::Threads),
+            _ => Err(format!("'{s}' is not one of auto, uring, threads")),
+        }
+    }
+}
+
+impl std::fmt::Display for ConnIo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ConnIo::Auto => "auto",
+            ConnIo::Uring => "uring",
+            ConnIo::Threads => "threads",
+        })
+    }
 }
 
 /// Largest allowed `max_request_bytes`.
@@ -59,6 +99,7 @@ impl ServerConfig {
             shutdown_grace: Duration::from_secs(10),
             pacing: None,
             realtime: false,
+            conn_io: ConnIo::Threads,
         }
     }
 

@@ -44,6 +44,14 @@ def target(
         bool,
         typer.Option("--realtime", help="Serving threads under SCHED_FIFO (needs CAP_SYS_NICE or ulimit -r >= 1)."),
     ] = False,
+    conn_io: Annotated[
+        Optional[str],
+        typer.Option(
+            "--conn-io",
+            help="How connections receive requests: threads (a blocking recv; the default), uring (io_uring "
+            "multishot receive; refused where io_uring is unavailable), auto (uring where the host allows it).",
+        ),
+    ] = None,
     metrics_summaries: Annotated[
         bool,
         typer.Option(
@@ -72,6 +80,7 @@ def target(
             max_request=max_request,
             realtime=realtime,
             metrics_summaries=metrics_summaries,
+            conn_io=conn_io,
         )
     except (ValueError, OSError) as e:
         where = f"{config}: " if config is not None and isinstance(e, ValueError) else ""

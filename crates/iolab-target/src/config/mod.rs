@@ -185,6 +185,9 @@ fn server_config(mut p: Params) -> Result<ServerConfig, TargetError> {
         .unwrap_or(c.handshake_timeout);
     c.shutdown_grace = p.duration("shutdown_grace")?.unwrap_or(c.shutdown_grace);
     c.realtime = p.bool("realtime")?.unwrap_or(c.realtime);
+    if let Some(v) = p.string("conn_io")? {
+        c.conn_io = v.parse().map_err(|m: String| p.err("conn_io", m))?;
+    }
     p.finish()?;
     Ok(c)
 }

@@ -28,6 +28,8 @@ pub struct Overrides {
     pub pacing: Option<String>,
     /// `--realtime`: serving threads under `SCHED_FIFO`.
     pub realtime: bool,
+    /// `--conn-io auto|uring|threads`.
+    pub conn_io: Option<String>,
 }
 
 /// The config from `toml` or `exports` (exactly one of the two), with
@@ -76,6 +78,11 @@ pub fn build(
     }
     s.allow_remote |= o.allow_remote;
     s.realtime |= o.realtime;
+    if let Some(c) = &o.conn_io {
+        s.conn_io = c
+            .parse()
+            .map_err(|m: String| TargetError::config("--conn-io", m))?;
+    }
     if let Some(n) = o.max_connections {
         s.max_connections = n;
     }
@@ -123,6 +130,39 @@ mod tests {
         assert_eq!(s.server.max_connections, 3);
         assert_eq!(s.server.max_request_bytes, 48 << 20);
         assert!(s.exports.get(0).unwrap().is_read_only());
+    }
+
+    #[test]
+    fn conn_io_comes_from_the_flag_over_the_config_and_a_bad_value_names_its_key() {
+        use crate::server_config::ConnIo;
+        let toml = |v: &str| {
+            format!("[server]\nconn_io = \"{v}\"\n[[export]]\nname = \"d\"\nbackend = \"null\"\nsize = \"1m\"\n")
+        };
+        let d = build(None, &specs(&["d=null,size=1m"]), &Overrides::default()).unwrap();
+        assert_eq!(d.server.conn_io, ConnIo::Threads);
+        let t = build(Some(&toml("auto")), &[], &Overrides::default()).unwrap();
+        assert_eq!(t.server.conn_io, ConnIo::Auto);
+        let o = Overrides {
+            conn_io: Some("uring".into()),
+            ..Overrides::default()
+        };
+        let f = build(Some(&toml("auto")), &[], &o).unwrap();
+        assert_eq!(f.server.conn_io, ConnIo::Uring, "the flag wins");
+        let e = build(Some(&toml("epoll")), &[], &Overrides::default()).unwrap_err();
+        assert!(
+            e.to_string().contains("conn_io") && e.to_string().contains("'epoll'"),
+            "{e}"
+        );
+        let o = Overrides {
+            conn_io: Some("fast".into()),
+            ..Overrides::default()
+        };
+        let e = build(None, &specs(&["d=null,size=1m"]), &o).unwrap_err();
+        let m = e.to_string();
+        assert!(
+            m.contains("--conn-io") && m.contains("auto, uring, threads"),
+            "{m}"
+        );
     }
 
     #[test]

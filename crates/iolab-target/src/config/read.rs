@@ -21,6 +21,7 @@ pub const SERVER_KEYS: &[&str] = &[
     "handshake_timeout",
     "shutdown_grace",
     "realtime",
+    "conn_io",
 ];
 
 /// The keys of an `[[export]]` (besides its backend's, when it has one).

@@ -14,6 +14,7 @@ mod exec;
 mod reply;
 mod sched;
 mod transmit;
+mod uring;
 mod write;
 
 use std::io::{self, BufReader, Read, Write};
@@ -21,6 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 pub(crate) use sched::check_realtime;
+pub(crate) use uring::probe as probe_uring;
 
 use crate::export::ExportSet;
 use crate::net::Stream;
@@ -30,7 +32,7 @@ use crate::proto::handshake::{
     Selected,
 };
 use crate::proto::ProtoError;
-use crate::server_config::ServerConfig;
+use crate::server_config::{ConnIo, ServerConfig};
 use crate::stats::{ConnCounters, Stats};
 
 /// Reader buffer: large enough to take many pipelined small requests per
@@ -148,7 +150,19 @@ fn run(env: &Arc<Env>, id: u64, stream: Stream) -> End {
     if let Err(e) = writer.set_read_timeout(None) {
         return End::Io(e);
     }
-    transmit::run(env, id, reader, writer, sel)
+    match env.cfg.conn_io {
+        ConnIo::Threads => transmit::run(env, id, reader, writer, sel),
+        // The server checked at start that the host allows io_uring; a
+        // ring refused now (out of memory) fails this connection alone
+        // when uring was asked for, and falls back when it was not.
+        ConnIo::Uring | ConnIo::Auto => match uring::UringInput::new(&reader) {
+            Ok(input) => transmit::run(env, id, input, writer, sel),
+            Err(e) if env.cfg.conn_io == ConnIo::Uring => {
+                End::Io(io::Error::new(e.kind(), format!("io_uring: {e}")))
+            }
+            Err(_) => transmit::run(env, id, reader, writer, sel),
+        },
+    }
 }
 
 /// Greeting, client flags, options; `Ok(None)` when the client aborted.

@@ -29,12 +29,13 @@
 //! the timer. While the server shuts down, requests still arriving are
 //! answered with `NBD_ESHUTDOWN`, as the spec asks.
 
-use std::io::{self, BufReader, Read};
+use std::io::{self, Read};
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::exec::{Executor, Job};
 use super::reply::{Done, Replier};
+use super::uring::Input;
 use super::{read_message, End, Env};
 use crate::net::Stream;
 use crate::pacing::AcquireError;
@@ -46,11 +47,12 @@ use crate::proto::request::{
 use crate::proto::{cmd, Errno, ProtoError};
 use crate::stack::{BlockError, Op};
 
-/// Serve requests on `export` until the session ends.
-pub(super) fn run(
+/// Serve requests on `export` until the session ends, reading them from
+/// `reader` (a `BufReader` on the threads path, io_uring's `UringInput`).
+pub(super) fn run<R: Input>(
     env: &Arc<Env>,
     id: u64,
-    mut reader: BufReader<Stream>,
+    mut reader: R,
     writer: Stream,
     sel: Selected,
 ) -> End {
@@ -110,9 +112,9 @@ pub(super) fn run(
     end
 }
 
-struct Reader<'a> {
+struct Reader<'a, R> {
     env: &'a Env,
-    reader: &'a mut BufReader<Stream>,
+    reader: &'a mut R,
     replier: &'a Arc<Replier>,
     exec: &'a Executor,
     geo: Geometry,
@@ -142,7 +144,7 @@ fn op_of_kind(kind: u16) -> Option<Op> {
     }
 }
 
-impl Reader<'_> {
+impl<R: Input> Reader<'_, R> {
     fn serve(&mut self) -> End {
         let end = loop {
             match self.one() {
@@ -175,7 +177,7 @@ impl Reader<'_> {
     /// Write the replies held unless the next `n` bytes are already read
     /// (reading them will not wait for the client).
     fn flush_unless_buffered(&mut self, n: usize) {
-        if self.reader.buffer().len() < n {
+        if self.reader.buffered() < n {
             self.flush();
         }
     }
@@ -201,6 +203,7 @@ impl Reader<'_> {
             Err(e) => return Err(e.into()),
         }
         let received = Instant::now();
+        self.reader.note_request();
         let h = parse_request(&hb).map_err(End::Protocol)?;
         let action = write_payload_action(&h, self.geo.max_payload_bytes);
         if action == PayloadAction::Disconnect {

@@ -5,6 +5,7 @@
 //! - client: the minimal NBD client.
 //! - util: start/stop a target; export shorthands.
 //! - handshake: options (GO, INFO, LIST, EXPORT_NAME, ABORT, unknown).
+//! - conn_io: the io_uring and threads receive paths answer alike.
 //! - io: data round trips, pipelining, out-of-order replies, multi-conn.
 //! - errors: every error reply the server sends, and when.
 //! - malformed: hostile or broken clients never disturb another client.
@@ -25,6 +26,7 @@
 //! the one needed: the harnesses are the fuzz crate's source.
 
 mod client;
+mod conn_io;
 mod errors;
 mod fuzz_corpus;
 mod handshake;

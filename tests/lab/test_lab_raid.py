@@ -127,17 +127,25 @@ def test_a_quick_run_through_nbd_shows_the_workbooks_outcomes(cli: Callable[...,
     ra, none = (doc["tests"][test_of[("2A", k, "MB/s")]]["server"] for k in ("Adaptive Read Ahead", "No Read Ahead"))
     assert ra["ios"] > 0 and none["ios"] > 0, (ra, none)
     assert none["service_ns_mean"] >= 2 * ra["service_ns_mean"], (ra, none)
-    # Sequential MB/s rises 8 KB -> 64 KB -> 1 MB at QD 1: bs / service time, as the target ran it.
-    qd1 = [doc["tests"][test_of[("1D", k, "MB/s")]]["server"]["service_ns_mean"] for k in ("8 KB", "64 KB", "1 MB")]
-    mb = [bs / ns for bs, ns in zip((8 << 10, 64 << 10, 1 << 20), qd1)]
-    assert mb[0] < mb[1] < mb[2], (qd1, mb)
+    model = {(t["lab"], x["label"], x["column"]): x["model"] for t in doc["tables"] for x in t["rows"]}
+    # Sequential MB/s rises 8 KB -> 64 KB -> 1 MB at QD 1: the order on the model's virtual clock,
+    # and from the target's record of this run (bs / service time, as the target ran it) the
+    # outcome that stays large: 1 MB above 8 KB (8.6x in the model). The run's neighbouring sizes
+    # are 2.3-2.8x apart and their order failed once at load 15: the model's state runs on in
+    # real time between requests (the drives' look-ahead, stack/sim/hdd/buffer.rs), so a client
+    # descheduled between them changes what the target serves, not only when.
+    sizes = ("8 KB", "64 KB", "1 MB")
+    mb = [model[("1D", k, "MB/s")] for k in sizes]
+    assert mb[0] < mb[1] < mb[2], mb
+    qd1 = [doc["tests"][test_of[("1D", k, "MB/s")]]["server"]["service_ns_mean"] for k in sizes]
+    ran = [bs / ns for bs, ns in zip((8 << 10, 64 << 10, 1 << 20), qd1)]
+    assert 0 < ran[0] < ran[2] and ran[1] > 0, (qd1, ran)
     # Write-through with the disk cache off <= 1/10 of write-back (QD 1: service time >= 10x).
     wt, wb = (
         doc["tests"][test_of[("2B", k, "Disk Cache Disabled")]]["server"] for k in ("Write Through", "Write Back")
     )
     assert wt["service_ns_mean"] >= 10 * wb["service_ns_mean"], (wt, wb)
     # The model's own figures (virtual clock) stand beside the measured ones.
-    model = {(t["lab"], x["label"], x["column"]): x["model"] for t in doc["tables"] for x in t["rows"]}
     assert model[("2A", "Adaptive Read Ahead", "MB/s")] >= 2 * model[("2A", "No Read Ahead", "MB/s")], model
     # Every row carries the target's fidelity record: its replies' lateness
     # at p50 and p99 (p50 <= p99 <= what a 0.6 s run can hold), marked

@@ -94,10 +94,6 @@ def test_a_quick_run_through_nbd_shows_the_workbooks_outcomes(cli: Callable[...,
     assert doc["simulated"] and len(doc["tests"]) == len(all_tests())
     cell = {(t["lab"], x["label"], x["column"]): x["measured"] for t in doc["tables"] for x in t["rows"]}
     assert all(v is not None and v > 0 for v in cell.values()), cell
-    # The client's own figures keep the order the workbook shows, however loaded the machine.
-    seq, rnd = cell[("1B", "64 KB Sequential Read", "MB/s")], cell[("1B", "64 KB Random Read", "MB/s")]
-    assert seq > rnd, cell
-    assert cell[("1D", "8 KB", "MB/s")] < cell[("1D", "1 MB", "MB/s")], cell
     assert len(doc["answers"]) == 6
     # Adaptive read-ahead >= 2x none at QD 1, through NBD, from the target's
     # own record of each request: its mean hold less its reply timer's mean
@@ -117,6 +113,19 @@ def test_a_quick_run_through_nbd_shows_the_workbooks_outcomes(cli: Callable[...,
         assert server["ios"] > 0, (lab, label, server)
         return qd * bs / server["service_ns_mean"] * 1e9 / (1 << 20)
 
+    # The client's own figures never exceed what the target served: qd requests in flight at most,
+    # each at least the target's service time (header in to the model's completion, inside the
+    # client's request); +25 % as the target's mean also holds the requests in flight at the end
+    # (up to 16 of ~300 random reads, the longest ones) that the client did not count. It still
+    # fails a client that counts twice the bytes or half the time. Not their order: a loaded
+    # machine's stall in a 0.6 s run left the client 2.97 MiB/s at 1 MB against 15.7 at 8 KB.
+    for key, qd, bs in (
+        (("1B", "64 KB Sequential Read", "MB/s"), 16, 64 << 10),
+        (("1B", "64 KB Random Read", "MB/s"), 16, 64 << 10),
+        (("1D", "8 KB", "MB/s"), 1, 8 << 10),
+        (("1D", "1 MB", "MB/s"), 1, 1 << 20),
+    ):
+        assert 0 < cell[key] <= 1.25 * server_mib_per_s(*key, qd, bs), (key, cell[key], cell)
     # 64 KiB sequential read >= 8x random, at 1B's QD 16 (the threshold).
     seq_s = server_mib_per_s("1B", "64 KB Sequential Read", "MB/s", 16, 64 << 10)
     rnd_s = server_mib_per_s("1B", "64 KB Random Read", "MB/s", 16, 64 << 10)

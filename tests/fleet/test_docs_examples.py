@@ -149,6 +149,13 @@ def test_the_seed001_example_each_vm_holds_its_own_rate(tmp_path: Path) -> None:
     doc = json.loads(ran.stdout)
     assert doc["incomplete"] is False and len(doc["hosts"]) == 8
     for rank, h in enumerate(doc["hosts"]):
-        iops = h["document"]["summary"]["jobs"][0]["merged"]["read"]["iops"]
+        job = h["document"]["summary"]["jobs"][0]
+        read = job["merged"]["read"]
         cap = 100 + 20 * rank  # the table's rate_iops per rank
-        assert abs(iops - cap) <= 0.15 * cap, (h["host"], iops, cap)
+        assert job["config"]["rate_iops_read"] == cap, (h["host"], job["config"])
+        # Never above the rank's own cap over the time its reads ran (a cap from another rank's
+        # row, or none, is caught here or by the config check above); at least half of it. Not
+        # within 15 %: a rank's worker descheduled on a loaded 2-core machine (9 processes beside
+        # the load) issues late, never early, and one rank fell more than 15 % short that way.
+        secs = read["runtime_ns"] / 1e9
+        assert 0.5 * cap * secs <= read["ios"] <= cap * secs + 1, (h["host"], read["ios"], secs, cap)

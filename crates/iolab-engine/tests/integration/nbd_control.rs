@@ -78,11 +78,19 @@ fn latency_target_below_the_device_latency_is_an_error_at_depth_1() {
 }
 
 /// io_submit_mode=offload against reads held 50 ms: at rate_iops=100 the
-/// schedule needs 5 I/Os in flight. With 8 submitter threads the rate
-/// holds (issued I/Os = rate × runtime, the server counting the same) and
-/// each I/O's latency from its intended time stays the device's 50 ms, not
-/// growing as it would if the schedule slipped. With 4 threads the pool,
-/// not the rate, is the bound: 4 per 50 ms, 80 per second.
+/// schedule needs 5 I/Os in flight. With 8 submitter threads the pool
+/// keeps up: no I/O waits for a free submitter, so each one's latency is
+/// the device's 50 ms, and the rate is never exceeded (the server counting
+/// the same reads). With 4 threads the pool, not the rate, is the bound:
+/// 4 per 50 ms, 80 per second.
+///
+/// What a loaded machine cannot move is checked, not what it can: a
+/// descheduled worker issues late (seen on a 2-core machine at load 15-24:
+/// 95-199 of the 200 due in 2 s, latency from the intended time 86-285 ms,
+/// the depth-4 run at 26-54 I/Os per second), so counts are bounded above
+/// by the schedule and the pool, whose limits hold whatever the load,
+/// while the latency from submission (51-52 ms at that load) shows the
+/// pool's width.
 #[test]
 fn offload_keeps_the_rate_while_ios_are_slow_up_to_iodepth() {
     let _g = serial();
@@ -105,30 +113,46 @@ fn offload_keeps_the_rate_while_ios_are_slow_up_to_iodepth() {
     let r = run("iodepth=8");
     let w = &r.jobs[0].workers[0];
     let d = &w.dirs[IoDir::Read as usize];
-    let want = 100.0 * w.runtime_ns as f64 / 1e9;
-    // Due I/Os still in flight at the end are not counted: up to 5 short.
+    let secs = w.runtime_ns as f64 / 1e9;
+    // The schedule is an upper bound whatever the load: a late worker
+    // issues fewer, never more. Catches a rate limit that offload ignores.
     assert!(
-        (d.ios as f64) <= want + 1.0 && (d.ios as f64) >= want - 8.0,
-        "{} ios, want {want}",
+        (d.ios as f64) <= 100.0 * secs + 1.0,
+        "{} ios in {secs} s",
         d.ios
     );
-    let p50 = d
-        .lat_intended_ns
-        .as_ref()
-        .expect("rate-limited")
-        .percentile(50.0);
+    // More than one submitter completing reads held 50 ms each: a serial
+    // submitter completes at most secs / 50 ms + 1 (41 in 2 s). The load
+    // seen (up to 24 on 2 cores) left at least 95 in 2 s.
     assert!(
-        (50_000_000..75_000_000).contains(&p50),
-        "intended p50 {p50}"
+        (d.ios as f64) > secs / 0.05 + 1.0,
+        "{} ios in {secs} s: no more than one submitter",
+        d.ios
     );
+    // Latency from submission: the 50 ms hold when a submitter is free for
+    // each I/O. Below 100 ms (2 holds): with fewer submitters than the 8
+    // I/Os in flight, each waits for one (8 through k threads wait 8/k
+    // holds: 4 threads give 100 ms, a serial pool 400 ms). A loaded machine
+    // added 1-2 ms to the median.
+    let p50 = d.lat_ns.percentile(50.0);
+    assert!((50_000_000..100_000_000).contains(&p50), "p50 {p50}");
+    // Latency from the intended time is recorded and starts no later than
+    // the submission (it grows with the load, as the worker issues late).
+    let intended = d.lat_intended_ns.as_ref().expect("rate-limited");
+    assert!(intended.percentile(50.0) >= p50, "intended p50 below p50");
     assert_eq!(t.counts("d")[0], d.ios, "the server saw the same reads");
     let r = run("iodepth=4");
     let w = &r.jobs[0].workers[0];
     let d = &w.dirs[IoDir::Read as usize];
+    // 4 submitters, each holding a read 50 ms: at most 80 per second (+4
+    // in flight at the start), below the rate's 100 whatever the load.
+    // Catches a pool wider than iodepth. (A lower bound is the machine's:
+    // 26 per second at load 24.)
     let bound = 80.0 * w.runtime_ns as f64 / 1e9;
     assert!(
-        (d.ios as f64) <= bound + 4.0 && (d.ios as f64) >= bound * 0.85,
+        d.ios > 0 && (d.ios as f64) <= bound + 4.0,
         "{} ios, bound {bound}",
         d.ios
     );
+    assert_eq!(t.counts("d")[0], d.ios, "the server saw the same reads");
 }

@@ -131,7 +131,7 @@ pub fn hlog_window<'py>(
     let ndirs = IoDir::MEASURED.len();
     let (jobs, accs, truncated) = gil::released(py, || {
         let mut accs: Vec<JobAcc> = Vec::new();
-        for e in reader.by_ref() {
+        while let Some(e) = reader.next() {
             let r = match e? {
                 HlogEntry::JobEnd { job, .. } => {
                     if let Some(a) = accs.get_mut(job as usize) {
@@ -153,7 +153,18 @@ pub fn hlog_window<'py>(
             let s = &r.sample;
             a.written += 1;
             a.last_end_ns = a.last_end_ns.max(s.end_ns);
-            if s.start_ns < start_ns || s.end_ns > end_ns {
+            // An interval is in the window by its place on the grid: a
+            // fleet's merged interval spans every host's on rank 0's clock,
+            // so its end can lie a few µs past the grid's (a host's clock
+            // offset), which must not drop it from a window of whole
+            // intervals. Its end is capped at start + interval_ns.
+            let grid = reader.header().map_or(0, |h| h.interval_ns);
+            let end = if grid > 0 {
+                s.end_ns.min(s.start_ns.saturating_add(grid))
+            } else {
+                s.end_ns
+            };
+            if s.start_ns < start_ns || end > end_ns {
                 continue;
             }
             for (acc, d) in a.dirs.iter_mut().zip(&s.dirs) {

@@ -130,7 +130,7 @@ def fleet_run(
 
     fleet_log = None
     if tail is not None and cfg.interval_log is not None:
-        fleet_log = FleetLog(cfg.interval_log, world.size, offsets, labels)
+        fleet_log = FleetLog(cfg.interval_log, world.size, offsets)
     watch = Watch(world, run, cfg, snap, spool, labels, on_view=on_view, note=note, streams=(tail, fleet_log))
     parts, faults, interrupted = watch.run()
     starts = {p.rank: _start_ns(p.result_json) for p in parts if p.result_json is not None}

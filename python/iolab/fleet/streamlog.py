@@ -30,7 +30,7 @@ hosts did not all end has no ``#iolab-end`` line (read as interrupted).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, TextIO
@@ -76,11 +76,10 @@ class FleetLog:
     """The exact cross-host merge of every rank's interval records, appended
     to ``path`` as intervals complete (see the module doc)."""
 
-    def __init__(self, path: Path, ranks: int, offsets_ns: Mapping[int, int], hosts: Sequence[str] = ()) -> None:
+    def __init__(self, path: Path, ranks: int, offsets_ns: Mapping[int, int]) -> None:
         self.path = path
         self.ranks = ranks
         self.offsets_ns = dict(offsets_ns)
-        self.hosts = list(hosts)
         self._out: Optional[TextIO] = None
         self._headers: dict[int, Json] = {}
         self._early: dict[int, list[tuple[int, Json]]] = {}  # job → (rank, record) before its shifts are known
@@ -108,9 +107,11 @@ class FleetLog:
             return
         held = self._held.setdefault(rank, {})
         held[int(got.get("part", 0))] = (got, last)
-        while self._part.get(rank, 0) in held:
-            part, is_last = held.pop(self._part.get(rank, 0))
-            self._part[rank] = self._part.get(rank, 0) + 1
+        nxt = self._part.get(rank, 0)
+        while nxt in held:
+            part, is_last = held.pop(nxt)
+            nxt += 1
+            self._part[rank] = nxt
             self._apply(rank, part)
             if is_last:
                 self._done.add(rank)
@@ -159,9 +160,6 @@ class FleetLog:
         base = int(self._headers[rank]["base_unix_ns"]) if rank in self._headers else 0
         return base + offset_ns - int(self.offsets_ns.get(rank, 0))
 
-    def _interval_ns(self) -> int:
-        return int(self._headers[0]["interval_ns"]) if 0 in self._headers else 0
-
     def _shifts_known(self, j: int) -> bool:
         """Every rank's start of job ``j`` is known, or that rank has none."""
         for r in range(self.ranks):
@@ -172,7 +170,7 @@ class FleetLog:
     def _fix_shifts(self, j: int) -> None:
         starts = {r: t for (r, job), t in self._start.items() if job == j}
         first = min(starts.values(), default=0)
-        step = self._interval_ns() or 1
+        step = int(self._headers[0]["interval_ns"]) or 1  # rank 0's header is in (_shifts_known)
         self._job_start[j] = first
         self._shift[j] = {r: (t - first + step // 2) // step for r, t in starts.items()}
         self._written.setdefault(j, 0)
@@ -212,24 +210,22 @@ class FleetLog:
                 self._written[j] = k + 1
             # A rank's end line follows its last record: every record of the job is in.
             if not pending and all((r, j) in self._ended for r in range(self.ranks)):
-                if self._out is not None or self._open():
-                    assert self._out is not None
-                    self._out.write(f"#iolab-end job={j} intervals={self._written[j]}\n")
-                    self._out.flush()
+                out = self._out or self._open()
+                out.write(f"#iolab-end job={j} intervals={self._written[j]}\n")
+                out.flush()
                 self._closed_jobs.add(j)
 
     # ---- output ----
 
-    def _open(self) -> bool:
-        """Write the header (once rank 0's own log has told its base time)."""
-        h = self._headers.get(0)
-        if h is None:
-            return False
+    def _open(self) -> TextIO:
+        """Write the header (rank 0's own log has told its base time: the
+        shifts of a job, which precede its first write, wait for it)."""
+        h = self._headers[0]
         self.path.parent.mkdir(parents=True, exist_ok=True)
         out = self.path.open("w", encoding="utf-8")
         base = int(h["base_unix_ns"])
         names = [str(x["name"]) for x in h["jobs"]]
-        at = f"{base // 1_000_000_000 + (base % 1_000_000_000) / 1e9:.3f}"
+        at = _seconds(base)
         out.write(
             f"#[iolab: iolab.hlog/1 base_unix_ns={base} interval_ns={int(h['interval_ns'])}]\n"
             f"#[iolab {_native.version()} fleet of {self.ranks} ranks: jobs {' '.join(names)}; each interval the "
@@ -244,12 +240,11 @@ class FleetLog:
             out.write(f"#iolab-job job={x['job']} workers={int(x['workers']) * self.ranks} name={x['name']}\n")
         out.flush()
         self._out = out
-        return True
+        return out
 
     def _write(self, j: int, k: int, m: _Merged) -> None:
-        if self._out is None and not self._open():
-            return
-        assert self._out is not None and m.start_ns is not None
+        out = self._out or self._open()
+        assert m.start_ns is not None
         base = int(self._headers[0]["base_unix_ns"])
         job_start = self._job_start[j]
         start, end = m.start_ns - job_start, m.end_ns - job_start
@@ -266,8 +261,8 @@ class FleetLog:
                 f"Tag=job={name};host={TOTAL_HOST};dir={DIRS[d]},{_seconds(offset + start)},"
                 f"{_seconds(end - start)},{float(top):.3f},{merged}"
             )
-        self._out.write("\n".join(lines) + "\n")
-        self._out.flush()
+        out.write("\n".join(lines) + "\n")
+        out.flush()
         self.intervals_written += 1
 
     def _job_name(self, j: int) -> str:

@@ -39,9 +39,9 @@ class LogTail:
 
     path: Path
     offset: int = 0
-    #: A record whose histogram lines are still coming (None: skip them: a worker's).
+    #: A record whose histogram lines (one per direction) are still coming.
     _pending: Optional[Json] = None
-    _expect: int = 0
+    #: Histogram lines of a worker's record still to skip.
     _skipping: int = 0
     #: Parts read so far: rank 0 applies a rank's parts in this order (a
     #: snapshot may arrive after the final result: MPI orders messages per tag).
@@ -77,8 +77,8 @@ class LogTail:
             f = _fields(line[len(HEADER) :].rstrip("]"))
             self._header = {"base_unix_ns": int(f["base_unix_ns"]), "interval_ns": int(f["interval_ns"])}
         elif line.startswith(JOB):
-            f = _fields(line[len(JOB) :].split(" name=", 1)[0])
-            name = line.split(" name=", 1)[1] if " name=" in line else ""
+            head, _, name = line[len(JOB) :].partition(" name=")
+            f = _fields(head)
             self._jobs.append({"job": int(f["job"]), "workers": int(f["workers"]), "name": name})
         elif line.startswith(JOB_END):
             f = _fields(line[len(JOB_END) :])
@@ -99,7 +99,6 @@ class LogTail:
                 "bytes": [int(x) for x in f["bytes"].split(",")],
                 "lat_ns": [],
             }
-            self._expect = len(ios)
         elif line and not line.startswith(("#", '"')):
             self._histogram(line, out)
 
@@ -110,7 +109,7 @@ class LogTail:
         if self._pending is None:
             return
         self._pending["lat_ns"].append(line.rsplit(",", 1)[1])
-        if len(self._pending["lat_ns"]) == self._expect:
+        if len(self._pending["lat_ns"]) == len(self._pending["ios"]):
             out["records"].append(self._pending)
             self._pending = None
 

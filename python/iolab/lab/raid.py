@@ -30,9 +30,9 @@ from typing import Any, Callable, Optional
 
 from iolab import _native
 from iolab.lab.answers import answers, fidelity, gaps
-from iolab.lab.rtt import fit_for, measure_rtt, model_hold_ns
+from iolab.lab.rtt import fit_for, lab_job, measure_rtt, model_hold_ns
 from iolab.lab.workbook import BS_BYTES, LAB1, MODEL_RTT_NS, ROWS, TITLES, ArrayConfig, Test, all_tests
-from iolab.run.api import Job, run
+from iolab.run.api import run
 
 SCHEMA = "iolab.lab.raid/1"
 MIB = 1 << 20
@@ -89,18 +89,6 @@ def export_spec(name: str, array: ArrayConfig, member: str) -> str:
     m = member.replace("{wcache}", "on" if array.disk_cache else "off")
     cache = f"cache,write={array.write_policy},read={array.read_policy}"
     return f"{name}=raid5,members={MEMBERS},strip={STRIP},member={m}+{cache}"
-
-
-def _job(test: Test, seconds: float, **where: Any) -> Any:
-    return Job(
-        f"lab-{test.rw}-{test.bs}-qd{test.iodepth}",
-        rw=test.rw,
-        bs=test.bs,
-        iodepth=test.iodepth,
-        time_based=True,
-        runtime=f"{round(seconds * 1000)}ms",
-        **where,
-    )
 
 
 def _figures(summary: dict[str, Any], test: Test) -> dict[str, float]:
@@ -162,7 +150,7 @@ def _measure_simulated(tests: list[Test], s: LabSettings, progress: Progress) ->
                     progress(f"{t.key} ({s.seconds:g} s)")
                     region = min(size, WRITE_REGION_BYTES) if t.writes else size
                     target.stats_json(reset=True)
-                    res = run(_job(t, s.seconds, ioengine="nbd", uri=uri, size=region, realtime=s.realtime))
+                    res = run(lab_job(t, s.seconds, ioengine="nbd", uri=uri, size=region, realtime=s.realtime))
                     server = server_hold(target.stats_json(), t)
                     model = model_figures(t, spec, size)
                     # Interleaved with the test: the round trip the client
@@ -199,7 +187,7 @@ def _measure_real(tests: list[Test], s: LabSettings, progress: Progress) -> dict
         if t.array != LAB1 or t.writes:
             continue
         progress(f"{t.key} ({s.seconds:g} s)")
-        res = run(_job(t, s.seconds, realtime=s.realtime, **where))
+        res = run(lab_job(t, s.seconds, realtime=s.realtime, **where))
         out[t.key] = {**_figures(res.summary, t), "target": s.uri or s.device}
     return out
 
@@ -218,12 +206,11 @@ def build_report(measured: dict[str, dict[str, Any]], s: LabSettings) -> dict[st
     for lab, title in TITLES.items():
         rows = []
         for r in (r for r in ROWS if r.lab == lab):
-            m = measured.get(r.test.key)
-            value = None if m is None else (m["iops"] if r.unit == "IOPS" else m["mib_per_s"])
-            mm = None if m is None else m.get("model")
-            model = None if mm is None else (mm["iops"] if r.unit == "IOPS" else mm["mib_per_s"])
-            mr = None if m is None else m.get("model_rtt")
-            model_rtt = None if mr is None else (mr["iops"] if r.unit == "IOPS" else mr["mib_per_s"])
+            m = measured.get(r.test.key) or {}
+            key = "iops" if r.unit == "IOPS" else "mib_per_s"
+            value = m.get(key)
+            model = (m.get("model") or {}).get(key)
+            model_rtt = (m.get("model_rtt") or {}).get(key)
             rows.append(
                 {
                     "label": r.label,
@@ -235,8 +222,8 @@ def build_report(measured: dict[str, dict[str, Any]], s: LabSettings) -> dict[st
                     "reference": r.reference,
                     "ratio": None if value is None else value / r.reference,
                     "test": r.test.key,
-                    "fidelity": None if m is None else fidelity(tests[r.test.key], m),
-                    "fit": None if m is None else fit_for(tests[r.test.key], m),
+                    "fidelity": fidelity(tests[r.test.key], m) if m else None,
+                    "fit": fit_for(tests[r.test.key], m) if m else None,
                 }
             )
         tables.append({"lab": lab, "title": title, "rows": rows})

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -42,10 +43,28 @@ PROBE_SIZE_BYTES = 1 << 30
 MIN_HOLD_NS = 1_000
 
 
+def _probe_hold(hold_ns: float) -> int:
+    """The hold the probe asks for: ``hold_ns``, at least :data:`MIN_HOLD_NS`."""
+    return max(round(hold_ns), MIN_HOLD_NS)
+
+
+def lab_job(test: Test, seconds: float, **where: Any) -> Any:
+    """The lab's job for ``test`` (its rw, bs and depth, time-based) at ``where``."""
+    return Job(
+        f"lab-{test.rw}-{test.bs}-qd{test.iodepth}",
+        rw=test.rw,
+        bs=test.bs,
+        iodepth=test.iodepth,
+        time_based=True,
+        runtime=f"{round(seconds * 1000)}ms",
+        **where,
+    )
+
+
 def probe_spec(hold_ns: float) -> str:
     """The compact spec of the probe's export: a null device whose reads and
     writes are held ``hold_ns`` (at least :data:`MIN_HOLD_NS`)."""
-    h = max(round(hold_ns), MIN_HOLD_NS)
+    h = _probe_hold(hold_ns)
     return f"rtt=null,size={PROBE_SIZE_BYTES}+delay,read={h}ns,write={h}ns"
 
 
@@ -88,19 +107,9 @@ def serve_and_run(
         try:
             name = target.exports()[0][0]
             target.stats_json(reset=True)
-            job = Job(
-                f"lab-{t.rw}-{t.bs}",
-                rw=t.rw,
-                bs=t.bs,
-                iodepth=t.iodepth if iodepth is None else iodepth,
-                time_based=True,
-                runtime=f"{round(seconds * 1000)}ms",
-                ioengine="nbd",
-                uri=f"nbd+unix:///{name}?socket={sock}",
-                size=size_bytes,
-                realtime=realtime_client,
-            )
-            res = run(job)
+            test = t if iodepth is None else replace(t, iodepth=iodepth)
+            uri = f"nbd+unix:///{name}?socket={sock}"
+            res = run(lab_job(test, seconds, ioengine="nbd", uri=uri, size=size_bytes, realtime=realtime_client))
             return res.summary, target.stats_json()
         finally:
             target.shutdown()
@@ -135,7 +144,7 @@ def measure_rtt(
         "hold_ns": hold,
         "late_ns_mean": late,
         "ios": ios,
-        "asked_hold_ns": max(round(hold_ns), MIN_HOLD_NS),
+        "asked_hold_ns": _probe_hold(hold_ns),
     }
 
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from iolab import _native
 from iolab.errors import ResultFormatError
 from iolab.results.document import build_output, check_document
-from iolab.run.series import SERIES_FILE, attach_series, json_default
+from iolab.run.series import DIR_FIELDS, SERIES_FILE, attach_series, json_default
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -96,11 +96,10 @@ def write_record(directory: Path, record: RunRecord) -> Json:
         (directory / name).parent.mkdir(parents=True, exist_ok=True)  # hosts/rank-R.json of a fleet
         write_json(directory / name, value)
     write_json(directory / RESULT_FILE, record.doc)
-    if "series_file" in record.doc["summary"]:  # a streamed run's, written beside its interval log
-        if not (directory / SERIES_FILE).is_file():
-            raise ResultFormatError(f"{directory}: a streamed run's {SERIES_FILE} must be written there first")
-    else:
+    if "series_file" not in record.doc["summary"]:
         write_series(directory / SERIES_FILE, series_rows(record.doc))
+    elif not (directory / SERIES_FILE).is_file():  # a streamed run's, written beside its interval log
+        raise ResultFormatError(f"{directory}: a streamed run's {SERIES_FILE} must be written there first")
     write_json(directory / RUN_FILE, {**record.meta, "tool_version": record.doc["tool"]["version"]})
     return record.doc
 
@@ -209,8 +208,7 @@ def write_series(path: Path, rows: Sequence[Json]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    columns = ["job", "t_start_ns", "t_end_ns", "dir", "ios", "bytes", "iops", "bw_bytes_per_s"]
-    columns += ["lat_p50_ns", "lat_p99_ns", "lat_max_ns"]
+    columns = ["job", "t_start_ns", "t_end_ns", "dir", *DIR_FIELDS]
     table = pa.table({c: [r.get(c) for r in rows] for c in columns}) if rows else pa.table({c: [] for c in columns})
     pq.write_table(table, path)
 

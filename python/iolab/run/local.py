@@ -198,6 +198,7 @@ def run_jobs(
         streaming = {"interval_log": str(interval_log), "per_worker_intervals": per_worker_intervals}
     elif per_worker_intervals:
         raise JobError("per-worker intervals are streamed to an interval log: give one (--stream-intervals)")
+    series_dir = None if interval_log is None else interval_log.parent
     run = run_factory(
         jobs,
         interval_ns=interval_ns,
@@ -217,14 +218,12 @@ def run_jobs(
         sink.note("the run ended early on an error: the results cover the work done before it")
         observed = _end_observers(observers, sink)
         summary = summarize_result(partial, interval_log)
-        series_dir = None if interval_log is None else interval_log.parent
         setattr(e, _PARTIAL, RunOutput(partial, summary, interrupted, shown, observed, ready, series_dir))
         raise
     observed = _end_observers(observers, sink)
     if interrupted:
         sink.note(INTERRUPTED_NOTE)
     summary_json = summarize_result(result_json, interval_log)
-    series_dir = None if interval_log is None else interval_log.parent
     return RunOutput(result_json, summary_json, interrupted, shown, observed, ready, series_dir)
 
 

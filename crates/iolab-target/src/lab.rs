@@ -59,52 +59,144 @@ impl VResult {
     }
 }
 
-/// One of the client's `iodepth` slots: a request in the stack, or the
-/// next one on its way (it arrives at `arrive`).
-struct Slot {
-    arrive: Option<Instant>,
+/// One request of a virtual run: when it reached the stack, where, and
+/// when the stack completed it (ns from the run's start).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VIo {
+    pub arrive_ns: u64,
+    pub offset: u64,
+    pub done_ns: u64,
+}
+
+/// A request in the stack: its lower bound, its undecided completions,
+/// and its completion once decided.
+struct InStack {
+    arrive: Instant,
+    offset: u64,
     floor: Option<Instant>,
     tickets: Tickets,
     done: Option<Instant>,
 }
 
-impl Slot {
-    fn arriving(at: Instant) -> Slot {
-        Slot {
-            arrive: Some(at),
-            floor: None,
-            tickets: Tickets::default(),
+impl InStack {
+    /// Issue a request of `bs` at `offset` arriving at `at` (the present).
+    fn issue(
+        dev: &Arc<dyn BlockDev>,
+        write: bool,
+        buf: &mut [u8],
+        offset: u64,
+        at: Instant,
+    ) -> Self {
+        let mut c = IoCtx::starting_at(Some(at));
+        let r = if write {
+            dev.write_at(&mut c, buf, offset, false)
+        } else {
+            dev.read_at(&mut c, buf, offset)
+        };
+        r.expect("virtual lab request failed");
+        InStack {
+            arrive: at,
+            offset,
+            floor: c.hold_until(),
+            tickets: c.take_tickets(),
             done: None,
         }
     }
+
+    /// Its completion once every ticket is decided at `now`, else the
+    /// instant to poll again.
+    fn due(&mut self, now: Instant) -> Due {
+        if let Some(t) = self.done {
+            return Due::At(t);
+        }
+        match self.tickets.poll(self.floor, now) {
+            Due::At(t) => {
+                let t = t.max(self.floor.unwrap_or(t));
+                self.done = Some(t);
+                Due::At(t)
+            }
+            r => r,
+        }
+    }
+
+    fn record(&self, t0: Instant) -> VIo {
+        VIo {
+            arrive_ns: (self.arrive - t0).as_nanos() as u64,
+            offset: self.offset,
+            done_ns: (self.done.expect("completed") - t0).as_nanos() as u64,
+        }
+    }
+}
+
+/// One of the client's `iodepth` slots: a request in the stack, or the
+/// next one on its way (it arrives at `Arrive`).
+enum Slot {
+    Arrive(Instant),
+    In(InStack),
 }
 
 /// What happens next in a virtual run.
 #[derive(Clone, Copy)]
 enum Event {
-    /// A slot's request arrives at the stack.
+    /// A slot's (or the replay's next) request arrives at the stack.
     Arrive(usize),
-    /// A slot's request completes.
+    /// A slot's (or the replay's `i`-th in-stack) request completes.
     Complete(usize),
     /// A device decides something (its tickets asked to be polled then).
     Poll,
 }
 
+/// The earliest of the events offered, first offered on ties.
+#[derive(Default)]
+struct Next(Option<(Instant, Event)>);
+
+impl Next {
+    fn consider(&mut self, t: Instant, e: Event) {
+        if self.0.is_none_or(|(n, _)| t < n) {
+            self.0 = Some((t, e));
+        }
+    }
+
+    /// Offer `r`'s completion, or its recheck.
+    fn in_stack(&mut self, r: &mut InStack, i: usize, now: Instant) {
+        match r.due(now) {
+            Due::At(t) => self.consider(t, Event::Complete(i)),
+            Due::Recheck(t) => self.consider(t, Event::Poll),
+        }
+    }
+}
+
+/// The virtual clock's start: an hour ahead of the wall clock, so every
+/// virtual instant stays in the future (however slow this machine
+/// computes), the devices' decisions wait for our polls and no wall time
+/// leaks into the figures.
+fn virtual_start() -> Instant {
+    Instant::now() + Duration::from_secs(3600)
+}
+
 /// Run `job` against `dev` on a virtual clock.
 pub fn run_virtual(dev: &Arc<dyn BlockDev>, job: VJob, seed: u64) -> VResult {
+    run_virtual_traced(dev, job, seed, &mut |_| {})
+}
+
+/// [`run_virtual`], handing each completed request to `trace` in
+/// completion order.
+pub fn run_virtual_traced(
+    dev: &Arc<dyn BlockDev>,
+    job: VJob,
+    seed: u64,
+    trace: &mut dyn FnMut(VIo),
+) -> VResult {
     let rng = Sampler::new(seed);
     let blocks = (job.region / job.bs).max(1);
     let mut next_block = 0u64;
     let mut buf = vec![0x5au8; job.bs as usize];
-    // Start an hour ahead of the wall clock: every virtual instant stays in
-    // the future (however slow this machine computes), so the devices'
-    // decisions wait for our polls and no wall time leaks into the figures.
-    let t0 = Instant::now() + Duration::from_secs(3600);
+    let t0 = virtual_start();
     let end = t0 + job.runtime;
     // The stack's present is the virtual one (stack::clock), so it decides
     // at the same moments as when served live.
     let clock = VirtualNow::start(t0);
-    let mut issue = |at: Instant, buf: &mut Vec<u8>| -> Slot {
+    let mut offset = || {
         let block = if job.random {
             rng.next_u64() % blocks
         } else {
@@ -112,23 +204,11 @@ pub fn run_virtual(dev: &Arc<dyn BlockDev>, job: VJob, seed: u64) -> VResult {
             next_block += 1;
             b
         };
-        let mut c = IoCtx::starting_at(Some(at));
-        let r = if job.write {
-            dev.write_at(&mut c, buf, block * job.bs, false)
-        } else {
-            dev.read_at(&mut c, buf, block * job.bs)
-        };
-        r.expect("virtual lab request failed");
-        Slot {
-            arrive: None,
-            floor: c.hold_until(),
-            tickets: c.take_tickets(),
-            done: None,
-        }
+        block * job.bs
     };
     // Events in time order: a request reaches the stack only once every
     // decision before its arrival is taken, as it would live.
-    let mut slots: Vec<Slot> = (0..job.iodepth).map(|_| Slot::arriving(t0)).collect();
+    let mut slots: Vec<Slot> = (0..job.iodepth).map(|_| Slot::Arrive(t0)).collect();
     let (mut now, mut res) = (
         t0,
         VResult {
@@ -138,42 +218,81 @@ pub fn run_virtual(dev: &Arc<dyn BlockDev>, job: VJob, seed: u64) -> VResult {
         },
     );
     while now < end {
-        let mut next: Option<(Instant, Event)> = None;
-        let mut consider = |t: Instant, e: Event| {
-            if next.is_none_or(|(n, _)| t < n) {
-                next = Some((t, e));
-            }
-        };
+        let mut next = Next::default();
         for (i, s) in slots.iter_mut().enumerate() {
-            if let Some(a) = s.arrive {
-                consider(a, Event::Arrive(i));
-                continue;
-            }
-            if s.done.is_none() {
-                match s.tickets.poll(s.floor, now) {
-                    Due::At(t) => s.done = Some(t.max(s.floor.unwrap_or(t))),
-                    Due::Recheck(r) => consider(r, Event::Poll),
-                }
-            }
-            if let Some(t) = s.done {
-                consider(t, Event::Complete(i));
+            match s {
+                Slot::Arrive(a) => next.consider(*a, Event::Arrive(i)),
+                Slot::In(r) => next.in_stack(r, i, now),
             }
         }
-        let (t, e) = next.expect("a request is always outstanding");
+        let (t, e) = next.0.expect("a request is always outstanding");
         now = now.max(t);
         clock.set(now);
         match e {
-            Event::Arrive(i) => slots[i] = issue(now, &mut buf),
+            Event::Arrive(i) => {
+                slots[i] = Slot::In(InStack::issue(dev, job.write, &mut buf, offset(), now))
+            }
             Event::Complete(i) => {
+                if let Slot::In(r) = &slots[i] {
+                    trace(r.record(t0));
+                }
                 res.ios += 1;
                 res.bytes += job.bs;
-                slots[i] = Slot::arriving(now + job.rtt);
+                slots[i] = Slot::Arrive(now + job.rtt);
             }
             Event::Poll => {}
         }
     }
     res.elapsed = now - t0;
     res
+}
+
+/// Replay `arrivals` (ns from the start, offset; in time order) against
+/// `dev` on a virtual clock, open loop: each request of `bs` reaches the
+/// stack at its own time whatever the others do. Returns every request
+/// with its completion, in arrival order. Fed the arrivals a live target
+/// recorded, it gives what the model's stack makes of the live client's
+/// timing (docs/raid-lab.md, "Lab 1C at QD 4").
+pub fn replay_virtual(
+    dev: &Arc<dyn BlockDev>,
+    write: bool,
+    bs: u64,
+    arrivals: &[(u64, u64)],
+) -> Vec<VIo> {
+    let mut buf = vec![0x5au8; bs as usize];
+    let t0 = virtual_start();
+    let clock = VirtualNow::start(t0);
+    let at = |i: usize| t0 + Duration::from_nanos(arrivals[i].0);
+    let mut out: Vec<Option<VIo>> = vec![None; arrivals.len()];
+    // (index in `arrivals`, the request) for those in the stack.
+    let mut in_stack: Vec<(usize, InStack)> = Vec::new();
+    let (mut now, mut arrived) = (t0, 0usize);
+    while arrived < arrivals.len() || !in_stack.is_empty() {
+        let mut next = Next::default();
+        if arrived < arrivals.len() {
+            next.consider(at(arrived), Event::Arrive(arrived));
+        }
+        for (i, (_, r)) in in_stack.iter_mut().enumerate() {
+            next.in_stack(r, i, now);
+        }
+        let (t, e) = next.0.expect("a request is in the stack or to come");
+        now = now.max(t);
+        clock.set(now);
+        match e {
+            Event::Arrive(i) => {
+                in_stack.push((i, InStack::issue(dev, write, &mut buf, arrivals[i].1, now)));
+                arrived += 1;
+            }
+            Event::Complete(i) => {
+                let (k, r) = in_stack.swap_remove(i);
+                out[k] = Some(r.record(t0));
+            }
+            Event::Poll => {}
+        }
+    }
+    out.into_iter()
+        .map(|v| v.expect("every request completed"))
+        .collect()
 }
 
 /// Build the export of the compact `spec` (`NAME=BACKEND,…+LAYER,…`) and
@@ -329,6 +448,39 @@ mod tests {
                 job(true, false, 64 * K, 1),
             ),
         ]
+    }
+
+    /// The open-loop replay is the closed loop's stack, event for event:
+    /// fed the arrivals of a closed-loop run (1C at QD 4, where the model
+    /// is most sensitive to timing), it gives every request the same
+    /// completion, to the nanosecond; and the client's timing is what
+    /// moves it: the same requests a little later each give other
+    /// completions.
+    #[test]
+    fn a_replay_of_the_model_s_own_arrivals_gives_its_completions() {
+        let arr = || array("none", "back", "off");
+        let mut j = job(false, false, 64 * K, 4);
+        j.runtime = Duration::from_millis(300);
+        let mut closed = Vec::new();
+        run_virtual_traced(&arr(), j, 3, &mut |v| closed.push(v));
+        closed.sort_by_key(|v| v.arrive_ns);
+        assert!(closed.len() > 1000, "{} requests", closed.len());
+        let arrivals: Vec<(u64, u64)> = closed.iter().map(|v| (v.arrive_ns, v.offset)).collect();
+        assert_eq!(replay_virtual(&arr(), false, 64 * K, &arrivals), closed);
+        // Every other request 20 µs later: the stack's answers move.
+        let mut later: Vec<(u64, u64)> = arrivals
+            .iter()
+            .enumerate()
+            .map(|(i, &(a, o))| (a + (i as u64 % 2) * 20_000, o))
+            .collect();
+        later.sort_unstable();
+        let replayed = replay_virtual(&arr(), false, 64 * K, &later);
+        let moved = replayed
+            .iter()
+            .zip(&closed)
+            .filter(|(r, c)| r.done_ns - r.arrive_ns != c.done_ns - c.arrive_ns)
+            .count();
+        assert!(moved > 0, "a later arrival changed no completion");
     }
 
     #[test]

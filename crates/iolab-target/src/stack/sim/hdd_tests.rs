@@ -118,6 +118,54 @@ fn a_write_keeps_the_look_ahead_past_it() {
     );
 }
 
+/// A read that starts just ahead of the streaming head continues the
+/// stream: it completes when the media reaches its end, whenever it
+/// arrives — completion is continuous in arrival time. Until issue 25 a
+/// read arriving less than the command overhead (100 µs) before the
+/// look-ahead reached its first byte was a new access that waited for that
+/// sector to come round again: 8 ms later than one arriving 5 µs later.
+/// On the simulated RAID 5 at QD 4 a member a strip behind the host (the
+/// media-rate limit) lost a revolution every ~15 of its requests that way,
+/// and lab 1C's QD 4 figure jumped with the client's round trip.
+#[test]
+fn a_read_just_ahead_of_the_look_ahead_continues_it() {
+    let p = HddParams::default();
+    let len = 64u64 << 10;
+    let m = Mech::new(p.clone());
+    // Read [0, len), then [2 len, 3 len) (one strip skipped, as a RAID 5
+    // member skips a parity strip), the second arriving 0 to 2 ms after
+    // the first completed, in 5 µs steps: across the instant the
+    // look-ahead reaches its first byte (~0.7 ms after).
+    let mut prev: Option<(Ns, Ns)> = None;
+    for k in 0..400u64 {
+        let mut model = HddModel::new(p.clone());
+        let d0 = run_qd1(&mut model, 0, 0, &[SimReq::new(SimOp::Read, 0, len)])[0];
+        let t = d0 + k * 5_000;
+        let done = run_qd1(&mut model, t, 0, &[SimReq::new(SimOp::Read, 2 * len, len)])[0];
+        // Never more than the overhead plus the media time of the skipped
+        // strip and its own after the first read's end.
+        let bound =
+            t.max(d0 + m.media_ns(0, 3 * len) as Ns) + p.overhead_ns + m.iface_ns(len) as Ns;
+        assert!(
+            done <= bound,
+            "arrival +{} µs: done {} µs after the first, bound {}",
+            k * 5,
+            (done - d0) / 1000,
+            (bound - d0) / 1000
+        );
+        if let Some((pt, pd)) = prev {
+            assert!(
+                done + 50_000 >= pd,
+                "arriving at +{} µs completes {} µs before arriving at +{} µs",
+                (t - d0) / 1000,
+                (pd - done) / 1000,
+                (pt - d0) / 1000
+            );
+        }
+        prev = Some((t, done));
+    }
+}
+
 #[test]
 fn same_seed_and_arrivals_give_the_same_completions() {
     let run = |seed: u64| {

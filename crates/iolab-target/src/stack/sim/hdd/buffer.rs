@@ -51,15 +51,33 @@ impl HddModel {
         in_segs || in_dirty
     }
 
-    /// Whether `r` starts in what the look-ahead has read by `t`, and the
-    /// look-ahead can give all of it (read already, or still reading).
+    /// Whether `r` continues the stream the head is reading ahead: it
+    /// starts in what the look-ahead has read by `t`, or — while the
+    /// look-ahead still runs — further on within what it reads before it
+    /// stops (the head reaches the first byte without a new access), and
+    /// the look-ahead can give all of it. A read just ahead of the head is
+    /// not a new access: one would wait for its sector to come round again
+    /// (the command overhead lets the head pass it), a revolution more
+    /// than letting the look-ahead read on (issue 25).
     pub(super) fn continues(&self, t: f64, r: &SimReq) -> bool {
         let Some(st) = self.stream else {
             return false;
         };
         let upto = self.prefetched(&st, t);
+        let running = upto < st.cap;
         let e = r.offset + r.len;
-        st.start <= r.offset && r.offset <= upto && (e <= upto || upto < st.cap)
+        st.start <= r.offset
+            && (r.offset <= upto || running && r.offset <= st.cap)
+            && (e <= upto || running)
+    }
+
+    /// How long after `t` the look-ahead reaches the first byte of `r`
+    /// (0: read already), for a read that [`Self::continues`] the stream.
+    pub(super) fn stream_wait_ns(&self, t: f64, r: &SimReq) -> f64 {
+        self.stream.map_or(0.0, |st| {
+            let upto = self.prefetched(&st, t);
+            r.offset.saturating_sub(upto) as f64 / st.rate
+        })
     }
 
     pub(super) fn serve_read(&mut self, t: f64, ov: f64, r: &SimReq) -> f64 {

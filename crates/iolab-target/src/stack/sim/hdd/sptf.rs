@@ -88,11 +88,17 @@ impl HddModel {
     }
 
     /// How far the data of `p` is from the head at `t` (0: in the buffer or
-    /// streaming past it).
+    /// streaming past it; a read ahead of the look-ahead: until the head
+    /// reaches it).
     pub(super) fn positioning(&self, t: f64, p: &Pending) -> f64 {
         let r = &p.r;
-        if r.op == SimOp::Read && (self.continues(t, r) || self.buffer_hit_cached(p)) {
-            return 0.0;
+        if r.op == SimOp::Read {
+            if self.continues(t, r) {
+                return self.stream_wait_ns(t, r);
+            }
+            if self.buffer_hit_cached(p) {
+                return 0.0;
+            }
         }
         let ov = self.overhead_left(t, p);
         let t = t + ov;

@@ -483,6 +483,37 @@ mod tests {
         assert!(moved > 0, "a later arrival changed no completion");
     }
 
+    /// Lab 1C at QD 4 runs at the members' media rate, one member a strip
+    /// behind the host: the model's figure must move smoothly with the
+    /// client's round trip (every 5 µs step within 4 %), flat while the
+    /// media limits it. Until issue 25 a read arriving just before the
+    /// look-ahead reached it waited a revolution, and the figure jumped
+    /// 446 -> 269 -> 224 -> 432 MiB/s between round trips of 25, 30, 60
+    /// and 65 µs (docs/raid-lab.md).
+    #[test]
+    fn qd_4_moves_smoothly_with_the_round_trip() {
+        let mut prev: Option<(u64, f64)> = None;
+        for us in (0..=150u64).step_by(5) {
+            let mut j = job(false, false, 64 * K, 4);
+            j.runtime = Duration::from_millis(300);
+            j.rtt = Duration::from_micros(us);
+            let v = run_virtual(&array("none", "back", "off"), j, 3).mib_per_s();
+            if let Some((p_us, p)) = prev {
+                assert!(
+                    (v / p - 1.0).abs() <= 0.04,
+                    "round trip {p_us} -> {us} µs: {p:.1} -> {v:.1} MiB/s"
+                );
+            }
+            if us <= 50 {
+                assert!(
+                    v > 430.0,
+                    "round trip {us} µs: {v:.1} MiB/s, below the media limit's ~446"
+                );
+            }
+            prev = Some((us, v));
+        }
+    }
+
     #[test]
     fn seed_003_reference_results_from_the_model() {
         let mut bad = Vec::new();

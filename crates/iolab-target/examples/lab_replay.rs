@@ -1,7 +1,7 @@
 //! Replay a recorded arrival pattern against a stack on the lab's virtual
 //! clock (`iolab_target::lab::replay_virtual`), or trace the model's own
 //! closed-loop client: what the model's stack makes of a live client's
-//! timing (docs/raid-lab.md, "Lab 1C at QD 4: a phase of the platters").
+//! timing (docs/raid-lab.md, "Lab 1C at QD 4").
 //!
 //!     # open loop: stdin has one request a line, `ARRIVE_NS OFFSET`
 //!     cargo run --release -p iolab-target --example lab_replay -- SPEC read 65536 < arrivals

@@ -14,6 +14,9 @@
 //! them at the instants they ask for (which moves the simulated disks'
 //! own clocks forward, in order). The next request of the slot arrives at
 //! the completion plus `rtt` (the client's and the socket's share).
+//! [`replay_virtual`] drives the same stack open loop instead: each
+//! request arrives at a recorded instant (a live client's, say), whatever
+//! the stack answers.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -28,10 +28,13 @@ cheaper, whatever the client's own limit.
     bench/compare_nbd.py --rounds 5 --runtime 5 --markdown
     bench/compare_nbd.py --only server-4k,server-4k-2jobs --rounds 3
     bench/compare_nbd.py --only server-4k --conn-io uring,threads   # A/B iolab's receive paths
+    bench/compare_nbd.py --only server-4k --zero-copy on,off        # A/B iolab's reply sending
 
 With ``--conn-io A,B`` each round runs nbdkit and one iolab target per
 ``iolab target --conn-io`` value (in alternating order), reported as
-``iolab-A``, ``iolab-B``, each with its ratio to nbdkit.
+``iolab-A``, ``iolab-B``, each with its ratio to nbdkit; ``--zero-copy
+A,B`` likewise per ``iolab target --zero-copy`` value, reported as
+``iolab-zc-A``, ``iolab-zc-B``.
 """
 
 from __future__ import annotations
@@ -62,6 +65,8 @@ BATCHED = ("--iodepth_batch_submit=16", "--iodepth_batch_complete_min=16")
 TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 #: `iolab target --conn-io` values.
 CONN_IO = ("auto", "uring", "threads")
+#: `iolab target --zero-copy` values.
+ZERO_COPY = ("auto", "on", "off")
 
 
 @dataclass
@@ -94,7 +99,9 @@ def server(kind: str, sock: Path) -> Iterator[tuple[str, int]]:
     """Serve a 1 GiB memory export on `sock`; yield its URI and pid."""
     if kind.startswith("iolab"):
         cmd = [*iolab_cmd(), "target", "--unix", str(sock), "--export", f"mem=memory,size={EXPORT_BYTES}"]
-        if kind != "iolab":
+        if kind.startswith("iolab-zc-"):
+            cmd += ["--zero-copy", kind.removeprefix("iolab-zc-")]
+        elif kind != "iolab":
             cmd += ["--conn-io", kind.removeprefix("iolab-")]
         uri = f"nbd+unix:///mem?socket={sock}"
     else:
@@ -241,6 +248,11 @@ def main() -> int:
         default="",
         help="comma-separated `iolab target --conn-io` values to run side by side (e.g. uring,threads)",
     )
+    ap.add_argument(
+        "--zero-copy",
+        default="",
+        help="comma-separated `iolab target --zero-copy` values to run side by side (e.g. on,off)",
+    )
     a = ap.parse_args()
     for tool in ("fio", "nbdkit"):
         if not shutil.which(tool):
@@ -257,7 +269,14 @@ def main() -> int:
     if bad := [m for m in modes if m not in CONN_IO]:
         print(f"--conn-io: unknown value(s) {', '.join(bad)}; choose from {', '.join(CONN_IO)}", file=sys.stderr)
         return 2
-    ours = tuple(f"iolab-{m}" for m in modes) or ("iolab",)
+    zc = [m for m in a.zero_copy.split(",") if m]
+    if bad := [m for m in zc if m not in ZERO_COPY]:
+        print(f"--zero-copy: unknown value(s) {', '.join(bad)}; choose from {', '.join(ZERO_COPY)}", file=sys.stderr)
+        return 2
+    if modes and zc:
+        print("--conn-io and --zero-copy: give one of the two", file=sys.stderr)
+        return 2
+    ours = tuple(f"iolab-{m}" for m in modes) or tuple(f"iolab-zc-{m}" for m in zc) or ("iolab",)
     if a.rounds < 1 or a.runtime < 1:
         print("--rounds and --runtime must be at least 1", file=sys.stderr)
         return 2

@@ -52,6 +52,14 @@ def target(
             "multishot receive; refused where io_uring is unavailable), auto (uring where the host allows it).",
         ),
     ] = None,
+    zero_copy: Annotated[
+        Optional[str],
+        typer.Option(
+            "--zero-copy",
+            help="Reply data to Unix-socket clients by vmsplice+splice instead of a copying writev: auto (sets of "
+            "replies with enough data; the default), on (every set with data; refused with --tcp), off.",
+        ),
+    ] = None,
     metrics_summaries: Annotated[
         bool,
         typer.Option(
@@ -81,6 +89,7 @@ def target(
             realtime=realtime,
             metrics_summaries=metrics_summaries,
             conn_io=conn_io,
+            zero_copy=zero_copy,
         )
     except (ValueError, OSError) as e:
         where = f"{config}: " if config is not None and isinstance(e, ValueError) else ""

@@ -13,6 +13,7 @@
 mod exec;
 mod reply;
 mod sched;
+mod splice;
 mod transmit;
 mod uring;
 mod write;

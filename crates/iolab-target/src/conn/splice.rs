@@ -1,0 +1,429 @@
+//! Zero-copy reply data over a Unix socket: `vmsplice` + `splice`.
+//!
+//! `writev` on an AF_UNIX socket copies every byte of a reply into a fresh
+//! skb page; on an idle machine, with client and server on different CPUs,
+//! that copy was half the target's CPU per 4 KiB read (docs/performance.md,
+//! part 4). A [`Splicer`] instead hands the kernel references to the reply
+//! pages: `vmsplice` maps a set's headers and data into a per-connection
+//! pipe (no copy), and `splice` moves the pipe's pages into the socket
+//! (`unix_stream_sendmsg` with `MSG_SPLICE_PAGES`, which takes page
+//! references). The client's `recv` copies out of those same pages.
+//!
+//! So a spliced buffer must not be reused until the client has read it.
+//! The splicer parks each one ([`Splicer::park`]) with the stream offset of
+//! its end, counted in bytes spliced, and gives them back
+//! ([`Splicer::reclaim`]) once `ioctl(SIOCOUTQ)` proves them read. On
+//! AF_UNIX `SIOCOUTQ` is `unix_outq_len` = `sk_wmem_alloc_get(sk)`, and
+//! `unix_stream_sendmsg` charges spliced bytes to it (`if (msg->msg_flags &
+//! MSG_SPLICE_PAGES) { … refcount_add(size, &sk->sk_wmem_alloc); }`,
+//! net/unix/af_unix.c since 6.5); the charge is released only when the
+//! reader has consumed the whole skb and it is freed (`sock_wfree`). Hence
+//! outq ≥ the bytes not yet read, and every spliced byte before
+//! `spliced − outq` has been read — a bound that errs only on the safe
+//! side (outq also counts skb overhead and bytes written by `writev`).
+//!
+//! The check is lazy: one `ioctl` once [`RECLAIM_AT`] buffers are parked,
+//! not one per reply. A broken connection's parked buffers are dropped
+//! with it; at close, buffers the client has still not read are leaked
+//! rather than freed (their pages could be handed out again by the
+//! allocator while the client reads them) — at most a socket buffer's
+//! worth, and only when the server closes first on a client that left
+//! replies unread.
+
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+use crate::buf::AlignedBuf;
+use crate::net::Stream;
+use crate::server_config::ZeroCopy;
+
+/// Pipe capacity asked for: a full set of 32 replies of 4 KiB (64 pages
+/// with their headers) fits, so a typical set is one `vmsplice`.
+const PIPE_BYTES: i32 = 1 << 20;
+
+/// Parked buffers that trigger a check of what the client has read.
+pub(super) const RECLAIM_AT: usize = 64;
+
+/// Data bytes from which `zero_copy = "auto"` splices a set of replies
+/// (fewer go by `writev`): below it the extra system calls (`vmsplice`,
+/// `splice`, now and then `ioctl`) cost more than the copy they save.
+pub(super) const AUTO_MIN_BYTES: u64 = 16 * 1024;
+
+/// The splicer for a connection on `stream` under `mode`: none for TCP or
+/// `off`; under `auto` none either when `make` (the pipe) fails, which
+/// under `on` is the connection's error.
+pub(super) fn for_conn(
+    mode: ZeroCopy,
+    stream: &Stream,
+    make: impl FnOnce() -> io::Result<Splicer>,
+) -> io::Result<Option<Splicer>> {
+    if mode == ZeroCopy::Off || matches!(stream, Stream::Tcp(_)) {
+        return Ok(None);
+    }
+    match (make(), mode) {
+        (Ok(mut s), _) => {
+            s.min_bytes = if mode == ZeroCopy::On {
+                1
+            } else {
+                AUTO_MIN_BYTES
+            };
+            Ok(Some(s))
+        }
+        (Err(e), ZeroCopy::On) => Err(io::Error::new(e.kind(), format!("zero-copy pipe: {e}"))),
+        (Err(_), _) => Ok(None),
+    }
+}
+
+/// The pipe and the spliced buffers of one connection.
+#[derive(Debug)]
+pub(crate) struct Splicer {
+    /// Sets of replies carrying fewer data bytes are written by `writev`.
+    pub min_bytes: u64,
+    pipe_r: OwnedFd,
+    pipe_w: OwnedFd,
+    /// Bytes spliced into the socket since the connection started.
+    spliced: u64,
+    /// Buffers still referenced by the socket, with the value of
+    /// `spliced` at their end, oldest first.
+    parked: VecDeque<(u64, AlignedBuf)>,
+}
+
+fn cvt(r: isize) -> io::Result<usize> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r as usize)
+    }
+}
+
+impl Splicer {
+    /// A splicer with its own pipe (non-blocking, sized to [`PIPE_BYTES`]
+    /// where the host lets it; a smaller pipe only means more system calls).
+    pub fn new() -> io::Result<Splicer> {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` is a valid out-array of two ints.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: pipe2 succeeded: both descriptors are open and ours alone.
+        let (pipe_r, pipe_w) =
+            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        // SAFETY: F_SETPIPE_SZ on an open pipe; failure (a user over the
+        // pipe-user-pages limit) leaves the default size.
+        let _ = unsafe { libc::fcntl(pipe_w.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_BYTES) };
+        Ok(Splicer {
+            min_bytes: 1,
+            pipe_r,
+            pipe_w,
+            spliced: 0,
+            parked: VecDeque::new(),
+        })
+    }
+
+    /// Send `parts` in order on `sock` without copying them. Their memory
+    /// must stay unchanged until [`Splicer::reclaim`] returns it: the
+    /// caller parks every buffer behind `parts` right after, whether this
+    /// succeeds or not (a part may be in the pipe or the socket either way).
+    pub fn send(&mut self, sock: RawFd, parts: &[&[u8]]) -> io::Result<()> {
+        let mut iov: Vec<libc::iovec> = parts
+            .iter()
+            .filter(|p| !p.is_empty())
+            .map(|p| libc::iovec {
+                iov_base: p.as_ptr() as *mut libc::c_void,
+                iov_len: p.len(),
+            })
+            .collect();
+        let mut at = 0;
+        while at < iov.len() {
+            let n = (iov.len() - at).min(libc::UIO_MAXIOV as usize);
+            // SAFETY: `iov[at..at + n]` describes live slices of `parts`;
+            // vmsplice only reads the pages (no SPLICE_F_GIFT).
+            let r = unsafe {
+                libc::vmsplice(
+                    self.pipe_w.as_raw_fd(),
+                    iov[at..].as_ptr(),
+                    n,
+                    libc::SPLICE_F_NONBLOCK,
+                )
+            };
+            // The pipe is empty here (each round drains it), so vmsplice
+            // always moves something: no progress is an error, not a wait.
+            let moved = match cvt(r) {
+                Ok(0) => {
+                    return Err(io::Error::other(
+                        "vmsplice moved nothing into an empty pipe",
+                    ))
+                }
+                Ok(m) => m,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            advance(&mut iov, &mut at, moved);
+            self.drain(sock, moved)?;
+        }
+        Ok(())
+    }
+
+    /// Move `bytes` (all the pipe holds) into the socket, waiting for room.
+    fn drain(&mut self, sock: RawFd, mut bytes: usize) -> io::Result<()> {
+        while bytes > 0 {
+            // SAFETY: both descriptors are open; null offsets (pipe and socket).
+            let r = unsafe {
+                libc::splice(
+                    self.pipe_r.as_raw_fd(),
+                    std::ptr::null_mut(),
+                    sock,
+                    std::ptr::null_mut(),
+                    bytes,
+                    libc::SPLICE_F_MOVE,
+                )
+            };
+            match cvt(r) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    bytes -= n;
+                    self.spliced += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Keep `buf` until the client has read everything spliced so far.
+    pub fn park(&mut self, buf: AlignedBuf) {
+        self.parked.push_back((self.spliced, buf));
+    }
+
+    /// Buffers parked.
+    pub fn parked(&self) -> usize {
+        self.parked.len()
+    }
+
+    /// The parked buffers the client has read, given that `outq` bytes
+    /// written to the socket are still unread (`SIOCOUTQ`).
+    pub fn release_read(&mut self, outq: u64) -> Vec<AlignedBuf> {
+        let read_to = self.spliced.saturating_sub(outq);
+        let n = self.parked.partition_point(|&(end, _)| end <= read_to);
+        self.parked.drain(..n).map(|(_, b)| b).collect()
+    }
+
+    /// [`Splicer::release_read`] with the socket's own `SIOCOUTQ`.
+    pub fn reclaim(&mut self, sock: RawFd) -> io::Result<Vec<AlignedBuf>> {
+        Ok(self.release_read(outq(sock)?))
+    }
+
+    /// At close: free what the client has read and leak the rest (see the
+    /// module docs).
+    pub fn retire(mut self, sock: RawFd) {
+        let outq = outq(sock).unwrap_or(u64::MAX);
+        drop(self.release_read(outq));
+        for (_, b) in self.parked.drain(..) {
+            std::mem::forget(b);
+        }
+    }
+}
+
+/// Bytes written to `sock` that its peer has not read yet (`SIOCOUTQ`).
+fn outq(sock: RawFd) -> io::Result<u64> {
+    let mut n: libc::c_int = 0;
+    // SAFETY: SIOCOUTQ (= TIOCOUTQ) writes one int.
+    if unsafe { libc::ioctl(sock, libc::TIOCOUTQ, &mut n) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n.max(0) as u64)
+}
+
+/// Skip `n` bytes of `iov` from entry `at` on.
+fn advance(iov: &mut [libc::iovec], at: &mut usize, mut n: usize) {
+    while n > 0 {
+        let v = &mut iov[*at];
+        let k = n.min(v.iov_len);
+        // SAFETY: `k` ≤ the entry's length: the pointer stays in its slice.
+        v.iov_base = unsafe { v.iov_base.cast::<u8>().add(k) }.cast();
+        v.iov_len -= k;
+        n -= k;
+        if v.iov_len == 0 {
+            *at += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+    use std::os::unix::net::UnixStream;
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    use super::*;
+    use crate::conn::reply::{Done, Replier};
+    use crate::measure::Recorder;
+    use crate::proto::Errno;
+    use crate::stack::{BlockError, Op};
+
+    fn replier(structured: bool, zc: bool) -> (Replier, UnixStream) {
+        let (a, b) = UnixStream::pair().unwrap();
+        let r = Replier::new(
+            Stream::Unix(a),
+            structured,
+            Arc::new(Recorder::new()),
+            (1024, 1 << 30),
+        );
+        let z = zc.then(|| Splicer::new().unwrap());
+        (r.with_splicer(z), b)
+    }
+
+    fn done(cookie: u64, len: usize, r: &Replier) -> Done {
+        let mut buf = r.bufs.get(len);
+        for (i, x) in buf.iter_mut().enumerate() {
+            *x = (cookie as u8).wrapping_mul(31).wrapping_add(i as u8);
+        }
+        Done {
+            cookie,
+            op: Some(Op::Read),
+            bytes: len as u64,
+            read_offset: Some(cookie * 4096),
+            buf: Some(buf),
+            grant: None,
+            result: Ok(()),
+            started: Instant::now(),
+            hold_until: None,
+            tickets: Default::default(),
+        }
+    }
+
+    /// Reads of 4 KiB and of 0 bytes, an I/O error, a write's ack: every
+    /// kind of header, with and without data after it.
+    fn mixed(r: &Replier) -> Vec<Done> {
+        let mut v: Vec<Done> = (0..12).map(|c| done(c, 4096, r)).collect();
+        v[3].result = Err(BlockError::new(Errno::Io, "bad sector"));
+        v[5] = done(5, 0, r);
+        v[8].op = Some(Op::Write);
+        v[8].read_offset = None;
+        v[8].buf = None;
+        v
+    }
+
+    fn answer(structured: bool, zc: bool) -> Vec<u8> {
+        let (r, mut peer) = replier(structured, zc);
+        let mut d = mixed(&r);
+        for x in &d {
+            assert!(r.try_begin(x.buf.as_ref().map_or(0, |b| b.len() as u64)));
+        }
+        r.send_all(&mut d);
+        drop(r);
+        let mut got = Vec::new();
+        peer.read_to_end(&mut got).unwrap();
+        got
+    }
+
+    #[test]
+    fn spliced_replies_are_byte_identical_to_written_ones() {
+        for structured in [false, true] {
+            let (copied, spliced) = (answer(structured, false), answer(structured, true));
+            assert!(copied.len() > 9 * 4096, "the set carries its data");
+            assert!(
+                copied == spliced,
+                "structured={structured}: the bytes differ"
+            );
+        }
+    }
+
+    #[test]
+    fn a_slow_client_reads_what_was_sent_while_the_server_reuses_buffers() {
+        let (r, mut peer) = replier(true, true);
+        let fd = r.lock_out().stream.as_raw_fd();
+        // Three sets of 8 replies, sent and not read (96 KiB: within the
+        // socket's buffer, so nothing blocks).
+        let mut want = Vec::new();
+        for set in 0..3u64 {
+            let mut d: Vec<Done> = (0..8).map(|i| done(set * 8 + i, 4096, &r)).collect();
+            for x in &d {
+                assert!(r.try_begin(4096));
+                want.push(x.buf.as_deref().unwrap().to_vec());
+            }
+            r.send_all(&mut d);
+        }
+        // Meanwhile the server serves on: every buffer it can get is
+        // overwritten, as a new request's data would be.
+        let mut reused: Vec<_> = (0..64).map(|_| r.bufs.get(4096)).collect();
+        for b in &mut reused {
+            b.fill(0xEE);
+        }
+        r.bufs.put_all(reused);
+        {
+            let mut out = r.lock_out();
+            let z = out.zc.as_mut().unwrap();
+            assert_eq!(
+                z.parked(),
+                3 * 9,
+                "24 data buffers and 3 header buffers parked"
+            );
+            assert!(z.reclaim(fd).unwrap().is_empty(), "nothing is read yet");
+        }
+        for (c, data) in want.iter().enumerate() {
+            let mut head = [0u8; 28];
+            peer.read_exact(&mut head).unwrap();
+            assert_eq!(head, offset_data_header(c as u64, c as u64 * 4096, 4096));
+            let mut got = vec![0u8; 4096];
+            peer.read_exact(&mut got).unwrap();
+            assert!(&got == data, "reply {c}'s data changed under the client");
+        }
+        let mut out = r.lock_out();
+        let z = out.zc.as_mut().unwrap();
+        assert_eq!(z.reclaim(fd).unwrap().len(), 27, "all read: all returned");
+        assert_eq!(z.parked(), 0);
+    }
+
+    #[test]
+    fn buffers_come_back_only_below_the_unread_bytes() {
+        let mut z = Splicer::new().unwrap();
+        // Three buffers ending at stream offsets 100, 250 and 400.
+        for (end, len) in [(100, 1), (250, 2), (400, 3)] {
+            z.spliced = end;
+            z.park(AlignedBuf::new(len));
+        }
+        // 160 unread: the client has read up to 240 — only the first is free.
+        let b = z.release_read(160);
+        assert_eq!(b.iter().map(|b| b.len()).collect::<Vec<_>>(), [1]);
+        assert!(z.release_read(151).is_empty(), "read up to 249: 250 is not");
+        assert_eq!(z.release_read(150).len(), 1, "read up to 250");
+        assert!(
+            z.release_read(u64::MAX).is_empty(),
+            "an outq above all: none"
+        );
+        assert_eq!(z.release_read(0).len(), 1);
+        assert_eq!(z.parked(), 0);
+    }
+
+    #[test]
+    fn a_pipe_refused_falls_back_under_auto_and_fails_under_on() {
+        let (a, _b) = UnixStream::pair().unwrap();
+        let unix = Stream::Unix(a);
+        let emfile = || Err(io::Error::from_raw_os_error(libc::EMFILE));
+        assert!(for_conn(ZeroCopy::Auto, &unix, emfile).unwrap().is_none());
+        let e = for_conn(ZeroCopy::On, &unix, emfile).unwrap_err();
+        assert!(e.to_string().starts_with("zero-copy pipe: "), "{e}");
+        let never = || -> io::Result<Splicer> { panic!("no pipe is made under off") };
+        assert!(for_conn(ZeroCopy::Off, &unix, never).unwrap().is_none());
+        let auto = for_conn(ZeroCopy::Auto, &unix, Splicer::new)
+            .unwrap()
+            .unwrap();
+        assert_eq!(auto.min_bytes, AUTO_MIN_BYTES);
+        let on = for_conn(ZeroCopy::On, &unix, Splicer::new)
+            .unwrap()
+            .unwrap();
+        assert_eq!(on.min_bytes, 1);
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let tcp = Stream::Tcp(std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap());
+        assert!(
+            for_conn(ZeroCopy::On, &tcp, never).unwrap().is_none(),
+            "TCP copies"
+        );
+    }
+
+    use crate::proto::reply::offset_data_header;
+}

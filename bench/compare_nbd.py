@@ -34,7 +34,10 @@ With ``--conn-io A,B`` each round runs nbdkit and one iolab target per
 ``iolab target --conn-io`` value (in alternating order), reported as
 ``iolab-A``, ``iolab-B``, each with its ratio to nbdkit; ``--zero-copy
 A,B`` likewise per ``iolab target --zero-copy`` value, reported as
-``iolab-zc-A``, ``iolab-zc-B``.
+``iolab-zc-A``, ``iolab-zc-B``. ``--pin-cpus S,C`` runs every server on CPU
+S and fio on CPU C (``taskset``): ``0,1`` puts them on different cores, as
+an idle machine's scheduler does, whatever else the machine runs; ``0,0``
+on one core, as a loaded machine often does.
 """
 
 from __future__ import annotations
@@ -67,6 +70,8 @@ TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 CONN_IO = ("auto", "uring", "threads")
 #: `iolab target --zero-copy` values.
 ZERO_COPY = ("auto", "on", "off")
+#: `taskset` prefixes for the servers and for fio (`--pin-cpus`).
+PIN: dict[str, list[str]] = {"server": [], "client": []}
 
 
 @dataclass
@@ -107,7 +112,7 @@ def server(kind: str, sock: Path) -> Iterator[tuple[str, int]]:
     else:
         cmd = ["nbdkit", "-f", "-U", str(sock), "memory", str(EXPORT_BYTES)]
         uri = f"nbd+unix:///?socket={sock}"
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([*PIN["server"], *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30  # a loaded host starts Python slowly
         while not sock.exists():
@@ -148,7 +153,7 @@ def served_run(
     """One fio run against a fresh server of `kind`, with the server's CPU."""
     with server(kind, tmp / f"{kind}.sock") as (uri, pid):
         cpu0 = process_cpu_s(pid)
-        run = read_figures(fio_job(uri, bs, depth, runtime_s, jobs, extra))
+        run = read_figures([*PIN["client"], *fio_job(uri, bs, depth, runtime_s, jobs, extra)])
         run.server_cpu_s = process_cpu_s(pid) - cpu0
     return run
 
@@ -217,7 +222,13 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     lines = [
         f"Run {meta['date']} on commit {meta['commit']} (load average {meta['load_avg_1m_start']:.1f} at the start, "
         f"{meta['load_avg_1m_end']:.1f} at the end), {meta['rounds']} alternating rounds of "
-        f"{meta['runtime_s']} s, medians; {meta['fio']}, {meta['nbdkit']}, {meta['iolab']}.",
+        f"{meta['runtime_s']} s, medians"
+        + (
+            f", server on CPU {meta['pin_cpus'].split(',')[0]} and fio on CPU {meta['pin_cpus'].split(',')[1]}"
+            if meta.get("pin_cpus")
+            else ""
+        )
+        + f"; {meta['fio']}, {meta['nbdkit']}, {meta['iolab']}.",
         "",
         "| scenario | tool | IOPS | IOPS ratio | MB/s | server CPU/request (µs) | CPU ratio | clat p50 (µs) |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
@@ -253,6 +264,7 @@ def main() -> int:
         default="",
         help="comma-separated `iolab target --zero-copy` values to run side by side (e.g. on,off)",
     )
+    ap.add_argument("--pin-cpus", default="", help="S,C: servers on CPU S and fio on CPU C (taskset)")
     a = ap.parse_args()
     for tool in ("fio", "nbdkit"):
         if not shutil.which(tool):
@@ -273,6 +285,12 @@ def main() -> int:
     if bad := [m for m in zc if m not in ZERO_COPY]:
         print(f"--zero-copy: unknown value(s) {', '.join(bad)}; choose from {', '.join(ZERO_COPY)}", file=sys.stderr)
         return 2
+    if a.pin_cpus:
+        cpus = a.pin_cpus.split(",")
+        if len(cpus) != 2 or not all(c.isdigit() and int(c) < (os.cpu_count() or 1) for c in cpus):
+            print(f"--pin-cpus: '{a.pin_cpus}' is not two CPU numbers S,C of this machine's", file=sys.stderr)
+            return 2
+        PIN["server"], PIN["client"] = (["taskset", "-c", c] for c in cpus)
     if modes and zc:
         print("--conn-io and --zero-copy: give one of the two", file=sys.stderr)
         return 2
@@ -305,6 +323,7 @@ def main() -> int:
         "load_avg_1m_end": os.getloadavg()[0],
         "rounds": a.rounds,
         "runtime_s": a.runtime,
+        "pin_cpus": a.pin_cpus or None,
         "fio": version(["fio", "--version"]),
         "nbdkit": version(["nbdkit", "--version"]),
         "iolab": version([*iolab_cmd(), "version"]),

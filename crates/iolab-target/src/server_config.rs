@@ -50,13 +50,15 @@ pub struct ServerConfig {
 /// How reply data is written to a Unix-socket client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ZeroCopy {
-    /// Spliced when a set of replies carries enough data to repay the
-    /// extra system calls; copied otherwise, and on TCP.
-    #[default]
+    /// Spliced when a set's replies are large enough (≥ 16 KiB each on
+    /// average) and the set small enough (≤ 128 KiB) to repay it; copied
+    /// otherwise, and on TCP.
     Auto,
     /// Every set of replies with data spliced; refused with a TCP listener.
     On,
-    /// Always copied (`writev`).
+    /// Always copied (`writev`): the default, as splicing measured no
+    /// cheaper for 4 KiB replies on the lab's VM (docs/performance.md, part 4).
+    #[default]
     Off,
 }
 

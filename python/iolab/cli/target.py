@@ -56,8 +56,9 @@ def target(
         Optional[str],
         typer.Option(
             "--zero-copy",
-            help="Reply data to Unix-socket clients by vmsplice+splice instead of a copying writev: auto (sets of "
-            "replies with enough data; the default), on (every set with data; refused with --tcp), off.",
+            help="Reply data to Unix-socket clients by vmsplice+splice instead of a copying writev: off (the "
+            "default), auto (sets of replies of 16 KiB or more each, 128 KiB at most in all), on (every set with "
+            "data; refused with --tcp).",
         ),
     ] = None,
     metrics_summaries: Annotated[

@@ -179,15 +179,15 @@ mod tests {
             format!("[server]\nzero_copy = \"{v}\"\n[[export]]\nname = \"d\"\nbackend = \"null\"\nsize = \"1m\"\n")
         };
         let d = build(None, &specs(&["d=null,size=1m"]), &Overrides::default()).unwrap();
-        assert_eq!(d.server.zero_copy, ZeroCopy::Auto);
-        let t = build(Some(&toml("off")), &[], &Overrides::default()).unwrap();
-        assert_eq!(t.server.zero_copy, ZeroCopy::Off);
+        assert_eq!(d.server.zero_copy, ZeroCopy::Off);
+        let t = build(Some(&toml("auto")), &[], &Overrides::default()).unwrap();
+        assert_eq!(t.server.zero_copy, ZeroCopy::Auto);
         let o = |z: &str, listen: &str| Overrides {
             zero_copy: Some(z.into()),
             listen: Some(listen.into()),
             ..Overrides::default()
         };
-        let f = build(Some(&toml("off")), &[], &o("on", "unix:/tmp/x.sock")).unwrap();
+        let f = build(Some(&toml("auto")), &[], &o("on", "unix:/tmp/x.sock")).unwrap();
         assert_eq!(f.server.zero_copy, ZeroCopy::On, "the flag wins");
         let e = build(Some(&toml("yes")), &[], &Overrides::default()).unwrap_err();
         assert!(

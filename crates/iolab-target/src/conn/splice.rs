@@ -45,10 +45,18 @@ const PIPE_BYTES: i32 = 1 << 20;
 /// Parked buffers that trigger a check of what the client has read.
 pub(super) const RECLAIM_AT: usize = 64;
 
-/// Data bytes from which `zero_copy = "auto"` splices a set of replies
-/// (fewer go by `writev`): below it the extra system calls (`vmsplice`,
-/// `splice`, now and then `ioctl`) cost more than the copy they save.
-pub(super) const AUTO_MIN_BYTES: u64 = 16 * 1024;
+/// `zero_copy = "auto"` splices a set of replies whose data averages at
+/// least this much per reply. Smaller replies cost more spliced than
+/// copied (docs/performance.md, part 4): every reply's header is a pipe
+/// buffer and an skb fragment of its own, so a 4 KiB reply fills two
+/// fragments where `writev` copies both into one, and the extra system
+/// calls (`vmsplice`, `splice`, now and then `ioctl`) outweigh a 4 KiB copy.
+pub(super) const AUTO_MIN_REPLY_BYTES: u64 = 16 * 1024;
+/// … and at most this much data in all: a spliced set fills the socket's
+/// buffer (about 208 KiB) at once, so the reader, which sends inline,
+/// sleeps until the client has read it — a context switch per 256 KiB
+/// spliced, where the copying `writev` kept pace with the client.
+pub(super) const AUTO_MAX_SET_BYTES: u64 = 128 * 1024;
 
 /// The splicer for a connection on `stream` under `mode`: none for TCP or
 /// `off`; under `auto` none either when `make` (the pipe) fails, which
@@ -62,14 +70,12 @@ pub(super) fn for_conn(
         return Ok(None);
     }
     match (make(), mode) {
-        (Ok(mut s), _) => {
-            s.min_bytes = if mode == ZeroCopy::On {
-                1
-            } else {
-                AUTO_MIN_BYTES
-            };
+        (Ok(mut s), ZeroCopy::Auto) => {
+            s.min_reply_bytes = AUTO_MIN_REPLY_BYTES;
+            s.max_set_bytes = AUTO_MAX_SET_BYTES;
             Ok(Some(s))
         }
+        (Ok(s), _) => Ok(Some(s)),
         (Err(e), ZeroCopy::On) => Err(io::Error::new(e.kind(), format!("zero-copy pipe: {e}"))),
         (Err(_), _) => Ok(None),
     }
@@ -78,8 +84,10 @@ pub(super) fn for_conn(
 /// The pipe and the spliced buffers of one connection.
 #[derive(Debug)]
 pub(crate) struct Splicer {
-    /// Sets of replies carrying fewer data bytes are written by `writev`.
-    pub min_bytes: u64,
+    /// Sets whose data averages fewer bytes per reply are written by `writev`.
+    min_reply_bytes: u64,
+    /// So are sets carrying more data than this.
+    max_set_bytes: u64,
     pipe_r: OwnedFd,
     pipe_w: OwnedFd,
     /// Bytes spliced into the socket since the connection started.
@@ -113,12 +121,21 @@ impl Splicer {
         // pipe-user-pages limit) leaves the default size.
         let _ = unsafe { libc::fcntl(pipe_w.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_BYTES) };
         Ok(Splicer {
-            min_bytes: 1,
+            min_reply_bytes: 1,
+            max_set_bytes: u64::MAX,
             pipe_r,
             pipe_w,
             spliced: 0,
             parked: VecDeque::new(),
         })
+    }
+
+    /// Whether to splice a set of `replies` replies with data carrying
+    /// `data_bytes` in all (else `writev` it).
+    pub fn takes(&self, replies: u64, data_bytes: u64) -> bool {
+        replies > 0
+            && data_bytes >= self.min_reply_bytes * replies
+            && data_bytes <= self.max_set_bytes
     }
 
     /// Send `parts` in order on `sock` without copying them. Their memory
@@ -412,11 +429,25 @@ mod tests {
         let auto = for_conn(ZeroCopy::Auto, &unix, Splicer::new)
             .unwrap()
             .unwrap();
-        assert_eq!(auto.min_bytes, AUTO_MIN_BYTES);
         let on = for_conn(ZeroCopy::On, &unix, Splicer::new)
             .unwrap()
             .unwrap();
-        assert_eq!(on.min_bytes, 1);
+        // 32 replies of 4 KiB; 4 of 64 KiB; 2 of 128 KiB; 1 of 1 MiB; none.
+        let sets = [
+            (32, 128 << 10),
+            (4, 256 << 10),
+            (2, 256 << 10),
+            (1, 1 << 20),
+            (0, 0),
+        ];
+        let by = |z: &Splicer| sets.map(|(n, b)| z.takes(n, b));
+        assert_eq!(by(&on), [true, true, true, true, false]);
+        assert_eq!(by(&auto), [false, false, false, false, false]);
+        assert!(auto.takes(2, 128 << 10) && auto.takes(8, 128 << 10));
+        assert!(
+            !auto.takes(9, 128 << 10),
+            "14 KiB a reply is below the mean"
+        );
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let tcp = Stream::Tcp(std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap());
         assert!(

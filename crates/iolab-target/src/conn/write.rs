@@ -102,16 +102,17 @@ impl Replier {
         let Out { stream, heads, zc } = out;
         heads.clear();
         let mut ends = [(0usize, false); REPLIES_PER_WRITE];
-        let mut data_bytes = 0;
+        let (mut data_replies, mut data_bytes) = (0, 0);
         for (d, end) in dones.iter().zip(ends.iter_mut()) {
             let with_data = self.encode_head(d, heads);
             if with_data {
+                data_replies += 1;
                 data_bytes += d.buf.as_ref().map_or(0, |b| b.len() as u64);
             }
             *end = (heads.len(), with_data);
         }
         let ends = &ends[..dones.len()];
-        if let Some(z) = zc.as_mut().filter(|z| data_bytes >= z.min_bytes.max(1)) {
+        if let Some(z) = zc.as_mut().filter(|z| z.takes(data_replies, data_bytes)) {
             return self.splice_replies(z, fd, heads, ends, dones);
         }
         let mut iov = [IoSlice::new(&[]); 2 * REPLIES_PER_WRITE];

@@ -24,7 +24,7 @@ sock=$tmp/t.sock
 PYTHONPATH=$root/python taskset -c 0 "${PYTHON:-python3}" -m iolab.cli.main target --unix "$sock" \
     --export mem=memory,size=1g --zero-copy "$mode" >/dev/null 2>"$tmp/target.err" &
 target=$!
-trap 'kill $target 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill $target 2>/dev/null || true; wait $target 2>/dev/null || true; rm -rf "$tmp"' EXIT
 for _ in $(seq 300); do [ -S "$sock" ] || ! kill -0 $target 2>/dev/null && break; sleep 0.1; done
 [ -S "$sock" ] || { echo "the target did not start: $(cat "$tmp/target.err")" >&2; exit 1; }
 perf stat -x, -e task-clock,context-switches,raw_syscalls:sys_enter -p "$target" -o "$tmp/perf.csv" -- sleep 4 &

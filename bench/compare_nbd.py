@@ -28,10 +28,16 @@ cheaper, whatever the client's own limit.
     bench/compare_nbd.py --rounds 5 --runtime 5 --markdown
     bench/compare_nbd.py --only server-4k,server-4k-2jobs --rounds 3
     bench/compare_nbd.py --only server-4k --conn-io uring,threads   # A/B iolab's receive paths
+    bench/compare_nbd.py --only server-4k --zero-copy on,off        # A/B iolab's reply sending
 
 With ``--conn-io A,B`` each round runs nbdkit and one iolab target per
 ``iolab target --conn-io`` value (in alternating order), reported as
-``iolab-A``, ``iolab-B``, each with its ratio to nbdkit.
+``iolab-A``, ``iolab-B``, each with its ratio to nbdkit; ``--zero-copy
+A,B`` likewise per ``iolab target --zero-copy`` value, reported as
+``iolab-zc-A``, ``iolab-zc-B``. ``--pin-cpus S,C`` runs every server on CPU
+S and fio on CPU C (``taskset``): ``0,1`` puts them on different cores, as
+an idle machine's scheduler does, whatever else the machine runs; ``0,0``
+on one core, as a loaded machine often does.
 """
 
 from __future__ import annotations
@@ -62,6 +68,10 @@ BATCHED = ("--iodepth_batch_submit=16", "--iodepth_batch_complete_min=16")
 TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 #: `iolab target --conn-io` values.
 CONN_IO = ("auto", "uring", "threads")
+#: `iolab target --zero-copy` values.
+ZERO_COPY = ("auto", "on", "off")
+#: `taskset` prefixes for the servers and for fio (`--pin-cpus`).
+PIN: dict[str, list[str]] = {"server": [], "client": []}
 
 
 @dataclass
@@ -94,13 +104,15 @@ def server(kind: str, sock: Path) -> Iterator[tuple[str, int]]:
     """Serve a 1 GiB memory export on `sock`; yield its URI and pid."""
     if kind.startswith("iolab"):
         cmd = [*iolab_cmd(), "target", "--unix", str(sock), "--export", f"mem=memory,size={EXPORT_BYTES}"]
-        if kind != "iolab":
+        if kind.startswith("iolab-zc-"):
+            cmd += ["--zero-copy", kind.removeprefix("iolab-zc-")]
+        elif kind != "iolab":
             cmd += ["--conn-io", kind.removeprefix("iolab-")]
         uri = f"nbd+unix:///mem?socket={sock}"
     else:
         cmd = ["nbdkit", "-f", "-U", str(sock), "memory", str(EXPORT_BYTES)]
         uri = f"nbd+unix:///?socket={sock}"
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([*PIN["server"], *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30  # a loaded host starts Python slowly
         while not sock.exists():
@@ -141,7 +153,7 @@ def served_run(
     """One fio run against a fresh server of `kind`, with the server's CPU."""
     with server(kind, tmp / f"{kind}.sock") as (uri, pid):
         cpu0 = process_cpu_s(pid)
-        run = read_figures(fio_job(uri, bs, depth, runtime_s, jobs, extra))
+        run = read_figures([*PIN["client"], *fio_job(uri, bs, depth, runtime_s, jobs, extra)])
         run.server_cpu_s = process_cpu_s(pid) - cpu0
     return run
 
@@ -210,7 +222,13 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     lines = [
         f"Run {meta['date']} on commit {meta['commit']} (load average {meta['load_avg_1m_start']:.1f} at the start, "
         f"{meta['load_avg_1m_end']:.1f} at the end), {meta['rounds']} alternating rounds of "
-        f"{meta['runtime_s']} s, medians; {meta['fio']}, {meta['nbdkit']}, {meta['iolab']}.",
+        f"{meta['runtime_s']} s, medians"
+        + (
+            f", server on CPU {meta['pin_cpus'].split(',')[0]} and fio on CPU {meta['pin_cpus'].split(',')[1]}"
+            if meta.get("pin_cpus")
+            else ""
+        )
+        + f"; {meta['fio']}, {meta['nbdkit']}, {meta['iolab']}.",
         "",
         "| scenario | tool | IOPS | IOPS ratio | MB/s | server CPU/request (µs) | CPU ratio | clat p50 (µs) |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
@@ -241,6 +259,12 @@ def main() -> int:
         default="",
         help="comma-separated `iolab target --conn-io` values to run side by side (e.g. uring,threads)",
     )
+    ap.add_argument(
+        "--zero-copy",
+        default="",
+        help="comma-separated `iolab target --zero-copy` values to run side by side (e.g. on,off)",
+    )
+    ap.add_argument("--pin-cpus", default="", help="S,C: servers on CPU S and fio on CPU C (taskset)")
     a = ap.parse_args()
     for tool in ("fio", "nbdkit"):
         if not shutil.which(tool):
@@ -257,7 +281,20 @@ def main() -> int:
     if bad := [m for m in modes if m not in CONN_IO]:
         print(f"--conn-io: unknown value(s) {', '.join(bad)}; choose from {', '.join(CONN_IO)}", file=sys.stderr)
         return 2
-    ours = tuple(f"iolab-{m}" for m in modes) or ("iolab",)
+    zc = [m for m in a.zero_copy.split(",") if m]
+    if bad := [m for m in zc if m not in ZERO_COPY]:
+        print(f"--zero-copy: unknown value(s) {', '.join(bad)}; choose from {', '.join(ZERO_COPY)}", file=sys.stderr)
+        return 2
+    if a.pin_cpus:
+        cpus = a.pin_cpus.split(",")
+        if len(cpus) != 2 or not all(c.isdigit() and int(c) < (os.cpu_count() or 1) for c in cpus):
+            print(f"--pin-cpus: '{a.pin_cpus}' is not two CPU numbers S,C of this machine's", file=sys.stderr)
+            return 2
+        PIN["server"], PIN["client"] = (["taskset", "-c", c] for c in cpus)
+    if modes and zc:
+        print("--conn-io and --zero-copy: give one of the two", file=sys.stderr)
+        return 2
+    ours = tuple(f"iolab-{m}" for m in modes) or tuple(f"iolab-zc-{m}" for m in zc) or ("iolab",)
     if a.rounds < 1 or a.runtime < 1:
         print("--rounds and --runtime must be at least 1", file=sys.stderr)
         return 2
@@ -286,6 +323,7 @@ def main() -> int:
         "load_avg_1m_end": os.getloadavg()[0],
         "rounds": a.rounds,
         "runtime_s": a.runtime,
+        "pin_cpus": a.pin_cpus or None,
         "fio": version(["fio", "--version"]),
         "nbdkit": version(["nbdkit", "--version"]),
         "iolab": version([*iolab_cmd(), "version"]),

@@ -187,6 +187,7 @@ class Target:
         realtime: bool = False,
         metrics_summaries: bool = False,
         conn_io: Optional[str] = None,
+        zero_copy: Optional[str] = None,
     ) -> Target: ...
     def start(self) -> None:
         """Serve on a background thread."""

@@ -132,6 +132,11 @@ def test_sigterm_finishes_in_flight_writes(iolab_cmd: list[str], tmp_path: Path)
             ["--export", "m=memory,size=1m", "--conn-io", "epoll"],
             "--conn-io: 'epoll' is not one of auto, uring, threads",
         ),
+        (["--export", "m=memory,size=1m", "--zero-copy", "yes"], "--zero-copy: 'yes' is not one of auto, on, off"),
+        (
+            ["--tcp", "127.0.0.1:0", "--export", "m=memory,size=1m", "--zero-copy", "on"],
+            'server.zero_copy: "on" needs a Unix socket listener',
+        ),
     ],
 )
 def test_bad_config_is_one_line_exit_2(iolab_cmd: list[str], tmp_path: Path, args: list[str], key: str) -> None:
@@ -169,10 +174,15 @@ def test_realtime_where_permitted_serves(iolab_cmd: list[str], tmp_path: Path) -
     stop(proc)
 
 
-@pytest.mark.parametrize("conn_io", ["uring", "threads"])
-def test_each_receive_path_serves_verified_writes(iolab_cmd: list[str], tmp_path: Path, conn_io: str) -> None:
-    """``--conn-io``: both receive paths carry pipelined writes and the reads that verify them."""
-    proc, sock = start(iolab_cmd, tmp_path, "--conn-io", conn_io, "--export", "m=memory,size=8m")
+@pytest.mark.parametrize(
+    "path", [("--conn-io", "uring"), ("--conn-io", "threads"), ("--zero-copy", "on"), ("--zero-copy", "off")]
+)
+def test_each_receive_and_send_path_serves_verified_writes(
+    iolab_cmd: list[str], tmp_path: Path, path: tuple[str, str]
+) -> None:
+    """``--conn-io``: both receive paths, ``--zero-copy``: spliced and copied replies, carry
+    pipelined writes and the reads that verify them."""
+    proc, sock = start(iolab_cmd, tmp_path, *path, "--export", "m=memory,size=8m")
     uri = f"nbd+unix:///m?socket={sock}"
     try:
         job = ["run", "--ioengine=nbd", f"--uri={uri}", "--rw=randwrite", "--bs=4k,64k", "--size=8m",

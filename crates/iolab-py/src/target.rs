@@ -46,7 +46,7 @@ impl PyTarget {
     #[new]
     #[pyo3(signature = (config_toml=None, exports=Vec::new(), listen=None, stats_http=None,
         read_only=false, max_connections=None, allow_remote=false, pacing=None, max_request=None, realtime=false,
-        metrics_summaries=false, conn_io=None))]
+        metrics_summaries=false, conn_io=None, zero_copy=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         config_toml: Option<&str>,
@@ -61,6 +61,7 @@ impl PyTarget {
         realtime: bool,
         metrics_summaries: bool,
         conn_io: Option<String>,
+        zero_copy: Option<String>,
     ) -> PyResult<PyTarget> {
         let o = Overrides {
             listen,
@@ -71,6 +72,7 @@ impl PyTarget {
             pacing,
             realtime,
             conn_io,
+            zero_copy,
         };
         let spec = overrides::build(config_toml, &exports, &o).map_err(target_error)?;
         let allow_remote = spec.server.allow_remote;

@@ -52,6 +52,15 @@ def target(
             "multishot receive; refused where io_uring is unavailable), auto (uring where the host allows it).",
         ),
     ] = None,
+    zero_copy: Annotated[
+        Optional[str],
+        typer.Option(
+            "--zero-copy",
+            help="Reply data to Unix-socket clients by vmsplice+splice instead of a copying writev: off (the "
+            "default), auto (sets of replies of 16 KiB or more each, 128 KiB at most in all), on (every set with "
+            "data; refused with --tcp).",
+        ),
+    ] = None,
     metrics_summaries: Annotated[
         bool,
         typer.Option(
@@ -81,6 +90,7 @@ def target(
             realtime=realtime,
             metrics_summaries=metrics_summaries,
             conn_io=conn_io,
+            zero_copy=zero_copy,
         )
     except (ValueError, OSError) as e:
         where = f"{config}: " if config is not None and isinstance(e, ValueError) else ""

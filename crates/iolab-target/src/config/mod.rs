@@ -188,6 +188,9 @@ fn server_config(mut p: Params) -> Result<ServerConfig, TargetError> {
     if let Some(v) = p.string("conn_io")? {
         c.conn_io = v.parse().map_err(|m: String| p.err("conn_io", m))?;
     }
+    if let Some(v) = p.string("zero_copy")? {
+        c.zero_copy = v.parse().map_err(|m: String| p.err("zero_copy", m))?;
+    }
     p.finish()?;
     Ok(c)
 }

@@ -30,6 +30,8 @@ pub struct Overrides {
     pub realtime: bool,
     /// `--conn-io auto|uring|threads`.
     pub conn_io: Option<String>,
+    /// `--zero-copy auto|on|off`.
+    pub zero_copy: Option<String>,
 }
 
 /// The config from `toml` or `exports` (exactly one of the two), with
@@ -82,6 +84,11 @@ pub fn build(
         s.conn_io = c
             .parse()
             .map_err(|m: String| TargetError::config("--conn-io", m))?;
+    }
+    if let Some(z) = &o.zero_copy {
+        s.zero_copy = z
+            .parse()
+            .map_err(|m: String| TargetError::config("--zero-copy", m))?;
     }
     if let Some(n) = o.max_connections {
         s.max_connections = n;
@@ -163,6 +170,45 @@ mod tests {
             m.contains("--conn-io") && m.contains("auto, uring, threads"),
             "{m}"
         );
+    }
+
+    #[test]
+    fn zero_copy_comes_from_the_flag_over_the_config_and_on_needs_a_unix_listener() {
+        use crate::server_config::ZeroCopy;
+        let toml = |v: &str| {
+            format!("[server]\nzero_copy = \"{v}\"\n[[export]]\nname = \"d\"\nbackend = \"null\"\nsize = \"1m\"\n")
+        };
+        let d = build(None, &specs(&["d=null,size=1m"]), &Overrides::default()).unwrap();
+        assert_eq!(d.server.zero_copy, ZeroCopy::Off);
+        let t = build(Some(&toml("auto")), &[], &Overrides::default()).unwrap();
+        assert_eq!(t.server.zero_copy, ZeroCopy::Auto);
+        let o = |z: &str, listen: &str| Overrides {
+            zero_copy: Some(z.into()),
+            listen: Some(listen.into()),
+            ..Overrides::default()
+        };
+        let f = build(Some(&toml("auto")), &[], &o("on", "unix:/tmp/x.sock")).unwrap();
+        assert_eq!(f.server.zero_copy, ZeroCopy::On, "the flag wins");
+        let e = build(Some(&toml("yes")), &[], &Overrides::default()).unwrap_err();
+        assert!(
+            e.to_string().contains("zero_copy") && e.to_string().contains("'yes'"),
+            "{e}"
+        );
+        let e = build(Some(&toml("auto")), &[], &o("always", "unix:/tmp/x.sock")).unwrap_err();
+        assert!(
+            e.to_string().contains("--zero-copy") && e.to_string().contains("auto, on, off"),
+            "{e}"
+        );
+        let checked = |z: &str| {
+            let s = build(None, &specs(&["d=null,size=1m"]), &o(z, "127.0.0.1:0")).unwrap();
+            s.server.validate(&s.exports)
+        };
+        let e = checked("on").unwrap_err().to_string();
+        assert!(
+            e.contains("server.zero_copy") && e.contains("needs a Unix socket listener"),
+            "{e}"
+        );
+        assert!(checked("auto").is_ok(), "auto with TCP copies");
     }
 
     #[test]

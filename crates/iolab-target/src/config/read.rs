@@ -22,6 +22,7 @@ pub const SERVER_KEYS: &[&str] = &[
     "shutdown_grace",
     "realtime",
     "conn_io",
+    "zero_copy",
 ];
 
 /// The keys of an `[[export]]` (besides its backend's, when it has one).

@@ -11,8 +11,10 @@
 //! so a misbehaving client can only end its own session.
 
 mod exec;
+mod linger;
 mod reply;
 mod sched;
+mod splice;
 mod transmit;
 mod uring;
 mod write;
@@ -21,6 +23,7 @@ use std::io::{self, BufReader, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use linger::Lingering;
 pub(crate) use sched::check_realtime;
 pub(crate) use uring::probe as probe_uring;
 
@@ -151,7 +154,7 @@ fn run(env: &Arc<Env>, id: u64, stream: Stream) -> End {
         return End::Io(e);
     }
     match env.cfg.conn_io {
-        ConnIo::Threads => transmit::run(env, id, reader, writer, sel),
+        ConnIo::Threads => transmit::run(env, id, Lingering::new(reader), writer, sel),
         // The server checked at start that the host allows io_uring; a
         // ring refused now (out of memory) fails this connection alone
         // when uring was asked for, and falls back when it was not.
@@ -160,7 +163,7 @@ fn run(env: &Arc<Env>, id: u64, stream: Stream) -> End {
             Err(e) if env.cfg.conn_io == ConnIo::Uring => {
                 End::Io(io::Error::new(e.kind(), format!("io_uring: {e}")))
             }
-            Err(_) => transmit::run(env, id, reader, writer, sel),
+            Err(_) => transmit::run(env, id, Lingering::new(reader), writer, sel),
         },
     }
 }

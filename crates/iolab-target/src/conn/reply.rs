@@ -21,6 +21,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use std::os::fd::AsRawFd;
+
+use super::splice::Splicer;
 use crate::buf::{AlignedBuf, BufCache};
 use crate::measure::Recorder;
 use crate::net::Stream;
@@ -61,11 +64,21 @@ struct InFlight {
     waiters: usize,
 }
 
-/// The socket, and scratch space for reply headers (used under its lock).
+/// The socket, scratch space for reply headers, and the zero-copy sender
+/// when there is one (used under its lock).
 #[derive(Debug)]
 pub(super) struct Out {
     pub stream: Stream,
     pub heads: Vec<u8>,
+    pub zc: Option<Splicer>,
+}
+
+impl Drop for Out {
+    fn drop(&mut self) {
+        if let Some(z) = self.zc.take() {
+            z.retire(self.stream.as_raw_fd());
+        }
+    }
 }
 
 /// The sending side of one connection.
@@ -90,6 +103,7 @@ impl Replier {
             out: Mutex::new(Out {
                 stream: out,
                 heads: Vec::with_capacity(1024),
+                zc: None,
             }),
             structured,
             broken: AtomicBool::new(false),
@@ -100,6 +114,12 @@ impl Replier {
             rec,
             timer: OnceLock::new(),
         }
+    }
+
+    /// Send reply data through `zc` (see `conn/splice.rs`).
+    pub fn with_splicer(self, zc: Option<Splicer>) -> Replier {
+        self.out.lock().unwrap_or_else(PoisonError::into_inner).zc = zc;
+        self
     }
 
     /// Take a slot for one more request carrying `data_bytes`, waiting

@@ -35,6 +35,7 @@ use std::time::Instant;
 
 use super::exec::{Executor, Job};
 use super::reply::{Done, Replier};
+use super::splice::{self, Splicer};
 use super::uring::Input;
 use super::{read_message, End, Env};
 use crate::net::Stream;
@@ -62,12 +63,19 @@ pub(super) fn run<R: Input>(
         .expect("negotiation selects an existing export")
         .clone();
     let limits = (env.cfg.max_inflight, env.cfg.max_inflight_bytes);
-    let replier = Arc::new(Replier::new(
-        writer,
-        sel.structured_replies,
-        export.recorder().clone(),
-        limits,
-    ));
+    let zc = match splice::for_conn(env.cfg.zero_copy, &writer, Splicer::new) {
+        Ok(z) => z,
+        Err(e) => return End::Io(e),
+    };
+    let replier = Arc::new(
+        Replier::new(
+            writer,
+            sel.structured_replies,
+            export.recorder().clone(),
+            limits,
+        )
+        .with_splicer(zc),
+    );
     if let Err(e) = replier.start_timer(id, env.cfg.realtime) {
         return End::Io(e);
     }

@@ -19,9 +19,11 @@
 //! in-flight count drops, each once per set.
 
 use std::io::IoSlice;
+use std::os::fd::{AsRawFd, RawFd};
 use std::time::Instant;
 
 use super::reply::{Done, Out, Replier};
+use super::splice::{Splicer, RECLAIM_AT};
 use crate::measure::Sample;
 use crate::net::write_all_vectored;
 use crate::proto::chunk;
@@ -43,18 +45,23 @@ impl Replier {
     }
 
     fn send_slice(&self, dones: &mut [Done]) {
+        // Counted before the write: a spliced reply's buffer is parked by it.
+        let data_bytes = dones
+            .iter()
+            .map(|d| d.buf.as_ref().map_or(0, |b| b.len() as u64))
+            .sum();
         if !self.is_broken() {
             let mut out = self.lock_out();
             self.record(dones, Instant::now());
             let res = dones
-                .chunks(REPLIES_PER_WRITE)
+                .chunks_mut(REPLIES_PER_WRITE)
                 .try_for_each(|c| self.write_replies(&mut out, c));
             drop(out);
             if res.is_err() {
                 self.mark_broken();
             }
         }
-        self.retire(dones);
+        self.retire(dones, data_bytes);
     }
 
     /// Count `dones` as answered at `now`.
@@ -74,41 +81,72 @@ impl Replier {
         self.rec.record_all(samples);
     }
 
-    /// After the write: buffers back to the cache, pacing buffers released
-    /// (a waiting request may run), in-flight slots freed.
-    fn retire(&self, dones: &mut [Done]) {
-        let mut data_bytes = 0;
+    /// After the write: buffers back to the cache (those not parked by a
+    /// splice), pacing buffers released (a waiting request may run),
+    /// in-flight slots freed.
+    fn retire(&self, dones: &mut [Done], data_bytes: u64) {
         for d in dones.iter_mut() {
             // Released outside the cache's lock: a release may wake a waiter.
             drop(d.grant.take());
-            data_bytes += d.buf.as_ref().map_or(0, |b| b.len() as u64);
         }
         self.bufs
             .put_all(dones.iter_mut().filter_map(|d| d.buf.take()));
         self.end(dones.len(), data_bytes);
     }
 
-    /// Write up to [`REPLIES_PER_WRITE`] replies in one vectored write.
-    fn write_replies(&self, out: &mut Out, dones: &[Done]) -> std::io::Result<()> {
-        let Out { stream, heads } = out;
+    /// Write up to [`REPLIES_PER_WRITE`] replies in one vectored write, or
+    /// splice them when the connection has a splicer and they carry enough
+    /// data.
+    fn write_replies(&self, out: &mut Out, dones: &mut [Done]) -> std::io::Result<()> {
+        let fd = out.stream.as_raw_fd();
+        let Out { stream, heads, zc } = out;
         heads.clear();
         let mut ends = [(0usize, false); REPLIES_PER_WRITE];
+        let (mut data_replies, mut data_bytes) = (0, 0);
         for (d, end) in dones.iter().zip(ends.iter_mut()) {
             let with_data = self.encode_head(d, heads);
+            if with_data {
+                data_replies += 1;
+                data_bytes += d.buf.as_ref().map_or(0, |b| b.len() as u64);
+            }
             *end = (heads.len(), with_data);
         }
+        let ends = &ends[..dones.len()];
+        if let Some(z) = zc.as_mut().filter(|z| z.takes(data_replies, data_bytes)) {
+            return self.splice_replies(z, fd, heads, ends, dones);
+        }
         let mut iov = [IoSlice::new(&[]); 2 * REPLIES_PER_WRITE];
-        let (mut n, mut start) = (0, 0);
-        for (d, &(end, with_data)) in dones.iter().zip(ends.iter()) {
-            iov[n] = IoSlice::new(&heads[start..end]);
-            n += 1;
-            start = end;
+        let n = reply_parts(heads, ends, dones, |i, p| iov[i] = IoSlice::new(p));
+        write_all_vectored(stream, &mut iov[..n])
+    }
+
+    /// [`Replier::write_replies`] by `vmsplice` + `splice`: the headers are
+    /// copied into a buffer of their own, and it and every data buffer are
+    /// parked in `z` until the client has read them.
+    fn splice_replies(
+        &self,
+        z: &mut Splicer,
+        fd: RawFd,
+        heads: &[u8],
+        ends: &[(usize, bool)],
+        dones: &mut [Done],
+    ) -> std::io::Result<()> {
+        let mut hb = self.bufs.get(heads.len());
+        hb.copy_from_slice(heads);
+        let mut parts: [&[u8]; 2 * REPLIES_PER_WRITE] = [&[]; 2 * REPLIES_PER_WRITE];
+        let n = reply_parts(&hb, ends, dones, |i, p| parts[i] = p);
+        let res = z.send(fd, &parts[..n]);
+        // Parked even on failure: part of the set may be in the pipe.
+        z.park(hb);
+        for (d, &(_, with_data)) in dones.iter_mut().zip(ends) {
             if with_data {
-                iov[n] = IoSlice::new(d.buf.as_deref().unwrap_or(&[]));
-                n += 1;
+                z.park(d.buf.take().expect("a reply with data has its buffer"));
             }
         }
-        write_all_vectored(stream, &mut iov[..n])
+        if res.is_ok() && z.parked() >= RECLAIM_AT {
+            self.bufs.put_all(z.reclaim(fd)?);
+        }
+        res
     }
 
     /// Append the header of `d`'s reply to `heads`; `true` when the reply
@@ -144,6 +182,28 @@ impl Replier {
             }
         }
     }
+}
+
+/// Give `put` each part of the replies in order — reply `i`'s header
+/// (`heads` up to `ends[i].0`) and, when `ends[i].1`, its data — with its
+/// index; the number of parts.
+fn reply_parts<'a>(
+    heads: &'a [u8],
+    ends: &[(usize, bool)],
+    dones: &'a [Done],
+    mut put: impl FnMut(usize, &'a [u8]),
+) -> usize {
+    let (mut n, mut start) = (0, 0);
+    for (d, &(end, with_data)) in dones.iter().zip(ends) {
+        put(n, &heads[start..end]);
+        n += 1;
+        start = end;
+        if with_data {
+            put(n, d.buf.as_deref().unwrap_or(&[]));
+            n += 1;
+        }
+    }
+    n
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@
 //! - pacing: IO pacing bound, progress, per-export limits.
 //! - lifecycle: shutdown, connection limit, server-side counters, file durability.
 //! - interop: real peers from Debian packages (skipped when missing, unless CI=true).
+//! - zero_copy: spliced replies carry the data written, inline or held.
 //! - fuzz_corpus: the committed cargo-fuzz corpus replayed through the fuzz harnesses.
 //!
 //! Layout of the crate's tests: this one integration binary (a module per
@@ -40,3 +41,4 @@ mod lifecycle;
 mod malformed;
 mod pacing;
 mod util;
+mod zero_copy;

@@ -212,3 +212,28 @@ def test_client_at_qd1_is_the_model_service_plus_the_measured_round_trip() -> No
     assert med["service"] == pytest.approx(model_service, rel=0.05), (med, model_service, rounds)
     expected = med["hold"] + med["rtt"]
     assert abs(med["client"] - expected) <= 0.05 * with_rtt, (med, with_rtt, rounds)
+
+
+def test_faster_than_model_plus_rtt_but_not_than_the_model_is_a_slowed_probe() -> None:
+    # The probe measured 200 µs (model + RTT 800 IOPS); the row ran at 950,
+    # within 10 % of the model at its nominal round trip (1000): the host
+    # slowed the probe more than the row — late, the model's column stands.
+    f = row_fit(QD1, 950.0, 800.0, 0.0, model_iops=1000.0, rtt_ns=200_000.0)
+    assert f["verdict"] == "late" and "probe (200 µs) was slowed" in f["text"] and "-5%" in f["text"], f
+    # Counterexample: faster than the model at its nominal round trip too
+    # (1200 against 1000) is faster than the drives allow: a gap.
+    g = row_fit(QD1, 1200.0, 800.0, 0.0, model_iops=1000.0, rtt_ns=200_000.0)
+    assert g["verdict"] == "gap", g
+    # Without the model's figure the rule cannot apply: a gap, as before.
+    assert row_fit(QD1, 950.0, 800.0, 0.0)["verdict"] == "gap"
+
+
+def test_every_row_not_ok_is_marked() -> None:
+    from iolab.lab.render import _unreliable
+
+    on_time = {"unreliable": False}
+    assert not _unreliable({"fidelity": on_time, "fit": {"verdict": "ok"}})
+    assert _unreliable({"fidelity": on_time, "fit": {"verdict": "gap"}})
+    assert _unreliable({"fidelity": on_time, "fit": {"verdict": "late"}})
+    assert _unreliable({"fidelity": {"unreliable": True}, "fit": {"verdict": "ok"}})
+    assert not _unreliable({"fidelity": None, "fit": None})

@@ -37,7 +37,9 @@ UNRELIABLE = "!"
 FIT_NOTE = (
     "model + RTT: the model again with the round trip the client measured in the same run (QD 1, same block "
     "size, against a null export holding the model's time); measured vs model + RTT: ok within "
-    f"{ROW_TOLERANCE:.0%}, late where the target's reply lateness accounts for the shortfall, gap where it does not"
+    f"{ROW_TOLERANCE:.0%}, late where the host's lateness accounts for the difference (the target's late replies, "
+    f"or a probe slowed more than the row), gap where nothing recorded does; {UNRELIABLE} beside a measured figure: "
+    "not ok, or the host could not hold real time"
 )
 
 
@@ -62,6 +64,15 @@ def _has_fit(report: dict[str, Any]) -> bool:
     return any(r.get("fit") for t in report["tables"] for r in t["rows"])
 
 
+def _unreliable(r: dict[str, Any]) -> bool:
+    """Whether a row's measured figure is marked: the host could not hold
+    real time (the target's record), or the figure is off the model plus
+    the measured round trip (its verdict is not ``ok``), so every row is
+    either within the tolerance or marked, with its reason below."""
+    f, fit = r.get("fidelity"), r.get("fit")
+    return bool(f is not None and f["unreliable"]) or bool(fit is not None and fit["verdict"] != "ok")
+
+
 def _fit_cell(r: dict[str, Any]) -> str:
     f = r.get("fit")
     return "-" if f is None else f"{f['verdict']} ({f['ratio'] - 1.0:+.0%})"
@@ -80,8 +91,7 @@ def tables(report: dict[str, Any]) -> list[Table]:
         rows = []
         for r in t["rows"]:
             cells = [r["label"], r["column"] if r["column"] not in ("IOPS", "MB/s") else ""]
-            f = r.get("fidelity")
-            mark = f" {UNRELIABLE}" if f is not None and f["unreliable"] else ""
+            mark = f" {UNRELIABLE}" if _unreliable(r) else ""
             cells.append(_val(r["measured"], r["unit"]) + mark)
             if with_model:
                 cells.append(_val(r.get("model"), r["unit"]))

@@ -149,7 +149,14 @@ def measure_rtt(
 
 
 def row_fit(
-    t: Test, measured_iops: float, model_rtt_iops: float, late_ns_mean: float, tolerance: float = ROW_TOLERANCE
+    t: Test,
+    measured_iops: float,
+    model_rtt_iops: float,
+    late_ns_mean: float,
+    tolerance: float = ROW_TOLERANCE,
+    *,
+    model_iops: Optional[float] = None,
+    rtt_ns: Optional[float] = None,
 ) -> dict[str, Any]:
     """A measured figure against the model run with the measured round trip:
     ``{"ratio" (measured / model + RTT), "late_ratio" (the same with the
@@ -157,7 +164,16 @@ def row_fit(
     "text"}``. ``verdict``: "ok" (within ``tolerance``), "late" (below it, and
     the lateness the target recorded accounts for the shortfall: the host
     could not hold real time, the model's column stands) or "gap" (off by
-    more than the lateness explains, either way: doubt the figure)."""
+    more than the lateness explains, either way: doubt the figure).
+
+    A figure *above* the model with the measured round trip, yet not above
+    the model with its nominal round trip (``model_iops``, at
+    :data:`~iolab.lab.workbook.MODEL_RTT_NS`), is "late" too: the row's
+    client paid a shorter round trip than the probe's ``rtt_ns``, so the
+    host slowed the probe (a busy host lengthens the probe's client
+    wake-ups, which no lateness record holds); the model's column stands.
+    Above the model at its nominal round trip as well, it is a gap: faster
+    than the simulated drives allow."""
     ratio = measured_iops / model_rtt_iops
     # Little's law on the client's closed loop: each request took
     # iodepth / IOPS, of which the target's timer added late_ns_mean.
@@ -172,6 +188,13 @@ def row_fit(
         text = (
             f"{off}; the target's replies went out {fmt_ns(late_ns_mean)} late on average, which accounts for it "
             f"({late_ratio - 1.0:+.0%} without it): the host could not hold real time, the model's column stands"
+        )
+    elif ratio > 1.0 and model_iops and rtt_ns is not None and measured_iops <= model_iops * (1.0 + tolerance):
+        verdict = "late"
+        text = (
+            f"{off}: the round-trip probe ({fmt_ns(rtt_ns)}) was slowed more than this row's client (within "
+            f"{tolerance:.0%} of the model with its nominal {fmt_ns(MODEL_RTT_NS)}: "
+            f"{measured_iops / model_iops - 1.0:+.0%}): the host could not hold real time, the model's column stands"
         )
     else:
         verdict = "gap"
@@ -190,5 +213,13 @@ def fit_for(t: Test, got: dict[str, Any]) -> Optional[dict[str, Any]]:
     model_rtt, rtt, server = got.get("model_rtt"), got.get("rtt"), got.get("server")
     if not model_rtt or not rtt or not server or not float(got.get("iops") or 0.0):
         return None
-    fit = row_fit(t, float(got["iops"]), float(model_rtt["iops"]), float(server["hold_late_ns_mean"]))
+    model = float((got.get("model") or {}).get("iops") or 0.0) or None
+    fit = row_fit(
+        t,
+        float(got["iops"]),
+        float(model_rtt["iops"]),
+        float(server["hold_late_ns_mean"]),
+        model_iops=model,
+        rtt_ns=float(rtt["rtt_ns"]),
+    )
     return {**fit, "rtt_ns": float(rtt["rtt_ns"])}

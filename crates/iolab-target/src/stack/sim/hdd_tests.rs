@@ -257,3 +257,39 @@ fn write_cache_on_and_off() {
     assert!(done > ack && done - t > 40_000_000, "{}", done - t);
     assert_eq!(m.dirty_bytes(), 0);
 }
+
+/// SPTF's pruning bound stays below every read's positioning when reads
+/// land just ahead of the streaming head (the look-ahead's front, issue
+/// 25): a strided sequential stream (a RAID 5 member's, a strip skipped
+/// now and then) mixed with reads a little behind and ahead of it, at QD 8.
+/// Under `cfg(test)` every SPTF decision is checked against the unpruned
+/// choice, so a bound above a read's wait for the head fails this.
+#[test]
+fn sptf_pruning_holds_for_reads_ahead_of_the_head() {
+    let p = HddParams::default();
+    let strip = 64u64 << 10;
+    let mut m = HddModel::new(p.clone());
+    let mut r = Rng(11);
+    let mut next = 0u64;
+    let (lats, _) = closed_loop(&mut m, 8, 4000, || {
+        let k = r.next_u64() % 8;
+        let off = match k {
+            // the stream, now and then skipping a strip
+            0..=4 => {
+                let o = next;
+                next += if k == 0 { 2 * strip } else { strip };
+                o
+            }
+            // a little ahead of the stream's next request: 4–60 KiB
+            5 | 6 => next + 4096 * (1 + r.next_u64() % 15),
+            // behind it, in what the look-ahead has read
+            _ => next.saturating_sub(strip),
+        };
+        SimReq::new(
+            SimOp::Read,
+            off % (p.size_bytes - strip),
+            4096 * (1 + r.next_u64() % 16),
+        )
+    });
+    assert_eq!(lats.len(), 4000);
+}

@@ -63,12 +63,7 @@ impl HddModel {
         let Some(st) = self.stream else {
             return false;
         };
-        let upto = self.prefetched(&st, t);
-        let running = upto < st.cap;
-        let e = r.offset + r.len;
-        st.start <= r.offset
-            && (r.offset <= upto || running && r.offset <= st.cap)
-            && (e <= upto || running)
+        stream_continues(&st, self.prefetched(&st, t), r)
     }
 
     /// How long after `t` the look-ahead reaches the first byte of `r`
@@ -263,4 +258,14 @@ impl HddModel {
     pub fn dirty_bytes(&self) -> u64 {
         self.dirty_bytes
     }
+}
+
+/// [`HddModel::continues`] for a look-ahead `st` that has read up to `upto`
+/// (SPTF's lower bound computes `upto` once for all its candidates).
+pub(super) fn stream_continues(st: &Stream, upto: u64, r: &SimReq) -> bool {
+    let running = upto < st.cap;
+    let e = r.offset + r.len;
+    st.start <= r.offset
+        && (r.offset <= upto || running && r.offset <= st.cap)
+        && (e <= upto || running)
 }

@@ -1,7 +1,7 @@
 //! sim-hdd's choice of the next command: shortest positioning time first
 //! (SPTF) among the queued commands, as methods of [`HddModel`] (see
 //! hdd.rs for when decisions are taken).
-use super::{HddModel, Pending, Stream};
+use super::{buffer, HddModel, Pending, Stream};
 use crate::stack::sim::SimOp;
 
 impl HddModel {
@@ -64,11 +64,11 @@ impl HddModel {
     fn lower_bound(&self, t: f64, stream: Option<(Stream, u64)>, p: &Pending) -> f64 {
         let r = &p.r;
         if r.op == SimOp::Read {
-            let e = r.offset + r.len;
-            // `continues`, with the look-ahead's position computed once.
-            let streaming = stream.is_some_and(|(st, upto)| {
-                st.start <= r.offset && r.offset <= upto && (e <= upto || upto < st.cap)
-            });
+            // `continues`, with the look-ahead's position computed once; 0
+            // also bounds a read ahead of the head (its wait for the media):
+            // the bound must never exceed `positioning`, or pruning would
+            // skip the best candidate.
+            let streaming = stream.is_some_and(|(st, upto)| buffer::stream_continues(&st, upto, r));
             if streaming || self.buffer_hit_cached(p) {
                 return 0.0;
             }

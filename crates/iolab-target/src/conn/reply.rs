@@ -235,10 +235,12 @@ impl Replier {
         lock(&self.out)
     }
 
-    /// The client is gone: stop writing, and wake the reader.
-    pub fn mark_broken(&self) {
+    /// The client is gone: stop writing, and wake the reader. Called by
+    /// the holder of the writing side (`out`), so that no other sender
+    /// writes between a failed write and this.
+    pub(super) fn mark_broken_locked(&self, out: &Out) {
         self.broken.store(true, Ordering::Relaxed);
-        let _ = lock(&self.out).stream.shutdown(Shutdown::Both);
+        let _ = out.stream.shutdown(Shutdown::Both);
     }
 }
 

@@ -22,8 +22,11 @@
 //! `spliced − outq` has been read — a bound that errs only on the safe
 //! side (outq also counts skb overhead and bytes written by `writev`).
 //!
-//! The check is lazy: one `ioctl` once [`RECLAIM_AT`] buffers are parked,
-//! not one per reply. A broken connection's parked buffers are dropped
+//! The check is lazy: one `ioctl` once [`RECLAIM_AT`] buffers or
+//! [`RECLAIM_BYTES`] are parked, not one per reply. The bound holds for a
+//! client that copies its data out with `recv`/`read` (every NBD client
+//! known: qemu, libnbd, the kernel's): one that moved it on with
+//! `splice(2)` would keep references to these pages after `SIOCOUTQ` drops. A broken connection's parked buffers are dropped
 //! with it; at close, buffers the client has still not read are leaked
 //! rather than freed (their pages could be handed out again by the
 //! allocator while the client reads them) — at most a socket buffer's
@@ -44,6 +47,16 @@ const PIPE_BYTES: i32 = 1 << 20;
 
 /// Parked buffers that trigger a check of what the client has read.
 pub(super) const RECLAIM_AT: usize = 64;
+/// … or parked bytes: large replies must not keep many MiB out of the
+/// buffer cache (and beyond `max_inflight_bytes`) until 64 have been sent.
+pub(super) const RECLAIM_BYTES: u64 = 4 << 20;
+/// Header buffers the splicer keeps for reuse (a set's headers are at most
+/// a few KiB: they are never taken from the data-buffer cache, whose
+/// newest buffer may be many MiB).
+const HEAD_POOL: usize = 64;
+/// A header buffer's size: a set's headers (32 replies of at most a
+/// structured error chunk each) fit; larger sets get a buffer of their own.
+const HEAD_BYTES: usize = 4096;
 
 /// `zero_copy = "auto"` splices a set of replies whose data averages at
 /// least this much per reply. Smaller replies cost more spliced than
@@ -93,8 +106,12 @@ pub(crate) struct Splicer {
     /// Bytes spliced into the socket since the connection started.
     spliced: u64,
     /// Buffers still referenced by the socket, with the value of
-    /// `spliced` at their end, oldest first.
-    parked: VecDeque<(u64, AlignedBuf)>,
+    /// `spliced` at their end and whether they hold headers, oldest first.
+    parked: VecDeque<(u64, AlignedBuf, bool)>,
+    /// Bytes of the parked buffers.
+    parked_bytes: u64,
+    /// Header buffers read by the client, for the next sets.
+    heads: Vec<AlignedBuf>,
 }
 
 fn cvt(r: isize) -> io::Result<usize> {
@@ -127,6 +144,8 @@ impl Splicer {
             pipe_w,
             spliced: 0,
             parked: VecDeque::new(),
+            parked_bytes: 0,
+            heads: Vec::new(),
         })
     }
 
@@ -209,22 +228,60 @@ impl Splicer {
         Ok(())
     }
 
-    /// Keep `buf` until the client has read everything spliced so far.
+    /// A buffer holding `heads`, from the splicer's own pool.
+    pub fn head_buf(&mut self, heads: &[u8]) -> AlignedBuf {
+        let mut b = match self.heads.pop() {
+            Some(b) if b.capacity() >= heads.len() => b,
+            _ => AlignedBuf::new(heads.len().max(HEAD_BYTES)),
+        };
+        b.set_len(heads.len());
+        b.copy_from_slice(heads);
+        b
+    }
+
+    /// Keep data buffer `buf` until the client has read everything spliced
+    /// so far.
     pub fn park(&mut self, buf: AlignedBuf) {
-        self.parked.push_back((self.spliced, buf));
+        self.park_as(buf, false);
+    }
+
+    /// Keep header buffer `buf` (from [`Splicer::head_buf`]) likewise.
+    pub fn park_head(&mut self, buf: AlignedBuf) {
+        self.park_as(buf, true);
+    }
+
+    fn park_as(&mut self, buf: AlignedBuf, head: bool) {
+        self.parked_bytes += buf.capacity() as u64;
+        self.parked.push_back((self.spliced, buf, head));
+    }
+
+    /// Whether enough is parked to check what the client has read.
+    pub fn should_reclaim(&self) -> bool {
+        self.parked.len() >= RECLAIM_AT || self.parked_bytes >= RECLAIM_BYTES
     }
 
     /// Buffers parked.
+    #[cfg(test)]
     pub fn parked(&self) -> usize {
         self.parked.len()
     }
 
-    /// The parked buffers the client has read, given that `outq` bytes
-    /// written to the socket are still unread (`SIOCOUTQ`).
+    /// The parked data buffers the client has read, given that `outq`
+    /// bytes written to the socket are still unread (`SIOCOUTQ`); header
+    /// buffers read go back to the splicer's pool.
     pub fn release_read(&mut self, outq: u64) -> Vec<AlignedBuf> {
         let read_to = self.spliced.saturating_sub(outq);
-        let n = self.parked.partition_point(|&(end, _)| end <= read_to);
-        self.parked.drain(..n).map(|(_, b)| b).collect()
+        let n = self.parked.partition_point(|&(end, _, _)| end <= read_to);
+        let mut data = Vec::with_capacity(n);
+        for (_, b, head) in self.parked.drain(..n) {
+            self.parked_bytes -= b.capacity() as u64;
+            if !head {
+                data.push(b);
+            } else if self.heads.len() < HEAD_POOL {
+                self.heads.push(b);
+            }
+        }
+        data
     }
 
     /// [`Splicer::release_read`] with the socket's own `SIOCOUTQ`.
@@ -237,7 +294,7 @@ impl Splicer {
     pub fn retire(mut self, sock: RawFd) {
         let outq = outq(sock).unwrap_or(u64::MAX);
         drop(self.release_read(outq));
-        for (_, b) in self.parked.drain(..) {
+        for (_, b, _) in self.parked.drain(..) {
             std::mem::forget(b);
         }
     }

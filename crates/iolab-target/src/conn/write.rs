@@ -23,7 +23,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::time::Instant;
 
 use super::reply::{Done, Out, Replier};
-use super::splice::{Splicer, RECLAIM_AT};
+use super::splice::Splicer;
 use crate::measure::Sample;
 use crate::net::write_all_vectored;
 use crate::proto::chunk;
@@ -52,13 +52,18 @@ impl Replier {
             .sum();
         if !self.is_broken() {
             let mut out = self.lock_out();
-            self.record(dones, Instant::now());
-            let res = dones
-                .chunks_mut(REPLIES_PER_WRITE)
-                .try_for_each(|c| self.write_replies(&mut out, c));
-            drop(out);
-            if res.is_err() {
-                self.mark_broken();
+            // Checked again under the lock: a sender that failed marks the
+            // connection broken before it lets go, so no one writes after a
+            // failed write (a failed splice may leave part of its set in the
+            // pipe, which the next splice would send as its own).
+            if !self.is_broken() {
+                self.record(dones, Instant::now());
+                let res = dones
+                    .chunks_mut(REPLIES_PER_WRITE)
+                    .try_for_each(|c| self.write_replies(&mut out, c));
+                if res.is_err() {
+                    self.mark_broken_locked(&out);
+                }
             }
         }
         self.retire(dones, data_bytes);
@@ -131,19 +136,18 @@ impl Replier {
         ends: &[(usize, bool)],
         dones: &mut [Done],
     ) -> std::io::Result<()> {
-        let mut hb = self.bufs.get(heads.len());
-        hb.copy_from_slice(heads);
+        let hb = z.head_buf(heads);
         let mut parts: [&[u8]; 2 * REPLIES_PER_WRITE] = [&[]; 2 * REPLIES_PER_WRITE];
         let n = reply_parts(&hb, ends, dones, |i, p| parts[i] = p);
         let res = z.send(fd, &parts[..n]);
         // Parked even on failure: part of the set may be in the pipe.
-        z.park(hb);
+        z.park_head(hb);
         for (d, &(_, with_data)) in dones.iter_mut().zip(ends) {
             if with_data {
                 z.park(d.buf.take().expect("a reply with data has its buffer"));
             }
         }
-        if res.is_ok() && z.parked() >= RECLAIM_AT {
+        if res.is_ok() && z.should_reclaim() {
             self.bufs.put_all(z.reclaim(fd)?);
         }
         res

@@ -122,8 +122,39 @@ fn a_slow_client_reads_what_was_sent_while_the_server_reuses_buffers() {
     }
     let mut out = r.lock_out();
     let z = out.zc.as_mut().unwrap();
-    assert_eq!(z.reclaim(fd).unwrap().len(), 27, "all read: all returned");
+    assert_eq!(
+        z.reclaim(fd).unwrap().len(),
+        24,
+        "all read: every data buffer returned (the header buffers to the splicer's pool)"
+    );
     assert_eq!(z.parked(), 0);
+}
+
+#[test]
+fn parked_bytes_trigger_a_check_and_headers_stay_in_their_own_pool() {
+    let mut z = Splicer::new().unwrap();
+    // Two large data buffers: far fewer than RECLAIM_AT, but their bytes
+    // reach RECLAIM_BYTES, so the next send checks what the client read.
+    z.park(AlignedBuf::new((RECLAIM_BYTES / 2) as usize));
+    assert!(!z.should_reclaim());
+    let h = z.head_buf(&[7u8; 48]);
+    assert_eq!(&h[..], &[7u8; 48][..]);
+    z.park_head(h);
+    z.park(AlignedBuf::new((RECLAIM_BYTES / 2) as usize));
+    assert!(z.should_reclaim(), "{} bytes parked", RECLAIM_BYTES);
+    // All read: the two data buffers come back for the cache; the header
+    // buffer goes to the splicer's pool and is the next header buffer.
+    let back = z.release_read(0);
+    assert_eq!(back.len(), 2);
+    assert!(back.iter().all(|b| b.len() == (RECLAIM_BYTES / 2) as usize));
+    assert!(!z.should_reclaim());
+    let again = z.head_buf(&[9u8; 16]);
+    assert_eq!(&again[..], &[9u8; 16][..]);
+    assert_eq!(
+        again.capacity(),
+        HEAD_BYTES,
+        "the pooled 4 KiB header buffer, reused"
+    );
 }
 
 #[test]

@@ -47,6 +47,35 @@ pub struct ServerConfig {
     pub zero_copy: ZeroCopy,
 }
 
+/// `FromStr` and `Display` for a setting spelled as one of a few words,
+/// from one table, so parsing and printing cannot disagree; a word not in
+/// it is refused naming every one allowed.
+macro_rules! keywords {
+    ($ty:ident { $($variant:ident: $word:literal),+ $(,)? }) => {
+        impl std::str::FromStr for $ty {
+            type Err = String;
+
+            fn from_str(s: &str) -> Result<$ty, String> {
+                match s {
+                    $($word => Ok($ty::$variant),)+
+                    _ => Err(format!(
+                        "'{s}' is not one of {}",
+                        [$($word),+].join(", ")
+                    )),
+                }
+            }
+        }
+
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(match self {
+                    $($ty::$variant => $word,)+
+                })
+            }
+        }
+    };
+}
+
 /// How reply data is written to a Unix-socket client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ZeroCopy {
@@ -62,28 +91,11 @@ pub enum ZeroCopy {
     Off,
 }
 
-impl std::str::FromStr for ZeroCopy {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<ZeroCopy, String> {
-        match s {
-            "auto" => Ok(ZeroCopy::Auto),
-            "on" => Ok(ZeroCopy::On),
-            "off" => Ok(ZeroCopy::Off),
-            _ => Err(format!("'{s}' is not one of auto, on, off")),
-        }
-    }
-}
-
-impl std::fmt::Display for ZeroCopy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            ZeroCopy::Auto => "auto",
-            ZeroCopy::On => "on",
-            ZeroCopy::Off => "off",
-        })
-    }
-}
+keywords!(ZeroCopy {
+    Auto: "auto",
+    On: "on",
+    Off: "off"
+});
 
 /// How a connection's reader receives requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -100,28 +112,11 @@ pub enum ConnIo {
     Threads,
 }
 
-impl std::str::FromStr for ConnIo {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<ConnIo, String> {
-        match s {
-            "auto" => Ok(ConnIo::Auto),
-            "uring" => Ok(ConnIo::Uring),
-            "threads" => Ok(ConnIo::Threads),
-            _ => Err(format!("'{s}' is not one of auto, uring, threads")),
-        }
-    }
-}
-
-impl std::fmt::Display for ConnIo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            ConnIo::Auto => "auto",
-            ConnIo::Uring => "uring",
-            ConnIo::Threads => "threads",
-        })
-    }
-}
+keywords!(ConnIo {
+    Auto: "auto",
+    Uring: "uring",
+    Threads: "threads"
+});
 
 /// Largest allowed `max_request_bytes`.
 pub const MAX_REQUEST_LIMIT_BYTES: u32 = 64 << 20;

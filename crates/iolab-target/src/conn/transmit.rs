@@ -49,7 +49,7 @@ use crate::proto::{cmd, Errno, ProtoError};
 use crate::stack::{BlockError, Op};
 
 /// Serve requests on `export` until the session ends, reading them from
-/// `reader` (a `BufReader` on the threads path, io_uring's `UringInput`).
+/// `reader` (`Lingering` on the threads path, io_uring's `UringInput`).
 pub(super) fn run<R: Input>(
     env: &Arc<Env>,
     id: u64,

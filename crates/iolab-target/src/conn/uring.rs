@@ -29,7 +29,7 @@
 //!
 //! Bytes go to the request parser through [`std::io::Read`] plus
 //! [`Input::buffered`], the same interface as the threads path's
-//! `BufReader`, so the transmission code is one for both.
+//! `Lingering` (conn/linger.rs), so the transmission code is one for both.
 
 use std::collections::VecDeque;
 use std::io::{self, BufReader, Read};
@@ -49,12 +49,6 @@ pub(crate) trait Input: Read {
 
     /// A request's header was parsed (the receive side may pace itself by it).
     fn note_request(&mut self) {}
-}
-
-impl Input for BufReader<Stream> {
-    fn buffered(&mut self) -> usize {
-        self.buffer().len()
-    }
 }
 
 /// Provided receive buffers per connection.

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from iolab.fleet.launch import find_mpiexec, launch_environ
+from iolab.fleet.launch import SESSION_BASE_VAR, find_mpiexec, launch_environ
 from waits import wait_until
 
 from .faults import RUN_LIMIT_S
@@ -119,6 +119,7 @@ def test_a_sweep_launched_by_hand_with_mpiexec(tmp_path: Path) -> None:
     # shrunk to 2 ranks (a 2-core machine would need --oversubscribe for 4); iolab is this checkout's
     hand = [find_mpiexec(), "-n", "2", "--enable-recovery", *iolab("sweep", str(plan), "--quick", "--results", "res")]
     env = {**launch_environ(), "IOLAB_FLEET_SPOOL": str(tmp_path / "spool")}
+    env[SESSION_BASE_VAR] = str(tmp_path / "mpi")  # as iolab fleet does: never a stale $TMPDIR/ompi.PID
     ran = _run(hand, tmp_path, env)
     assert ran.stdout.count("sweep seed002-qd: 4 points") == 1, ran.stdout
     rep = _run(iolab("report", str(tmp_path / "res" / "seed002-qd")), tmp_path).stdout

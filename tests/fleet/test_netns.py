@@ -43,6 +43,7 @@ class Topology:
 
     def fleet(self, tmp: Path, *args: str) -> list[str]:
         mpi = ["--prtemca", "plm_ssh_agent", str(self.agent), "--prtemca", "oob_tcp_if_include", f"{self.net}.0/24"]
+        mpi += ["--prtemca", "prte_remote_tmpdir_base", str(tmp / "mpi")]  # the daemons share this machine's /tmp
         mpi += ["--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", f"{self.net}.0/24"]
         cmd = ["ip", "netns", "exec", self.ns("sw"), sys.executable, "-m", "iolab.cli.main", "fleet", "-n", "2"]
         cmd += ["--hostfile", str(self.hostfile), *[f"--mpiexec-arg={a}" for a in mpi]]

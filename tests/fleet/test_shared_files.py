@@ -9,6 +9,8 @@ With MPI: ``iolab fleet -n 2|4 run`` in a fresh directory, with and without
 
 from __future__ import annotations
 
+import os
+import socket
 import subprocess
 import sys
 import threading
@@ -18,6 +20,7 @@ from typing import Any, Callable
 
 import pytest
 from iolab import _native
+from iolab.fleet.launch import SESSION_BASE_VAR, find_mpiexec, session_environ
 from iolab.fleet.prepare import RACE_HINT, prepare_in_waves, prepare_waves
 from iolab.jobs import JobSpec
 from iolab.run.local import RunLike, native_jobs
@@ -131,3 +134,39 @@ def test_first_run_in_a_fresh_directory_succeeds_five_times_in_a_row(tmp_path: P
         laid_out = fresh / ("race1.dat" if filename else "r.0.0")
         assert laid_out.stat().st_size == 1 << 20, sorted(p.name for p in fresh.iterdir())
         assert "Total " in ran.stdout, ran.stdout
+
+
+def test_a_session_folder_left_by_a_killed_launcher_does_not_stop_the_next(tmp_path: Path) -> None:
+    """CI failed once with "The PMIx server's listener thread failed to start": the
+    launcher (prterun) drew the PID of one killed earlier in the suite, whose
+    ``$TMPDIR/ompi.PID`` was still there. The wrapper plants what such a launcher
+    leaves, for its own PID, and becomes mpiexec (exec keeps the PID)."""
+    _require_mpi()
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    names = " ".join(sorted({socket.gethostname(), socket.gethostname().split(".")[0]}))
+    wrapper = tmp_path / "mpiexec"
+    wrapper.write_text(
+        '#!/bin/sh\nd="$TMPDIR/ompi.$$"\nmkdir -p "$d"\n'
+        f'for h in {names}; do echo stale > "$d/pmix.$h.tool"; done\n'
+        f'exec {find_mpiexec()} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    env = {**os.environ, "TMPDIR": str(tmpdir), "IOLAB_MPIEXEC": str(wrapper)}
+    cmd = [sys.executable, "-m", "iolab.cli.main", "fleet", "-n", "2", "run", *RACE_JOB]
+    cmd += [f"--fleet-spool={tmp_path / 'spool'}"]
+    ran = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_LIMIT_S, cwd=tmp_path, env=env, check=False)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    planted = sorted(p.name for p in tmpdir.glob("ompi.*/*"))
+    assert planted and all(n.startswith("pmix.") and n.endswith(".tool") for n in planted), planted
+    assert not list(tmpdir.glob("iolab-fleet-*")), "the launch's own session folder is removed after it"
+
+
+def test_the_users_session_folder_is_kept(tmp_path: Path) -> None:
+    base = tmp_path / "mine"
+    env = session_environ({"PATH": "/bin"}, ["mpiexec", "-n", "2"], base)
+    assert env[SESSION_BASE_VAR] == str(base)
+    for chosen in ({"PRTE_MCA_prte_tmpdir_base": "/x"}, {"PRTE_MCA_prte_local_tmpdir_base": "/x"}):
+        assert session_environ(chosen, ["mpiexec"], base) == chosen  # Open MPI refuses both together
+    argv = ["mpiexec", "--prtemca", "prte_tmpdir_base", "/x"]
+    assert SESSION_BASE_VAR not in session_environ({}, argv, base)

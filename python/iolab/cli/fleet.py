@@ -240,9 +240,13 @@ def run_mpiexec(argv: list[str], environ: dict[str, str]) -> int:
     import tempfile
     import time
 
+    from iolab.fleet.launch import session_environ
+
     with tempfile.TemporaryDirectory(prefix="iolab-fleet-") as tmp:
         done = Path(tmp) / "done"
-        environ = {**environ, DONE_VAR: str(done)}
+        sessions = Path(tmp) / "mpi"
+        sessions.mkdir()
+        environ = {**session_environ(environ, argv, sessions), DONE_VAR: str(done)}
         argv = [argv[0], "-x", DONE_VAR, *argv[1:]]
         proc = subprocess.Popen(argv, env=environ, start_new_session=True)
         reported_at = None

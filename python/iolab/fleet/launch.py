@@ -8,7 +8,9 @@ command line that runs ``iolab run|sweep ARGS...`` on N ranks.
 - ``--oversubscribe`` without a hostfile when N exceeds this host's cores;
 - as root, Open MPI refuses to run unless told: the two
   ``OMPI_ALLOW_RUN_AS_ROOT*`` variables are set for it;
-- ``IOLAB_FLEET_RANKS=N`` so each rank checks that MPI really joined N.
+- ``IOLAB_FLEET_RANKS=N`` so each rank checks that MPI really joined N;
+- mpiexec's session directory in a fresh folder of its own
+  (:func:`session_environ`), never ``$TMPDIR/ompi.PID``.
 """
 
 from __future__ import annotations
@@ -73,4 +75,29 @@ def launch_environ(environ: Optional[Mapping[str, str]] = None) -> dict[str, str
     return env
 
 
-__all__ = ["COMMANDS", "find_mpiexec", "launch_environ", "mpiexec_command"]
+#: Where Open MPI's launcher (prterun) keeps its session directory.
+SESSION_BASE_VAR = "PRTE_MCA_prte_local_tmpdir_base"
+
+
+def session_environ(environ: Mapping[str, str], argv: Sequence[str], base: Path) -> dict[str, str]:
+    """``environ`` with mpiexec's session directory under ``base``, a fresh
+    folder the caller made for this launch and removes after it.
+
+    By default the launcher keeps it at ``$TMPDIR/ompi.PID`` and takes an
+    existing folder of that name as its own; PMIx then refuses to start
+    ("The PMIx server's listener thread failed to start") because the
+    contact files a killed launcher left there exist already (they are
+    created exclusively). A fleet on one machine failed that way whenever
+    its launcher drew the PID of a launcher killed before it. Where the user
+    chose the folder (``prte_tmpdir_base`` or ``prte_local_tmpdir_base``, in
+    the environment or as an mpiexec argument), theirs is kept: Open MPI
+    refuses the two together.
+    """
+    chosen = [k for k in environ if k.endswith(("prte_tmpdir_base", "prte_local_tmpdir_base"))]
+    chosen += [a for a in argv if "prte_tmpdir_base" in a or "prte_local_tmpdir_base" in a]
+    if chosen:
+        return dict(environ)
+    return {**environ, SESSION_BASE_VAR: str(base)}
+
+
+__all__ = ["COMMANDS", "SESSION_BASE_VAR", "find_mpiexec", "launch_environ", "mpiexec_command", "session_environ"]

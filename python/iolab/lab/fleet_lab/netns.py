@@ -175,6 +175,8 @@ def run_netns(s: FleetLabSettings, layout: Layout, progress: Progress, show: Cal
             slots = [len(layout.ranks_of(k)) for k in range(layout.nodes)]
             hostfile.write_text("".join(f"{t.node_ip(k)} slots={n}\n" for k, n in enumerate(slots)), encoding="utf-8")
             mpi = ["--prtemca", "plm_ssh_agent", str(agent), "--prtemca", "oob_tcp_if_include", f"{t.net}.0/24"]
+            # every node's daemon shares this machine's /tmp: its session folder goes here, removed with tmp
+            mpi += ["--prtemca", "prte_remote_tmpdir_base", str(tmp / "mpi")]
             mpi += ["--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", f"{t.net}.0/24"]
             extra = ["--hostfile", str(hostfile), *[f"--mpiexec-arg={a}" for a in mpi]]
             spool = tmp / "spool"

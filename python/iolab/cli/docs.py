@@ -88,7 +88,7 @@ def options_page() -> str:
     """docs/options.md: the option table from the core."""
     intro = (
         "Every job option iolab accepts, in fio's names. Write them as `--name=value` "
-        "on the command line, `name=value` in a job file, or `name=value` keywords of "
+        "(or `--name value`, or fio's single-dash `-name=value`) on the command line, `name=value` in a job file, or `name=value` keywords of "
         "`iolab.Job`. Sizes take k/m/g/t suffixes (`kb_base`), times take ns/us/ms/s/m/h.\n\n"
     )
     from iolab.jobs.compat import compat_markdown

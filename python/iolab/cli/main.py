@@ -6,6 +6,7 @@ Errors are mapped to messages and exit statuses in :mod:`iolab.cli.errors`.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -38,7 +39,7 @@ from iolab.run.local import RunOutput, partial_output
 from iolab.run.pipeline import RunPipeline, RunSettings, parse_interval_ns
 from iolab.run.progress import ETA_MODES, TerminalProgress, eta_terminal
 from iolab.run.quick import QuickOutput, default_results_path, run_quick
-from iolab.run.sources import jobs_from_command_line
+from iolab.run.sources import jobs_from_command_line, single_dash_as_long
 from iolab.run.wire import WIRE_FILE, wire_section
 
 app = typer.Typer(
@@ -111,7 +112,8 @@ Examples:
 
   iolab run job.fio --runtime=5 --output result.json --output-format json
 
-Every fio job option is accepted as --OPTION=VALUE (see `iolab options`);
+Every fio job option is accepted as --OPTION=VALUE (see `iolab options`),
+or with one dash as fio reads it (-bs=4k -iodepth 32 -thread);
 --name starts a new job, as in fio. Options given next to job files apply
 to every job in them, after the files' own options (so they win). Results
 go to stdout in the chosen format; with --output the file gets that
@@ -443,8 +445,15 @@ _one_line_summaries(app)
 
 
 def main() -> None:
-    """Console entry point."""
-    app(prog_name="iolab")
+    """Console entry point. ``iolab run`` reads fio's single-dash long
+    options (``-name=x -iodepth 1 -thread``) as fio does
+    (:func:`iolab.run.sources.single_dash_as_long`)."""
+    args = sys.argv[1:]
+    if args[:1] == ["run"]:
+        params = typer.main.get_command(app).commands["run"].params  # type: ignore[attr-defined]
+        own = frozenset(o[2:] for p in params for o in p.opts if o.startswith("--"))
+        args = ["run", *single_dash_as_long(args[1:], own)]
+    app(args=args, prog_name="iolab")
 
 
 __all__ = ["app", "main"]

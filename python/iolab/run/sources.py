@@ -2,7 +2,8 @@
 
 ``iolab run`` takes fio's command line: ``[JOBFILE]... [--OPTION[=VALUE]]...``.
 Options are job options, written ``--bs=4k`` or ``--bs 4k`` (the option
-table says which options are flags and so take no separate value).
+table says which options are flags and so take no separate value), or with
+one dash as fio also reads them (``-bs=4k``, :func:`single_dash_as_long`).
 
 - Options alone: ``--name`` starts each job, as in fio
   (:func:`iolab.jobs.parse_fio_args`).
@@ -24,6 +25,7 @@ from pathlib import Path
 from iolab import _native
 from iolab.errors import JobError
 from iolab.jobs import JobSpec, parse_fio_args, parse_job_file
+from iolab.jobs.cmdline import FIO_PROGRAM_OPTIONS
 from iolab.jobs.extras import EXTRA_OPTIONS
 
 
@@ -44,6 +46,28 @@ def _flags() -> frozenset[str]:
 def _known() -> frozenset[str]:
     extras = (n for d in EXTRA_OPTIONS for n in (d.name, *d.aliases))
     return frozenset([*(n for o in _native.option_table() for n in (o["name"], *o["aliases"])), *extras])
+
+
+def single_dash_as_long(tokens: Sequence[str], names: frozenset[str] = frozenset()) -> list[str]:
+    """``tokens`` with fio's single-dash long options written with two dashes.
+
+    fio reads its command line with ``getopt_long_only``, so ``-name=x``,
+    ``-iodepth 1`` and ``-thread`` are long options there, and scripts and
+    guides are full of them (``fio -filename=/dev/sdb -direct=1 -rw=randread
+    -bs=4k -name=test``). A single-dash token becomes ``--`` + its name when
+    the name, before any ``=``, is a fio job option, a fio program option or
+    one of ``names`` (the command's own long options), and is longer than
+    one letter: ``-o FILE`` and ``-h`` stay the short options they are.
+    Anything else is left for the parser, which names what it does not know.
+    """
+    known = _known() | FIO_PROGRAM_OPTIONS | names
+    out: list[str] = []
+    for tok in tokens:
+        name = tok[1:].partition("=")[0]
+        if tok.startswith("-") and not tok.startswith("--") and len(name) > 1 and name in known:
+            tok = "-" + tok
+        out.append(tok)
+    return out
 
 
 def split_command_line(tokens: Sequence[str]) -> tuple[list[str], list[str]]:

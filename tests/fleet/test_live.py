@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
 import sys
 import threading
 import time
@@ -31,7 +33,7 @@ from iolab.fleet.live import (
 )
 from iolab.fleet.parts import FleetConfig, Snapshotter
 from iolab.fleet.serve import LiveServer
-from iolab.fleet.spool import Spool
+from iolab.fleet.spool import Spool, run_id
 from iolab.fleet.watch import Watch
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "report"))
@@ -366,3 +368,16 @@ def test_views_slower_than_half_the_interval_are_noted_once(tmp_path: Path) -> N
     assert notes == [
         "iolab: the live view of 30 hosts took 1.30 s of the 1 s interval; --interval 3s or more keeps it within"
     ]
+
+
+def test_two_fleet_launches_in_the_same_second_spool_apart() -> None:
+    """Spools are appended to and share one root on a machine: a fleet sweep's
+    were named by the second alone, so two sweeps started together mixed theirs."""
+    at = 1_800_000_000.0
+    other = subprocess.run(
+        [sys.executable, "-c", f"from iolab.fleet.spool import run_id; print(run_id('fleet-sweep', {at}))"],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout.strip()  # fmt: skip
+    mine = run_id("fleet-sweep", at)
+    assert mine != other and mine.rsplit("-", 1)[0] == other.rsplit("-", 1)[0], (mine, other)
+    assert mine.startswith("fleet-sweep-20") and mine.endswith(f"-{os.getpid()}")

@@ -156,11 +156,11 @@ def run_on_fleet(
     )
 
     def plan() -> Plan:
-        import time
+        from iolab.fleet.spool import run_id
 
         jobs = tuple(jobs_from_command_line(job_args))
         hosts = read_hosts(Path(opts["hosts"])) if "hosts" in opts else None
-        return Plan(jobs, hosts, time.strftime("fleet-%Y%m%d-%H%M%S") + f"-{os.getpid()}")
+        return Plan(jobs, hosts, run_id("fleet"))
 
     live = TerminalLive() if world.rank == 0 else None
     server = None

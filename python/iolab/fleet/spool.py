@@ -19,6 +19,15 @@ from typing import Any, Optional, TextIO
 DEFAULT_ROOT = Path(tempfile.gettempdir()) / "iolab-fleet"
 
 
+def run_id(kind: str, now: Optional[float] = None) -> str:
+    """A spool folder's name: ``KIND-YYYYmmdd-HHMMSS-PID`` (rank 0's PID).
+    Runs on one machine share the spool root: the PID keeps two started in
+    the same second apart (spools are appended to)."""
+    import time
+
+    return time.strftime(f"{kind}-%Y%m%d-%H%M%S", time.localtime(now)) + f"-{os.getpid()}"
+
+
 class Spool:
     """Append-only JSON lines for one rank."""
 
@@ -51,4 +60,4 @@ def read_spool(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["DEFAULT_ROOT", "Spool", "read_spool"]
+__all__ = ["DEFAULT_ROOT", "Spool", "read_spool", "run_id"]

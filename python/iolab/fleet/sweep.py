@@ -17,7 +17,6 @@ The device statistics of a point (diskstats) are not measured on a fleet.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -31,6 +30,7 @@ from iolab.fleet.hosts import HostsTable
 from iolab.fleet.output import build
 from iolab.fleet.rundir import fleet_observed
 from iolab.fleet.runner import CANNOT_APPLY, SWEEP_END, FleetConfig, FleetOutcome, Plan, SweepEnded, fleet_run
+from iolab.fleet.spool import run_id
 from iolab.jobs import JobSpec
 from iolab.plans.sweep import SweepOptions, SweepOutcome, run_sweep
 from iolab.run.local import RunOutput
@@ -90,9 +90,9 @@ def on_fleet(
     def runner(specs: Sequence[JobSpec], **kw: Any) -> RunOutput:
         nonlocal point
         point += 1
-        run_id = time.strftime("fleet-sweep-%Y%m%d-%H%M%S") + f"-p{point}"
+        name = f"{run_id('fleet-sweep')}-p{point}"
         factory = kw.get("run_factory") or _native.Run
-        outcome = fleet_run(world, lambda: Plan(tuple(specs), hosts, run_id), cfg, run_factory=factory)
+        outcome = fleet_run(world, lambda: Plan(tuple(specs), hosts, name), cfg, run_factory=factory)
         assert outcome is not None
         if outcome.incomplete:
             on_incomplete(outcome)  # does not return: a rank is gone, MPI cannot end cleanly

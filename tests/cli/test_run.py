@@ -227,3 +227,15 @@ def test_fio_program_options_scripts_paste(cli, workdir):
     assert cli("run", *NULL_JOB, "--max-jobs=2", "--output-format=terse").exit_code == 0
     r = cli("run", *NULL_JOB, "--alloc-size=1048576", "--output-format=terse")
     assert r.exit_code == 0 and "note: --alloc-size=1048576: iolab keeps no shared memory pool" in r.stderr, r.output
+
+
+def test_mmap_on_dev_zero_maps_the_jobs_region(cli, workdir):
+    """fio maps /dev/zero (no size of its own) over the job's region; iolab
+    mapped nothing and failed the first I/O with EINVAL (a kernel MGLRU
+    test's `fio --ioengine=mmap --filename=/dev/zero --rw=randrw`)."""
+    job = ["--name=z", "--ioengine=mmap", "--filename=/dev/zero", "--size=1m", "--bs=4k", "--rw=randrw"]
+    r = cli("run", *job, "--output-format=json")
+    assert r.exit_code == 0, r.output
+    merged = json.loads(r.stdout)["summary"]["jobs"][0]["merged"]
+    assert merged["read"]["ios"] + merged["write"]["ios"] == 256, merged
+    assert merged["read"]["ios"] > 0 and merged["write"]["ios"] > 0, merged

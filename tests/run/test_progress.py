@@ -138,3 +138,19 @@ def test_eta_newline_and_interval_on_the_command_line(cli):
     assert cli("run", *job, "--eta-newline", "0").exit_code == 0  # fio's 0: no newlines
     r = cli("run", *job, "--eta-newline=soon")
     assert r.exit_code == 2 and "--eta-newline" in r.output and "soon" in r.output, r.output
+
+
+def test_eta_newline_keeps_lines_of_a_real_run(cli):
+    """--eta=always (a pipe shows the live line too) with --eta-newline=1:
+    a 2 s run keeps at least one progress line, ended with a newline; without
+    --eta-newline none is kept (each is overwritten, then cleared)."""
+    job = ["--name=a", "--ioengine=null", "--size=1m", "--bs=4k", "--time_based", "--runtime=2s"]
+
+    def kept(*extra: str) -> list[str]:
+        r = cli("run", *job, "--eta=always", "--output-format=terse", *extra)
+        assert r.exit_code == 0, r.output
+        return [ln for ln in r.stderr.split("\n") if "[1/1]" in ln.rsplit("\x1b[K", 1)[-1]]
+
+    lines = kept("--eta-newline=1")
+    assert lines and all(ln.rsplit("\x1b[K", 1)[-1].startswith("[1/1] running") for ln in lines), lines
+    assert kept() == []

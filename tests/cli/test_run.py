@@ -210,3 +210,32 @@ def test_dry_run_names_the_files_the_engine_then_creates(cli, workdir):
     assert {p.relative_to(workdir) for p in (workdir / "d").iterdir() if not p.name.startswith(".")} == named
     shared = cli("run", "--name=s", "--filename=a.dat:b.dat", "--size=64k", "--dry-run")
     assert "  file names: a.dat, b.dat (every worker)" in shared.stdout, shared.output
+
+
+NULL_JOB = ["--name=n", "--ioengine=null", "--size=1m", "--bs=4k", "--numjobs=2"]
+
+
+def test_fio_program_options_scripts_paste(cli, workdir):
+    """--append-terse adds terse v3 after the text; --max-jobs refuses more
+    workers than it allows before anything runs; --alloc-size is noted."""
+    r = cli("run", *NULL_JOB, "--append-terse")
+    assert r.exit_code == 0, r.output
+    text, terse = r.stdout.rstrip("\n").rsplit("\n", 1)
+    assert "IOPS" in text and terse.startswith("3;") and terse.count(";") > 100, r.stdout
+    r = cli("run", *NULL_JOB, "--max-jobs", "1")
+    assert r.exit_code != 0 and "--max-jobs=1: the jobs have 2 workers" in r.output, r.output
+    assert cli("run", *NULL_JOB, "--max-jobs=2", "--output-format=terse").exit_code == 0
+    r = cli("run", *NULL_JOB, "--alloc-size=1048576", "--output-format=terse")
+    assert r.exit_code == 0 and "note: --alloc-size=1048576: iolab keeps no shared memory pool" in r.stderr, r.output
+
+
+def test_mmap_on_dev_zero_maps_the_jobs_region(cli, workdir):
+    """fio maps /dev/zero (no size of its own) over the job's region; iolab
+    mapped nothing and failed the first I/O with EINVAL (a kernel MGLRU
+    test's `fio --ioengine=mmap --filename=/dev/zero --rw=randrw`)."""
+    job = ["--name=z", "--ioengine=mmap", "--filename=/dev/zero", "--size=1m", "--bs=4k", "--rw=randrw"]
+    r = cli("run", *job, "--output-format=json")
+    assert r.exit_code == 0, r.output
+    merged = json.loads(r.stdout)["summary"]["jobs"][0]["merged"]
+    assert merged["read"]["ios"] + merged["write"]["ios"] == 256, merged
+    assert merged["read"]["ios"] > 0 and merged["write"]["ios"] > 0, merged

@@ -6,7 +6,8 @@ import shlex
 
 import pytest
 from iolab.errors import JobError
-from iolab.jobs import DEFAULT_JOB_NAME, JobSpec, ParseError, parse_fio_args
+from iolab.jobs import DEFAULT_JOB_NAME, JobSpec, ParseError, check_max_jobs, parse_fio_args
+from iolab.jobs.cmdline import FIO_PROGRAM_OPTION_ADVICE, FIO_PROGRAM_OPTIONS
 
 # The three commands of seed 002, as written there (line break included),
 # with their [Variable] filled in.
@@ -89,6 +90,8 @@ def test_same_name_twice_gives_two_jobs() -> None:
             "--output-format is an option of the fio program, not of a job",
         ),
         (["--minimal"], "--minimal is an option of the fio program"),
+        (["--name=x", "--debug=io"], "--debug is an option of the fio program that iolab run does not take: "),
+        (["--name=x", "--bandwidth-log"], "iolab run does not take: give the jobs write_bw_log=NAME instead"),
         (["--name=global", "--bs=4k"], "only --name=global options, no job: add --name=JOB"),
     ],
 )
@@ -103,3 +106,22 @@ def test_errors(args: list[str], message: str) -> None:
 def test_fio_arithmetic_in_parentheses() -> None:
     (job,) = parse_fio_args(["--name=a", "--size=(4*256)k", "--startdelay=(500*2)"])
     assert dict(job.options) == {"size": "1024k", "startdelay": "1000us"}
+
+
+def test_every_program_option_is_taken_or_refused_with_advice():
+    """Each fio program option is an option of ``iolab run`` or has a line
+    saying what to do instead: none is a bare 'not a job option'."""
+    import typer
+    from iolab.cli.main import app
+
+    run = typer.main.get_command(app).commands["run"]  # type: ignore[attr-defined]
+    taken = {o[2:] for p in run.params for o in p.opts if o.startswith("--")}
+    taken |= {"parse-only"}
+    assert FIO_PROGRAM_OPTIONS - taken == set(FIO_PROGRAM_OPTION_ADVICE)
+
+
+def test_max_jobs_counts_every_worker():
+    jobs = parse_fio_args(["--numjobs=3", "--name=a", "--name=b", "--numjobs=2"])
+    check_max_jobs(jobs, 5)
+    with pytest.raises(ParseError, match=r"--max-jobs=4: the jobs have 5 workers \(numjobs summed\)"):
+        check_max_jobs(jobs, 4)

@@ -98,3 +98,59 @@ def test_eta_on_the_command_line(cli):
     assert cli("run", *job, "--eta=never", "--output-format=terse").exit_code == 0
     r = cli("run", *job, "--eta=sometimes")
     assert r.exit_code == 2 and "--eta=sometimes: give auto, always or never" in r.output, r.output
+
+
+def _at(elapsed_s: float) -> dict:
+    return {**SNAPSHOT, "elapsed_ns": int(elapsed_s * 1e9)}
+
+
+def test_eta_newline_keeps_a_line_every_period():
+    """fio's --eta-newline=2: every 2 s of the run the live line is ended
+    with a newline, so a log of the terminal keeps the run's course."""
+    buf = io.StringIO()
+    p = TerminalProgress(Terminal(buf, is_tty=True, width_chars=200), newline_ns=2_000_000_000)
+    for t in (0.5, 1.0, 2.0, 2.5, 3.9, 4.0, 4.5):
+        p.update(_at(t))
+    p.close()
+    kept = [ln.rsplit("\x1b[K", 1)[-1] for ln in buf.getvalue().split("\n")[:-1]]
+    assert [ln.split(",")[0] for ln in kept] == ["[1/2] running 2s", "[1/2] running 4s"], repr(buf.getvalue())
+
+
+def test_eta_newline_starts_again_with_the_next_group():
+    buf = io.StringIO()
+    p = TerminalProgress(Terminal(buf, is_tty=True, width_chars=200), newline_ns=2_000_000_000)
+    for t in (2.0, 3.0, 0.5, 1.5, 2.5):  # the second group's clock starts at 0
+        p.update(_at(t))
+    assert buf.getvalue().count("\n") == 2, repr(buf.getvalue())
+
+
+def test_eta_interval_redraws_at_most_every_period():
+    buf = io.StringIO()
+    p = TerminalProgress(Terminal(buf, is_tty=True, width_chars=200), every_ns=1_000_000_000)
+    for t in (0.2, 0.4, 0.9, 1.2, 1.3, 2.2):
+        p.update(_at(t))
+    assert buf.getvalue().count("\r\x1b[K[1/2]") == 3, repr(buf.getvalue())  # 0.2, 1.2 and 2.2
+
+
+def test_eta_newline_and_interval_on_the_command_line(cli):
+    job = ["--name=a", "--ioengine=null", "--size=1m", "--bs=4k", "--output-format=terse"]
+    assert cli("run", *job, "--eta-newline=1", "--eta-interval=500ms").exit_code == 0
+    assert cli("run", *job, "--eta-newline", "0").exit_code == 0  # fio's 0: no newlines
+    r = cli("run", *job, "--eta-newline=soon")
+    assert r.exit_code == 2 and "--eta-newline" in r.output and "soon" in r.output, r.output
+
+
+def test_eta_newline_keeps_lines_of_a_real_run(cli):
+    """--eta=always (a pipe shows the live line too) with --eta-newline=1:
+    a 2 s run keeps at least one progress line, ended with a newline; without
+    --eta-newline none is kept (each is overwritten, then cleared)."""
+    job = ["--name=a", "--ioengine=null", "--size=1m", "--bs=4k", "--time_based", "--runtime=2s"]
+
+    def kept(*extra: str) -> list[str]:
+        r = cli("run", *job, "--eta=always", "--output-format=terse", *extra)
+        assert r.exit_code == 0, r.output
+        return [ln for ln in r.stderr.split("\n") if "[1/1]" in ln.rsplit("\x1b[K", 1)[-1]]
+
+    lines = kept("--eta-newline=1")
+    assert lines and all(ln.rsplit("\x1b[K", 1)[-1].startswith("[1/1] running") for ln in lines), lines
+    assert kept() == []

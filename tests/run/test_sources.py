@@ -71,9 +71,9 @@ def test_single_dash_long_options_as_fio_reads_them():
     got = single_dash_as_long([*PASTED.split(), "-o", "out.json", "-h", "-output-format=json", "--bs=4k"])
     assert got[:7] == ["--filename=F", "--direct=1", "--iodepth", "1", "--thread", "--rw=randrw", "--rwmixread=70"]
     assert got[-5:] == ["-o", "out.json", "-h", "--output-format=json", "--bs=4k"]  # short options stay short
-    # not an option fio or the command knows: left for the parser, which names it
-    assert single_dash_as_long(["-nosuch=1", "-x"]) == ["-nosuch=1", "-x"]
-    assert single_dash_as_long(["-results=r"], frozenset({"results"})) == ["--results=r"]
+    # an option no one knows is a long option too, so the parser names it
+    assert single_dash_as_long(["-nosuch=1", "-x", "-lockmem", "1G"]) == ["--nosuch=1", "-x", "--lockmem", "1G"]
+    assert single_dash_as_long(["-results=r", "-offset", "-1", "-2k"]) == ["--results=r", "--offset", "-1", "-2k"]
 
 
 def test_a_pasted_single_dash_command_runs_as_its_double_dash_twin(tmp_path: Path):
@@ -93,3 +93,30 @@ def test_a_pasted_single_dash_command_runs_as_its_double_dash_twin(tmp_path: Pat
     assert (spec["name"], spec["iodepth"], spec["bs"][0], spec["rw"]) == (
         "mytest", 1, {"fixed": 8192}, {"pattern": "random", "read_pct": 70},
     )  # fmt: skip
+
+
+def test_a_flag_takes_a_number_after_it_as_its_value():
+    """fio's getopt gives its boolean options a required value, so
+    ``--randrepeat 1`` (as pasted from guides) is randrepeat=1, not a job
+    file named 1; a flag before anything else stays bare."""
+    files, options = split_command_line(["--randrepeat", "1", "--thread", "--time_based", "job.fio", "--direct", "0"])
+    assert files == ["job.fio"]
+    assert options == ["--randrepeat=1", "--thread", "--time_based", "--direct=0"]
+    (job,) = jobs_from_command_line(["--name=x", "--randrepeat", "0", "--rw=read"])
+    assert job.options == (("randrepeat", "0"), ("rw", "read"))
+
+
+def test_a_program_option_takes_the_next_word_and_is_named():
+    # Not a job file "1": the error names the option, with what to do.
+    files, options = split_command_line(["--name=x", "--status-interval", "1", "--eta-newline", "5s"])
+    assert files == [] and options == ["--name=x", "--status-interval=1", "--eta-newline=5s"]
+    with pytest.raises(JobError, match=r"--status-interval is an option of the fio program .*--results ROOT"):
+        jobs_from_command_line(["--name=x", "--status-interval", "1"])
+
+
+def test_an_unknown_single_dash_option_is_named(tmp_path: Path):
+    # -lockmem=1G was read as -l (an unknown short option) with "ockmem=1G" after it.
+    cmd = [sys.executable, "-m", "iolab.cli.main", "run", "-name=x", "-size=1m", "-lockmem=1G", "--parse-only"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False)
+    assert r.returncode != 0 and "unknown option 'lockmem'" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -30,7 +30,7 @@ from iolab.cli.errors import EXIT_INTERRUPTED, IolabGroup
 from iolab.cli.options import AllowOverwrite, MetricsAddress, MetricsSummaries, metrics_server
 from iolab.errors import IolabError, JobError
 from iolab.fleet.env import detect as fleet_launch
-from iolab.jobs import command_line, select_sections
+from iolab.jobs import check_max_jobs, command_line, select_sections
 from iolab.report.quick import write_quick_report
 from iolab.results.catalog import new_run_dir, save_run
 from iolab.results.fio_logs import write_fio_logs
@@ -67,6 +67,10 @@ def _interval(value: Optional[str]) -> Optional[str]:
     except ValueError as e:
         raise typer.BadParameter(str(e)) from None
     return value
+
+
+def _interval_or_zero(value: Optional[str]) -> Optional[str]:
+    return None if value is None or value.strip() == "0" else _interval(value)
 
 
 def _formats(value: str) -> str:
@@ -183,6 +187,44 @@ def run(
             callback=_eta,
         ),
     ] = "auto",
+    eta_interval: Annotated[
+        Optional[str],
+        typer.Option(
+            "--eta-interval",
+            help="fio's --eta-interval: redraw the live progress line at most this often (1s, 500ms; "
+            "a bare number is seconds).",
+            callback=_interval,
+        ),
+    ] = None,
+    eta_newline: Annotated[
+        Optional[str],
+        typer.Option(
+            "--eta-newline",
+            help="fio's --eta-newline: keep the live progress line every this often (end it with a newline, "
+            "start the next below it); 0 = never.",
+            callback=_interval_or_zero,
+        ),
+    ] = None,
+    append_terse: Annotated[
+        bool,
+        typer.Option("--append-terse", help="fio's --append-terse: terse v3 output after the chosen format."),
+    ] = False,
+    max_jobs: Annotated[
+        Optional[int],
+        typer.Option(
+            "--max-jobs",
+            min=1,
+            help="fio's --max-jobs: refuse, before anything runs, jobs whose workers (numjobs summed) exceed this.",
+        ),
+    ] = None,
+    alloc_size: Annotated[
+        Optional[str],
+        typer.Option(
+            "--alloc-size",
+            help="fio's --alloc-size (its shared memory pool, KiB): accepted for pasted command lines and "
+            "noted; iolab keeps no such pool, so it changes nothing.",
+        ),
+    ] = None,
     allow_overwrite: AllowOverwrite = False,
     interval: Annotated[
         Optional[str],
@@ -241,6 +283,11 @@ def run(
                 ("--section", bool(section)),
                 ("--showcmd", showcmd),
                 ("--eta", eta != "auto"),
+                ("--eta-interval", eta_interval is not None),
+                ("--eta-newline", eta_newline is not None),
+                ("--append-terse", append_terse),
+                ("--max-jobs", max_jobs is not None),
+                ("--alloc-size", alloc_size is not None),
                 ("--readonly", readonly),
                 ("--metrics (rank 0's --fleet-live-http serves the fleet's /metrics)", metrics is not None),
                 ("--metrics-summaries", metrics_summaries),
@@ -265,8 +312,16 @@ def run(
     if showcmd:
         typer.echo(command_line(jobs))
         return
+    if max_jobs is not None:
+        check_max_jobs(jobs, max_jobs)
     formats = render.output_formats("terse" if minimal else output_format)
+    if append_terse and "terse" not in formats:
+        formats = [*formats, "terse"]
     say = _stderr_line
+    if alloc_size is not None:
+        say(
+            f"note: --alloc-size={alloc_size}: iolab keeps no shared memory pool (fio's smalloc), so it changes nothing"
+        )
     settings = RunSettings(
         allow_overwrite=allow_overwrite,
         interval=interval,
@@ -304,7 +359,12 @@ def run(
 
     with metrics_server(metrics, metrics_summaries) as server:
         pipeline.settings = replace(settings, metrics=server)
-        out = pipeline.execute(TerminalProgress(eta_terminal(eta)), report=report)
+        progress = TerminalProgress(
+            eta_terminal(eta),
+            every_ns=0 if eta_interval is None else parse_interval_ns(eta_interval),
+            newline_ns=None if eta_newline is None else parse_interval_ns(eta_newline),
+        )
+        out = pipeline.execute(progress, report=report)
     if out.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
 
@@ -450,9 +510,7 @@ def main() -> None:
     (:func:`iolab.run.sources.single_dash_as_long`)."""
     args = sys.argv[1:]
     if args[:1] == ["run"]:
-        params = typer.main.get_command(app).commands["run"].params  # type: ignore[attr-defined]
-        own = frozenset(o[2:] for p in params for o in p.opts if o.startswith("--"))
-        args = ["run", *single_dash_as_long(args[1:], own)]
+        args = ["run", *single_dash_as_long(args[1:])]
     app(args=args, prog_name="iolab")
 
 

@@ -78,7 +78,7 @@ class ParseError(JobError):
 
 
 # Imported last: both modules use JobSpec and ParseError from here.
-from iolab.jobs.cmdline import DEFAULT_JOB_NAME, command_line, parse_fio_args, select_sections  # noqa: E402
+from iolab.jobs.cmdline import DEFAULT_JOB_NAME, check_max_jobs, command_line, parse_fio_args, select_sections  # noqa: E402
 from iolab.jobs.fiofile import parse_job_file  # noqa: E402
 
 __all__ = [
@@ -86,6 +86,7 @@ __all__ = [
     "JobSpec",
     "Option",
     "ParseError",
+    "check_max_jobs",
     "command_line",
     "parse_fio_args",
     "parse_job_file",

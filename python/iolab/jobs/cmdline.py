@@ -43,6 +43,48 @@ FIO_PROGRAM_OPTIONS = frozenset(
     """.split()
 )
 
+#: The program options above that take their value as the next word
+#: (``--eta-newline 1``): fio gives them a required argument.
+FIO_PROGRAM_OPTIONS_WITH_VALUE = frozenset(
+    """
+    debug output output-format terse-version eta eta-newline eta-interval
+    status-interval section alloc-size max-jobs daemonize client remote-config
+    idle-prof inflate-log trigger-file trigger-timeout trigger trigger-remote aux-path
+    """.split()
+)
+
+_CLIENT_SERVER = "fio's client/server mode is not offered: `iolab fleet` runs jobs on several hosts"
+_TRIGGER = "fio's triggers are not offered: stop a run with Ctrl-C or SIGTERM (its results are kept)"
+
+#: What to do instead, for each fio program option ``iolab run`` does not
+#: take; the others are options of ``iolab run`` itself (``iolab run --help``).
+FIO_PROGRAM_OPTION_ADVICE = {
+    "status-interval": "interim reports are not printed; drop it, or give --results ROOT to keep "
+    "the run's time series (step: --interval) and read it with `iolab report`",
+    "debug": "fio's debug tracing is not offered; drop it (iolab notes what layout and the engines do on stderr)",
+    "warnings-fatal": "drop it: iolab refuses what it cannot do instead of warning",
+    "bandwidth-log": "give the jobs write_bw_log=NAME instead",
+    "latency-log": "give the jobs write_lat_log=NAME instead",
+    "merge-blktrace-only": "blktrace merging is not offered",
+    "inflate-log": "fio's compressed logs are not written, so there is none to inflate",
+    "idle-prof": "CPU idleness profiling is not offered; the results give each job's usr/sys CPU",
+    "aux-path": "drop it: iolab writes no state files beside the jobs",
+    "server": _CLIENT_SERVER,
+    "client": _CLIENT_SERVER,
+    "remote-config": _CLIENT_SERVER,
+    "daemonize": _CLIENT_SERVER,
+    "trigger-file": _TRIGGER,
+    "trigger-timeout": _TRIGGER,
+    "trigger": _TRIGGER,
+    "trigger-remote": _TRIGGER,
+    "version": "run `iolab version`",
+    "help": "run `iolab run --help`",
+    "cmdhelp": "run `iolab options` for every job option",
+    "enghelp": "run `iolab options` for the engines' options",
+    "cpuclock-test": "iolab times I/O with clock_gettime(CLOCK_MONOTONIC); there is no CPU clock to test",
+    "crctest": "checksum speed tests are not offered",
+}
+
 
 def parse_fio_args(args: Sequence[str]) -> list[JobSpec]:
     """The jobs described by fio-style ``args`` (see the module doc)."""
@@ -77,7 +119,7 @@ def _split(arg: str) -> tuple[str, str | None]:
     if not key:
         raise _error(arg, "no option name after '--'")
     if key in FIO_PROGRAM_OPTIONS:
-        raise _error(arg, f"--{key} is an option of the fio program, not of a job; see `iolab run --help`")
+        raise _error(arg, program_option_message(key))
     if not sep:
         return key, None
     try:
@@ -85,6 +127,14 @@ def _split(arg: str) -> tuple[str, str | None]:
     except ExprError as e:
         raise _error(arg, str(e)) from None
     return key, value if done is None else done
+
+
+def program_option_message(key: str) -> str:
+    """Why fio's program option ``--key`` is not a job option, and what to do."""
+    advice = FIO_PROGRAM_OPTION_ADVICE.get(key)
+    if advice is None:
+        return f"--{key} is an option of the fio program, not of a job; see `iolab run --help`"
+    return f"--{key} is an option of the fio program that iolab run does not take: {advice}"
 
 
 def _error(arg: str, message: str) -> ParseError:
@@ -111,3 +161,21 @@ def select_sections(jobs: Sequence[JobSpec], sections: Sequence[str]) -> list[Jo
             SOURCE, None, f"--section {', '.join(missing)}: no such job; the jobs are {', '.join(sorted(names))}"
         )
     return [j for j in jobs if j.name in sections]
+
+
+def check_max_jobs(jobs: Sequence[JobSpec], max_jobs: int) -> None:
+    """fio's ``--max-jobs``: the jobs' workers (each job's ``numjobs``,
+    summed) must not exceed ``max_jobs``; fio refuses the job that would
+    pass it, iolab the run, before anything runs."""
+    workers = 0
+    for job in jobs:
+        numjobs = [v for k, v in job.options if k == "numjobs"]
+        text = (numjobs[-1] if numjobs else None) or "1"
+        workers += int(text) if text.strip().isdigit() else 1  # the core refuses what is not a count
+    if workers > max_jobs:
+        raise ParseError(
+            SOURCE,
+            None,
+            f"--max-jobs={max_jobs}: the jobs have {workers} workers (numjobs summed); "
+            "raise --max-jobs or lower numjobs",
+        )

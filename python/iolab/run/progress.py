@@ -87,11 +87,24 @@ def progress_line(p: Progress) -> str:
 
 
 class TerminalProgress:
-    """A :class:`ProgressSink` for a terminal (live line) or a pipe (notes only)."""
+    """A :class:`ProgressSink` for a terminal (live line) or a pipe (notes only).
 
-    def __init__(self, terminal: Optional[Terminal] = None) -> None:
+    As fio's ``--eta-interval`` and ``--eta-newline``: the live line changes
+    at most every ``every_ns`` of the run, and every ``newline_ns`` it is
+    kept (ended with a newline) and the next one starts below it, so a log
+    of the terminal keeps the run's course. Both count the run's own
+    elapsed time (the snapshots' ``elapsed_ns``), not the wall clock.
+    """
+
+    def __init__(
+        self, terminal: Optional[Terminal] = None, every_ns: int = 0, newline_ns: Optional[int] = None
+    ) -> None:
         self.terminal = terminal or Terminal.stderr()
+        self.every_ns = every_ns
+        self.newline_ns = newline_ns
         self._shown = False  # a progress line is on screen and must be cleared first
+        self._drawn_ns: Optional[int] = None  # elapsed_ns of the line last drawn
+        self._kept_ns = 0  # elapsed_ns when a line was last kept
 
     def _clear(self) -> None:
         if self._shown:
@@ -106,10 +119,20 @@ class TerminalProgress:
     def update(self, progress: Progress) -> None:
         if not self.terminal.is_tty:
             return
+        now_ns = int(progress.get("elapsed_ns", 0))
+        if self._drawn_ns is not None and now_ns < self._drawn_ns:  # the next group: its clock starts again
+            self._drawn_ns, self._kept_ns = None, 0
+        if self._drawn_ns is not None and now_ns - self._drawn_ns < self.every_ns:
+            return
+        self._drawn_ns = now_ns
         line = progress_line(progress)[: max(self.terminal.width_chars - 1, 20)]
         self.terminal.stream.write("\r\x1b[K" + line)
-        self.terminal.stream.flush()
         self._shown = True
+        if self.newline_ns is not None and now_ns - self._kept_ns >= self.newline_ns:
+            self.terminal.stream.write("\n")
+            self._kept_ns = now_ns
+            self._shown = False
+        self.terminal.stream.flush()
 
     def close(self) -> None:
         self._clear()

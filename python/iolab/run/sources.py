@@ -18,6 +18,7 @@ one dash as fio also reads them (``-bs=4k``, :func:`single_dash_as_long`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -25,7 +26,7 @@ from pathlib import Path
 from iolab import _native
 from iolab.errors import JobError
 from iolab.jobs import JobSpec, parse_fio_args, parse_job_file
-from iolab.jobs.cmdline import FIO_PROGRAM_OPTIONS
+from iolab.jobs.cmdline import FIO_PROGRAM_OPTIONS_WITH_VALUE
 from iolab.jobs.extras import EXTRA_OPTIONS
 
 
@@ -48,33 +49,41 @@ def _known() -> frozenset[str]:
     return frozenset([*(n for o in _native.option_table() for n in (o["name"], *o["aliases"])), *extras])
 
 
-def single_dash_as_long(tokens: Sequence[str], names: frozenset[str] = frozenset()) -> list[str]:
+def single_dash_as_long(tokens: Sequence[str]) -> list[str]:
     """``tokens`` with fio's single-dash long options written with two dashes.
 
     fio reads its command line with ``getopt_long_only``, so ``-name=x``,
     ``-iodepth 1`` and ``-thread`` are long options there, and scripts and
     guides are full of them (``fio -filename=/dev/sdb -direct=1 -rw=randread
     -bs=4k -name=test``). A single-dash token becomes ``--`` + its name when
-    the name, before any ``=``, is a fio job option, a fio program option or
-    one of ``names`` (the command's own long options), and is longer than
-    one letter: ``-o FILE`` and ``-h`` stay the short options they are.
-    Anything else is left for the parser, which names what it does not know.
+    the name, before any ``=``, is longer than one letter and spelt as an
+    option name (a letter, then letters, digits, ``_`` or ``-``): ``-o FILE``
+    and ``-h`` stay the short options they are, and a value such as ``-1``
+    stays a value. A name no one knows (``-lockmem=1G``) becomes a long
+    option too, so that the error names it rather than its first letter
+    read as a short option.
     """
-    known = _known() | FIO_PROGRAM_OPTIONS | names
     out: list[str] = []
     for tok in tokens:
         name = tok[1:].partition("=")[0]
-        if tok.startswith("-") and not tok.startswith("--") and len(name) > 1 and name in known:
+        if tok.startswith("-") and not tok.startswith("--") and len(name) > 1 and _OPTION_NAME.fullmatch(name):
             tok = "-" + tok
         out.append(tok)
     return out
+
+
+_OPTION_NAME = re.compile(r"[A-Za-z][\w-]*")
 
 
 def split_command_line(tokens: Sequence[str]) -> tuple[list[str], list[str]]:
     """(job files, fio options as ``--name[=value]``) from ``tokens`` in order.
 
     ``--opt value`` is joined into ``--opt=value`` for options that take a
-    value; a bare word anywhere else is a job file.
+    value, fio's program options among them (``--status-interval 1``, so
+    that the error names the option rather than a job file ``1``), and for
+    a flag followed by a number (``--randrepeat 1``: fio's getopt gives its
+    boolean options a required value, so fio reads the next word as it);
+    a bare word anywhere else is a job file.
     """
     files: list[str] = []
     options: list[str] = []
@@ -87,10 +96,13 @@ def split_command_line(tokens: Sequence[str]) -> tuple[list[str], list[str]]:
             files.append(tok)
             continue
         name = tok.lstrip("-")
-        takes_value = name in known and name not in _flags()
-        if "=" not in name and takes_value and i < len(tokens) and not tokens[i].startswith("--"):
-            tok = f"{tok}={tokens[i]}"
-            i += 1
+        following = tokens[i] if i < len(tokens) else None
+        if "=" not in name and following is not None and not following.startswith("--"):
+            flag = name in _flags()
+            takes_value = (name in known and not flag) or name in FIO_PROGRAM_OPTIONS_WITH_VALUE
+            if takes_value or (flag and following.isdigit()):
+                tok = f"{tok}={following}"
+                i += 1
         options.append(tok)
     return files, options
 

@@ -245,6 +245,12 @@ impl IoGen {
         };
     }
 
+    /// Where the I/O of file `file` ends (its region's start + length);
+    /// 0 for a file the generator has no region of.
+    pub fn region_end(&self, file: usize) -> u64 {
+        self.files.get(file).map_or(0, |f| f.start + f.len)
+    }
+
     /// Bytes of one pass: the sum of the regions after rounding.
     pub fn bytes_per_pass(&self) -> u64 {
         self.bytes_per_pass

@@ -225,7 +225,7 @@ mod tests {
             iodepth: 4,
             ..BackendConfig::default()
         };
-        let mut b = LibaioBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
+        let mut b = LibaioBackend::open(&[OpenFile { fd: f.as_raw_fd(), region_end: 0 }], &cfg).unwrap();
         let mut rd = vec![0u8; 4096];
         let mut wr = vec![9u8; 4096];
         let req = |slot, op, offset, buf: *mut u8| Request {
@@ -259,7 +259,7 @@ mod tests {
         // Writing through a read-only descriptor fails with EBADF in the event
         // or at submit; either way it is an error, never a panic.
         let ro = std::fs::File::open(format!("/proc/self/fd/{}", f.as_raw_fd())).unwrap();
-        let mut b = LibaioBackend::open(&[OpenFile { fd: ro.as_raw_fd() }], &cfg).unwrap();
+        let mut b = LibaioBackend::open(&[OpenFile { fd: ro.as_raw_fd(), region_end: 0 }], &cfg).unwrap();
         q(&mut b, &req(0, Op::Write, 0, wr.as_mut_ptr()));
         match b.commit() {
             Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EBADF)),

@@ -1,5 +1,7 @@
 //! The mmap backend (fio's `mmap`): each file is mapped once, shared, and
-//! an I/O is a copy between the mapping and the worker's buffer; fsync and
+//! an I/O is a copy between the mapping and the worker's buffer (a
+//! character device with no size, /dev/zero, is mapped to the end of the
+//! job's region, as fio maps it); fsync and
 //! fdatasync are `msync(MS_SYNC)` of the mapping. Reads of pages not in
 //! memory fault them in, so latency includes the page fault, as in fio.
 //!
@@ -25,18 +27,29 @@ pub struct MmapBackend {
     maps: Vec<Map>,
 }
 
-fn map_file(fd: RawFd) -> std::io::Result<Map> {
-    // Safety: plain fcntl/lseek on an open descriptor.
-    let (flags, end) = unsafe {
+/// Maps the whole of the file behind `fd`; a file with no size of its own
+/// (a character device: /dev/zero) is mapped to `region_end`, the end of
+/// the job's I/O in it, as fio maps the job's region.
+fn map_file(fd: RawFd, region_end: u64) -> std::io::Result<Map> {
+    // Safety: plain fcntl/lseek/fstat on an open descriptor, into a zeroed stat.
+    let (flags, end, st) = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        let ok = libc::fstat(fd, &mut st);
         (
             libc::fcntl(fd, libc::F_GETFL),
             libc::lseek(fd, 0, libc::SEEK_END),
+            (ok == 0).then_some(st),
         )
     };
-    if flags < 0 || end < 0 {
+    if flags < 0 || end < 0 || st.is_none() {
         return Err(std::io::Error::last_os_error());
     }
-    let len = end as usize;
+    let is_char = st.is_some_and(|s| s.st_mode & libc::S_IFMT == libc::S_IFCHR);
+    let len = if end == 0 && is_char {
+        usize::try_from(region_end).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?
+    } else {
+        end as usize
+    };
     if len == 0 {
         return Ok(Map {
             ptr: std::ptr::null_mut(),
@@ -65,7 +78,7 @@ impl Backend for MmapBackend {
     fn open(files: &[OpenFile], _cfg: &BackendConfig) -> Result<Self, EngineError> {
         let mut maps = Vec::with_capacity(files.len());
         for f in files {
-            let m = map_file(f.fd).map_err(|e| EngineError::Backend {
+            let m = map_file(f.fd, f.region_end).map_err(|e| EngineError::Backend {
                 engine: Self::NAME,
                 reason: format!("cannot map a file: {e}"),
             })?;

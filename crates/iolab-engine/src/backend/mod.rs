@@ -129,6 +129,10 @@ pub enum Queued {
 #[derive(Debug, Clone, Copy)]
 pub struct OpenFile {
     pub fd: RawFd,
+    /// Where the job's I/O in this file ends (its region's offset + size):
+    /// the mmap backend maps that much of a file with no size of its own
+    /// (a character device such as /dev/zero). 0 when unknown.
+    pub region_end: u64,
 }
 
 /// Set-up parameters common to all backends.

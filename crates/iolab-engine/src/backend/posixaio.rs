@@ -195,7 +195,7 @@ mod tests {
             iodepth,
             ..BackendConfig::default()
         };
-        PosixAioBackend::open(&[OpenFile { fd }], &cfg).unwrap()
+        PosixAioBackend::open(&[OpenFile { fd, region_end: 0 }], &cfg).unwrap()
     }
 
     fn request(slot: u32, op: Op, offset: u64, buf: &mut [u8]) -> Request {

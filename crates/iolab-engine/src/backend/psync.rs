@@ -57,7 +57,7 @@ mod tests {
             trims: false,
             trims_reset_zones: false,
         };
-        let mut b = PsyncBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
+        let mut b = PsyncBackend::open(&[OpenFile { fd: f.as_raw_fd(), region_end: 0 }], &cfg).unwrap();
         let mut buf = vec![0u8; 4096];
         let mut rq = Request {
             slot: 3,
@@ -80,7 +80,7 @@ mod tests {
         };
         assert_eq!(c.result, 0);
         // A closed descriptor gives -EBADF, not a panic.
-        let mut bad = PsyncBackend::open(&[OpenFile { fd: -1 }], &cfg).unwrap();
+        let mut bad = PsyncBackend::open(&[OpenFile { fd: -1, region_end: 0 }], &cfg).unwrap();
         let Queued::Done(c) = q(&mut bad, &rq).unwrap() else {
             panic!()
         };

@@ -206,7 +206,10 @@ mod tests {
     #[test]
     fn a_synchronous_engine_punches_the_hole_inside_queue() {
         let f = file();
-        let files = [OpenFile { fd: f.as_raw_fd() }];
+        let files = [OpenFile {
+            fd: f.as_raw_fd(),
+            region_end: 0,
+        }];
         let mut b = Trims::<PsyncBackend>::open(&files, &cfg(true)).unwrap();
         // Safety: a trim carries no buffer.
         let Queued::Done(c) = (unsafe { b.queue(&trim(2, 16384, 16384)) }).unwrap() else {
@@ -221,7 +224,10 @@ mod tests {
     #[test]
     fn a_queued_engine_hands_the_trim_back_at_reap() {
         let f = file();
-        let files = [OpenFile { fd: f.as_raw_fd() }];
+        let files = [OpenFile {
+            fd: f.as_raw_fd(),
+            region_end: 0,
+        }];
         let Ok(mut b) = Trims::<UringBackend>::open(&files, &cfg(true)) else {
             return; // no io_uring here (seccomp): nothing to show
         };
@@ -237,7 +243,14 @@ mod tests {
 
     #[test]
     fn a_failed_trim_is_an_errno_and_null_trims_nothing() {
-        let mut b = Trims::<PsyncBackend>::open(&[OpenFile { fd: -1 }], &cfg(false)).unwrap();
+        let mut b = Trims::<PsyncBackend>::open(
+            &[OpenFile {
+                fd: -1,
+                region_end: 0,
+            }],
+            &cfg(false),
+        )
+        .unwrap();
         b.files = vec![(-1, Kind::PunchHole)];
         // Safety: a trim carries no buffer.
         let Queued::Done(c) = (unsafe { b.queue(&trim(0, 0, 4096)) }).unwrap() else {

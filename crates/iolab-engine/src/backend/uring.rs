@@ -451,7 +451,7 @@ mod tests {
             trims: false,
             trims_reset_zones: false,
         };
-        let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
+        let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd(), region_end: 0 }], &cfg).unwrap();
         assert_eq!(b.ring.params().sq_entries(), 4);
         assert!(b.fixed_files && b.fixed_bufs, "{:?}", b.notes());
         let rd = Request {
@@ -521,7 +521,7 @@ mod tests {
         // A read-only view of a descriptor: write to an O_RDONLY file gives EBADF.
         let path = format!("/proc/self/fd/{}", f.as_raw_fd());
         let ro = std::fs::File::open(path).unwrap();
-        let mut b = UringBackend::open(&[OpenFile { fd: ro.as_raw_fd() }], &cfg).unwrap();
+        let mut b = UringBackend::open(&[OpenFile { fd: ro.as_raw_fd(), region_end: 0 }], &cfg).unwrap();
         let mut buf = vec![0u8; 512];
         q(
             &mut b,
@@ -617,7 +617,7 @@ mod tests {
         let codes = |uring: UringOptions| {
             let mut bufs = vec![vec![0u8; 4096]];
             let cfg = cfg_with(1, &mut bufs, uring);
-            let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
+            let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd(), region_end: 0 }], &cfg).unwrap();
             let e = b.entry(&read_req(0, 0, cfg.buffers[0].0));
             let w = b.entry(&Request {
                 op: Op::Write,
@@ -658,7 +658,7 @@ mod tests {
         ] {
             let mut bufs = vec![vec![0u8; 4096], vec![0u8; 4096]];
             let cfg = cfg_with(2, &mut bufs, uring.clone());
-            let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
+            let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd(), region_end: 0 }], &cfg).unwrap();
             assert!(!b.fixed_bufs);
             assert_eq!(b.fixed_files, uring.registerfiles);
             let out = run_all(
@@ -694,7 +694,7 @@ mod tests {
         let mine = format!("iou-wrk-{}", gettid());
         let mut bufs = vec![vec![0u8; 4096]];
         let cfg = cfg_with(1, &mut bufs, UringOptions::default());
-        let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
+        let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd(), region_end: 0 }], &cfg).unwrap();
         let out = run_all(&mut b, &[read_req(0, 0, cfg.buffers[0].0)]);
         assert_eq!(out[0].result, 4096);
         assert!(!thread_names().iter().any(|(_, n)| *n == mine), "inline read used io-wq");
@@ -707,7 +707,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
+        let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd(), region_end: 0 }], &cfg).unwrap();
         let out = run_all(&mut b, &[read_req(0, 4096, cfg.buffers[0].0)]);
         assert_eq!(out[0].result, 4096);
         assert!(
@@ -733,7 +733,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
+        let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd(), region_end: 0 }], &cfg).unwrap();
         assert!(b.ring.params().is_setup_sqpoll());
         assert!(b.notes().iter().any(|n| n.contains("SQPOLL")), "{:?}", b.notes());
         let out = run_all(&mut b, &[read_req(0, 0, cfg.buffers[0].0)]);
@@ -774,7 +774,7 @@ mod tests {
                 ..Default::default()
             },
         );
-        let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
+        let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd(), region_end: 0 }], &cfg).unwrap();
         assert_eq!(b.ring.params().sq_entries(), 1);
         for i in 0..20000u64 {
             let out = run_all(&mut b, &[read_req(0, (i * 7919 % 64) * 4096, cfg.buffers[0].0)]);
@@ -788,7 +788,7 @@ mod tests {
         let mut bufs = vec![vec![0u8; 4096]];
         let mut cfg = cfg_with(1, &mut bufs, UringOptions::default());
         cfg.engine.hipri = true;
-        let b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
+        let b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd(), region_end: 0 }], &cfg).unwrap();
         assert!(b.ring.params().is_setup_iopoll());
         assert!(b.notes().iter().any(|n| n.contains("IOPOLL")), "{:?}", b.notes());
     }
@@ -820,7 +820,7 @@ mod tests {
             assert_eq!(resident(&f, 8), 0, "the file starts out of the cache");
             let mut bufs: Vec<Vec<u8>> = (0..8).map(|_| vec![0u8; 4096]).collect();
             let cfg = cfg_with(8, &mut bufs, uring);
-            let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
+            let mut b = UringBackend::open(&[OpenFile { fd: f.as_raw_fd(), region_end: 0 }], &cfg).unwrap();
             let reqs: Vec<Request> = (0..8)
                 .map(|i| read_req(i, u64::from(i) * 4096, cfg.buffers[i as usize].0))
                 .collect();

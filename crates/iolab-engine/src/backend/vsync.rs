@@ -263,7 +263,7 @@ mod tests {
             iodepth,
             ..BackendConfig::default()
         };
-        VsyncBackend::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap()
+        VsyncBackend::open(&[OpenFile { fd: f.as_raw_fd(), region_end: 0 }], &cfg).unwrap()
     }
 
     fn queue(b: &mut VsyncBackend, r: &Request) {
@@ -343,7 +343,7 @@ mod tests {
             iodepth: 2,
             ..BackendConfig::default()
         };
-        let mut bad = VsyncBackend::open(&[OpenFile { fd: -1 }], &cfg).unwrap();
+        let mut bad = VsyncBackend::open(&[OpenFile { fd: -1, region_end: 0 }], &cfg).unwrap();
         queue(&mut bad, &req(0, Op::Read, 0, &mut bufs[0]));
         queue(&mut bad, &req(1, Op::Read, 4096, &mut bufs[1]));
         let mut sync = req(2, Op::Fsync, 0, &mut []);

@@ -362,8 +362,10 @@ impl<B: Backend> Worker<B> {
         let open: Vec<OpenFile> = spec
             .files
             .iter()
-            .map(|f| OpenFile {
+            .enumerate()
+            .map(|(i, f)| OpenFile {
                 fd: std::os::fd::AsRawFd::as_raw_fd(f),
+                region_end: spec.gen.region_end(i),
             })
             .collect();
         let cfg = BackendConfig {

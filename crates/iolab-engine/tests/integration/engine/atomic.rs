@@ -111,7 +111,14 @@ fn one_write<B: Backend>(f: &File, atomic: bool) -> i64 {
         ..BackendConfig::default()
     };
     cfg.engine.atomic = atomic;
-    let mut b = B::open(&[OpenFile { fd: f.as_raw_fd() }], &cfg).unwrap();
+    let mut b = B::open(
+        &[OpenFile {
+            fd: f.as_raw_fd(),
+            region_end: 0,
+        }],
+        &cfg,
+    )
+    .unwrap();
     let req = Request {
         slot: 0,
         op: Op::Write,

@@ -27,6 +27,7 @@ import pytest
 from iolab import _native
 from iolab.run.api import Job, run
 from iolab.run.wire import wire_section
+from iolab.units import fmt_num
 
 from tests.peers import require_peer
 from tests.waits import wait_until
@@ -196,6 +197,10 @@ def test_cli_prints_and_stores_the_wire_section(
     assert "derived from NBD framing" in r.stdout and "server CPU: process" in r.stdout
     doc = json.loads(out.read_text())
     assert doc["nbd_target"]["wire"]["exports"][0]["directions"]["read"]["server_ios"] == 256
+    # The server's c/B is the privileged one (sys+irq+softirq of all CPUs), and says so: beside
+    # "cycles per I/O ... (system), ... (process)" a bare "c/B" read as one of those per byte.
+    c = doc["nbd_target"]["wire"]["server_cpu"]
+    assert f"; c/B (privileged cycles per byte) {fmt_num(c['cycles_per_byte'])}\n" in r.stdout, r.stdout
     (run_dir,) = (tmp_path / "res").glob("run-*")
     assert json.loads((run_dir / "wire.json").read_text()) == doc["nbd_target"]
 

@@ -106,6 +106,24 @@ def test_changed_plan_exit_1_with_advice(cli, workdir):
     assert ok.exit_code == 0, ok.output
 
 
+def test_a_sweep_that_finished_nothing_gives_way_to_the_corrected_one(cli, workdir):
+    # Session 12, a fio user's first hour: `--target` in a missing directory stopped the sweep at
+    # its first point, and the corrected command was then refused ("holds sweep 'cli' of a
+    # different plan ... --restart") though the directory held no finished run.
+    plan = _plan(workdir)
+    plan.write_text(plan.read_text().replace('ioengine = "null"', 'ioengine = "psync"'))
+    bad = cli("sweep", str(plan), "--results", "res", "--target", str(workdir / "nodir" / "f.dat"))
+    assert bad.exit_code == 1 and "does not exist; create it first" in bad.stderr, bad.output
+    ok = cli("sweep", str(plan), "--results", "res", "--target", str(workdir / "f.dat"))
+    assert ok.exit_code == 0, ok.output
+    assert "(2 run now, 0 already done)" in ok.stdout, ok.output
+    assert json.loads((workdir / "res" / "cli" / "sweep.json").read_text())["target"] == str(workdir / "f.dat")
+    # One finished run is worth keeping: a changed plan is refused again.
+    plan.write_text(plan.read_text().replace('"8k"', '"16k"'))
+    changed = cli("sweep", str(plan), "--results", "res", "--target", str(workdir / "f.dat"))
+    assert changed.exit_code == 1 and "different plan" in changed.stderr, changed.output
+
+
 def test_quick_and_target(cli, workdir):
     r = cli("sweep", str(_plan(workdir)), "--results", "res", "--quick", "--target", str(workdir / "other.dat"))
     assert r.exit_code == 0, r.output

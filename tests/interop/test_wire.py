@@ -219,6 +219,20 @@ def test_cli_errors_name_the_option(cli: Callable[..., Any], args: list[str], st
     assert "--target-stats" in r.stderr and words in r.stderr, r.output
 
 
+def test_no_server_at_the_uri_says_what_to_start(cli: Callable[..., Any], tmp_path: Path) -> None:
+    # Session 12, a fio user's first hour: "cannot connect to 127.0.0.1:1: Connection refused" said
+    # what failed but not what to do.
+    r = cli("run", "--ioengine=nbd", "--uri=nbd://127.0.0.1:1/m", "--rw=read", "--name=x", "--size=1m")
+    assert r.exit_code == 1, r.output
+    assert (
+        "cannot connect to 127.0.0.1:1: Connection refused (os error 111); start an NBD server there first "
+        "(iolab's own: iolab target --tcp 127.0.0.1:1 --export 'm=memory,size=1g' &) or correct --uri"
+    ) in r.stderr, r.output
+    sock = tmp_path / "none.sock"
+    r = cli("run", "--ioengine=nbd", f"--uri=nbd+unix:///?socket={sock}", "--rw=read", "--name=x", "--size=1m")
+    assert f"iolab target --unix {sock} --export 'd=memory,size=1g' &" in r.stderr, r.output
+
+
 def test_cli_refuses_a_url_that_is_not_an_iolab_target(target: dict[str, Any], cli: Callable[..., Any]) -> None:
     r = cli("run", "--ioengine=nbd", f"--uri=nbd://{target['nbd']}/nosuch", "--rw=read", "--name=x",
             f"--target-stats={target['stats_http']}")  # fmt: skip

@@ -107,3 +107,21 @@ def test_littles_law_on_one_point_says_the_one_point() -> None:
     f = next(f for f in an.findings if f.kind == "littles_law")
     assert f.text.startswith("Little's law holds at the one point: "), f.text
     assert "100% of iodepth x numjobs" in f.text and " to " not in f.text.split(":")[1], f.text
+
+
+def test_littles_law_names_the_depth_a_sync_engine_ran() -> None:
+    # Session 12: a psync sweep over iodepth 1 and 2 read "Little's law holds ...: 96% of iodepth x
+    # numjobs" at iodepth=2, where 2 was the bound a reader computes; the engine ran depth 1.
+    an = analyze(
+        dataset(
+            [
+                point(1, {"iodepth": 1}, [sample(40_000.0, iodepth=1)]),
+                point(2, {"iodepth": 2}, [sample(40_000.0, iodepth=1)]),
+            ]
+        )
+    )
+    f = next(f for f in an.findings if f.kind == "littles_law")
+    assert f.severity == "info", f.text
+    assert "(iodepth as the engine ran it: 1 at iodepth=2; a synchronous engine keeps one I/O per worker)" in f.text
+    same = analyze(dataset([point(1, {"iodepth": 4}, [sample(40_000.0, iodepth=4)])]))
+    assert "as the engine ran it" not in next(f for f in same.findings if f.kind == "littles_law").text

@@ -110,6 +110,20 @@ def test_path_on_no_block_device_is_noted(tmp_path: Path) -> None:
     assert got["devices"] == [] and "on no block device (tmpfs)" in got["notes"][0]
 
 
+def test_a_folder_of_results_names_what_it_holds(tmp_path: Path) -> None:
+    # `iolab sweep plan.toml --results before` writes before/<plan name>; `iolab compare before after`
+    # said only "not an iolab run directory" (session 12, a fio user's first hour).
+    sweep = tmp_path / "before" / "seed002-qd"
+    sweep.mkdir(parents=True)
+    (sweep / "sweep.json").write_text("{}")
+    (tmp_path / "before" / "notes").mkdir()
+    with pytest.raises(DatasetError) as e:
+        load_dataset(tmp_path / "before")
+    assert str(e.value).endswith(f"; it holds {sweep}: give one of them"), e.value
+    with pytest.raises(DatasetError, match=r"nowhere: not an iolab run directory.* \(it does not exist\)$"):
+        load_dataset(tmp_path / "nowhere")
+
+
 def test_loader_errors_name_the_path(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match="not an iolab run directory"):
         load_dataset(tmp_path)

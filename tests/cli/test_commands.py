@@ -87,3 +87,28 @@ def test_cli_markdown_is_deterministic():
     root = typer.main.get_command(app)
     assert isinstance(root, click.Group)
     assert cli_markdown(root) == cli_markdown(root)
+
+
+def _commands(group: click.Group, ctx: click.Context) -> list[click.Command]:
+    out: list[click.Command] = []
+    for name in group.list_commands(ctx):
+        c = group.get_command(ctx, name)
+        assert c is not None
+        out.append(c)
+        if isinstance(c, click.Group):
+            out += _commands(c, click.Context(c, info_name=name, parent=ctx))
+    return out
+
+
+def test_help_loses_no_bracket_to_rich_markup():
+    # Session 12: `iolab find --help` printed the SLO grammar as "pPCT<DURATION ... and iops>N" and
+    # `iolab sweep --help` "as its  table says": rich read [read.|write.], [quick], [base] as
+    # markup and dropped them. Every help text must render as written (write `\[` for `[`).
+    from rich.text import Text
+
+    root = typer.main.get_command(app)
+    assert isinstance(root, click.Group)
+    for cmd in [root, *_commands(root, click.Context(root, info_name="iolab"))]:
+        texts = [cmd.help or ""] + [getattr(p, "help", None) or "" for p in cmd.params]
+        for text in texts:
+            assert Text.from_markup(text).plain == text.replace("\\[", "["), (cmd.name, text)

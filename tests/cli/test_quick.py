@@ -51,6 +51,16 @@ def test_quick_on_existing_file_reads_only_and_keeps_data(cli, workdir):
     assert f.read_bytes() == data
 
 
+def test_quick_on_a_small_existing_file_without_size_uses_it_whole(cli, workdir):
+    f = workdir / "small.dat"
+    f.write_bytes(os.urandom(4 * 2**20))
+    r = cli("quick", str(f), "--runtime-per-job", "200ms", "-o", "q.json")
+    assert r.exit_code == 0, r.output
+    jobs = json.loads((workdir / "q.json").read_text())["summary"]["jobs"]
+    assert {dict(j["config"]["options"])["size"] for j in jobs} == {str(4 * 2**20)}, jobs[0]["config"]
+    assert f.stat().st_size == 4 * 2**20
+
+
 def test_quick_missing_path(cli, workdir):
     r = cli("quick", "nowhere")
     assert r.exit_code == 1, r.output

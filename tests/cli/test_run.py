@@ -100,6 +100,10 @@ def test_dry_run_prints_resolved_jobs_and_touches_nothing(cli, workdir):
     assert "16777216 bytes (16.00 MiB)" in r.stdout, r.output
     assert "1000000000 ns" in r.stdout, r.output  # runtime=1 resolved to ns
     assert not (workdir / "testfile").exists()
+    # Every top-level size carries its unit (session 12: `offset_increment: 0`, `rw_seq_add_bytes: 0` had none).
+    sized = cli("run", *SEED002, "--offset_increment=64k", "--rw=read:8k", "--dry-run").stdout
+    assert "  offset_increment: 65536 bytes (64.00 KiB)\n" in sized, sized
+    assert "  rw_seq_add_bytes: 8192 bytes (8.000 KiB)\n" in sized, sized
 
 
 def test_no_job_is_a_usage_error(cli, workdir):

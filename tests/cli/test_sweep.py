@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 from pathlib import Path
+
+from iolab.results.catalog import Catalog
+from iolab.units import fmt_num
 
 from tests.waits import busy_workers, wait_until
 
@@ -57,6 +61,27 @@ def test_sweep_then_ls_and_show(cli, workdir):
     assert "IOPS" in one.stdout, one.output
 
 
+def test_show_and_ls_tables_have_one_unit_per_column(cli, workdir):
+    # A fio user's first hour (session 12): `iolab show` printed "461 µs" above "1.65 ms" in
+    # one column; every column now has its unit in its header, latency in µs as in every report.
+    assert cli("sweep", str(_plan(workdir)), "--results", "res").exit_code == 0
+    shown = cli("show", "cli", "--results", "res")
+    lines = shown.stdout.splitlines()
+    header = re.split(r"\s{2,}", lines[1])
+    assert header[4:] == ["IOPS", "BW (MB/s)", "LAT MEAN (µs)", "LAT P99 (µs)"], shown.output
+    figures = {(f["point"], f["dir"]): f for f in Catalog(workdir / "res").figures("cli")}
+    rows = [re.split(r"\s{2,}", line) for line in lines[2:] if line.strip() and not line.startswith("files:")]
+    assert len(rows) == len(figures) == 2, shown.output
+    for row in rows:
+        f = figures[(int(row[0]), row[3])]
+        assert row[5] == fmt_num(f["bw_bytes_per_s"] / 1e6), shown.output
+        assert row[6] == fmt_num(f["lat_mean_ns"] / 1e3), shown.output
+        assert row[7] == fmt_num(f["lat_p99_ns"] / 1e3), shown.output
+    listed = cli("ls", "--results", "res").stdout.splitlines()
+    assert re.split(r"\s{2,}", listed[0])[-1] == "BEST BW (MB/s)", listed
+    assert re.fullmatch(r"[0-9.]+", re.split(r"\s{2,}", listed[1])[-1]), listed
+
+
 def test_invalid_point_is_reported_before_anything_runs(cli, workdir):
     r = cli("sweep", str(_plan(workdir, second="huge")), "--results", "res")
     assert r.exit_code == 2, r.output
@@ -79,6 +104,24 @@ def test_changed_plan_exit_1_with_advice(cli, workdir):
     assert "--restart" in r.stderr and "different plan" in r.stderr, r.output
     ok = cli("sweep", str(_plan(workdir, second="16k")), "--results", "res", "--restart")
     assert ok.exit_code == 0, ok.output
+
+
+def test_a_sweep_that_finished_nothing_gives_way_to_the_corrected_one(cli, workdir):
+    # Session 12, a fio user's first hour: `--target` in a missing directory stopped the sweep at
+    # its first point, and the corrected command was then refused ("holds sweep 'cli' of a
+    # different plan ... --restart") though the directory held no finished run.
+    plan = _plan(workdir)
+    plan.write_text(plan.read_text().replace('ioengine = "null"', 'ioengine = "psync"'))
+    bad = cli("sweep", str(plan), "--results", "res", "--target", str(workdir / "nodir" / "f.dat"))
+    assert bad.exit_code == 1 and "does not exist; create it first" in bad.stderr, bad.output
+    ok = cli("sweep", str(plan), "--results", "res", "--target", str(workdir / "f.dat"))
+    assert ok.exit_code == 0, ok.output
+    assert "(2 run now, 0 already done)" in ok.stdout, ok.output
+    assert json.loads((workdir / "res" / "cli" / "sweep.json").read_text())["target"] == str(workdir / "f.dat")
+    # One finished run is worth keeping: a changed plan is refused again.
+    plan.write_text(plan.read_text().replace('"8k"', '"16k"'))
+    changed = cli("sweep", str(plan), "--results", "res", "--target", str(workdir / "f.dat"))
+    assert changed.exit_code == 1 and "different plan" in changed.stderr, changed.output
 
 
 def test_quick_and_target(cli, workdir):

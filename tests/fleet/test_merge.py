@@ -14,9 +14,10 @@ import math
 
 from iolab import _native
 from iolab.fleet.merge import merge_results, table_rows
-from iolab.fleet.output import fio_json
+from iolab.fleet.output import fio_json, text
+from iolab.units import fmt_num
 
-from .synth import BS, fleet_results, hosts
+from .synth import BS, base, fleet_results, host_result, hosts
 
 
 def _exact_percentile(samples: list[int], p: float) -> int:
@@ -141,3 +142,16 @@ def test_merge_refuses_different_intervals_or_versions() -> None:
     b["interval_ns"], b["tool_version"] = a["interval_ns"], "0.0.0"
     with pytest.raises(IolabError, match="same iolab"):
         merge_results([a, b])
+
+
+def test_host_table_latency_keeps_four_digits_below_a_microsecond() -> None:
+    # Session 12: `iolab fleet -n 4 run --ioengine=null ...` printed "p50 µs 0.0" and "p99 µs 0.1"
+    # beside "AVG_LAT µs 0.2": one decimal of a µs hid the null engine's tens of ns.
+    template = base()
+    per_host = [(f"h{i}", host_result(template, f"h{i}", [40 + i, 61, 61, 75, 90] * 200, 10**9)) for i in range(2)]
+    res = fleet_results(per_host)
+    lines = {line.split("|")[0].strip(): line for line in text(res).splitlines() if "| read" in line}
+    for row in res.rows:
+        cells = [c.strip() for c in lines[row["host"]].split("|")]
+        assert cells[5:8] == [fmt_num(row[k] / 1e3) for k in ("lat_mean_ns", "lat_p50_ns", "lat_p99_ns")], cells
+        assert cells[6] != "0.0" and 0.05 < float(cells[6]) < 0.07, cells

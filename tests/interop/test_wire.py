@@ -27,6 +27,7 @@ import pytest
 from iolab import _native
 from iolab.run.api import Job, run
 from iolab.run.wire import wire_section
+from iolab.units import fmt_num
 
 from tests.peers import require_peer
 from tests.waits import wait_until
@@ -196,6 +197,10 @@ def test_cli_prints_and_stores_the_wire_section(
     assert "derived from NBD framing" in r.stdout and "server CPU: process" in r.stdout
     doc = json.loads(out.read_text())
     assert doc["nbd_target"]["wire"]["exports"][0]["directions"]["read"]["server_ios"] == 256
+    # The server's c/B is the privileged one (sys+irq+softirq of all CPUs), and says so: beside
+    # "cycles per I/O ... (system), ... (process)" a bare "c/B" read as one of those per byte.
+    c = doc["nbd_target"]["wire"]["server_cpu"]
+    assert f"; c/B (privileged cycles per byte) {fmt_num(c['cycles_per_byte'])}\n" in r.stdout, r.stdout
     (run_dir,) = (tmp_path / "res").glob("run-*")
     assert json.loads((run_dir / "wire.json").read_text()) == doc["nbd_target"]
 
@@ -212,6 +217,20 @@ def test_cli_errors_name_the_option(cli: Callable[..., Any], args: list[str], st
     r = cli("run", *args, "--rw=read", "--name=x", "--target-stats=127.0.0.1:1")
     assert r.exit_code == status, r.output
     assert "--target-stats" in r.stderr and words in r.stderr, r.output
+
+
+def test_no_server_at_the_uri_says_what_to_start(cli: Callable[..., Any], tmp_path: Path) -> None:
+    # Session 12, a fio user's first hour: "cannot connect to 127.0.0.1:1: Connection refused" said
+    # what failed but not what to do.
+    r = cli("run", "--ioengine=nbd", "--uri=nbd://127.0.0.1:1/m", "--rw=read", "--name=x", "--size=1m")
+    assert r.exit_code == 1, r.output
+    assert (
+        "cannot connect to 127.0.0.1:1: Connection refused (os error 111); start an NBD server there first "
+        "(iolab's own: iolab target --tcp 127.0.0.1:1 --export 'm=memory,size=1g' &) or correct --uri"
+    ) in r.stderr, r.output
+    sock = tmp_path / "none.sock"
+    r = cli("run", "--ioengine=nbd", f"--uri=nbd+unix:///?socket={sock}", "--rw=read", "--name=x", "--size=1m")
+    assert f"iolab target --unix {sock} --export 'd=memory,size=1g' &" in r.stderr, r.output
 
 
 def test_cli_refuses_a_url_that_is_not_an_iolab_target(target: dict[str, Any], cli: Callable[..., Any]) -> None:

@@ -45,3 +45,21 @@ def test_pipe_gets_notes_only() -> None:
     p.start_point("bs=4k", 2, 3)
     p.update(SNAPSHOT)
     assert stream.getvalue() == "[0/2 runs] bs=4k repeat 2/3\n"
+
+
+def test_a_jobs_warning_is_said_once_per_sweep() -> None:
+    # Session 12: `iolab lab fio-study --quick` printed psync's "iodepth=16 has no effect" before
+    # each of the 3 repeats of each point, burying the progress lines.
+    stream = io.StringIO()
+    p = SweepProgress(Terminal(stream, is_tty=False))
+    p.begin(total=3, done=0)
+    psync = "test: warning: ioengine=psync is synchronous: iodepth=16 has no effect"
+    for repeat in (1, 2, 3):
+        p.start_point("bs=4k", repeat, 3)
+        p.note(psync)
+        p.note("reused testfile: 65536 bytes, created and filled by iolab earlier")
+    p.note(psync.replace("16", "32"))
+    lines = stream.getvalue().splitlines()
+    assert lines.count(psync) == 1 and lines[1] == psync, lines
+    assert lines.count("reused testfile: 65536 bytes, created and filled by iolab earlier") == 3, lines
+    assert lines[-1] == psync.replace("16", "32"), lines

@@ -67,7 +67,11 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     line = _one_line(_pts("iops", "--uri", "nbd://x/y", "--purge-device", "/dev/x", cwd=tmp_path))
     assert "--purge-device /dev/x: only for a block device; --uri names an NBD export" in line
     line = _one_line(_pts("iops", "--uri", f"nbd+unix:///x?socket={tmp_path}/none.sock", cwd=tmp_path))
-    assert "cannot reach the NBD server" in line
+    # The line says what to start, not only what failed (session 12: README's pts example named a
+    # socket nothing served, and the error gave no next step).
+    sock = f"{tmp_path}/none.sock"
+    assert f"cannot reach the NBD server at {sock}: No such file or directory; start one there first" in line
+    assert f"iolab target --unix {sock} --export 'x=sim-ssd,capacity=16m,channels=1,dies=1,planes=2' &" in line
 
 
 def _block_device() -> str:

@@ -34,6 +34,23 @@ def test_every_figure_column_names_its_unit() -> None:
                 assert title in ("IOPS", "unstable") or re.search(r"\((ns|µs|ms|s|MB/s|%|cycles/B)\)$", title), title
 
 
+def test_main_table_says_what_its_cpu_columns_measure() -> None:
+    # Session 12: "usr CPU (%)", "sys CPU (%)" and "c/B (cycles/B)" sat side by side, the first two
+    # the worker threads' and c/B the whole machine's privileged cycles, with nothing saying so.
+    an = sweep()
+    assert "c/B (cycles/B)" not in tables(an)[0].header
+    assert tables(an)[0].notes[-1] == "usr/sys CPU = % of one CPU per worker thread"
+    for r in an.rows:
+        r.metrics["cycles_per_byte"] = stat([2.5], "cycles_per_byte")
+    main = tables(an)[0]
+    assert "c/B (cycles/B)" in main.header
+    assert main.notes[-1] == (
+        "usr/sys CPU = % of one CPU per worker thread; c/B = privileged (sys+irq+softirq) cycles of all CPUs "
+        "per byte moved"
+    ), main.notes
+    assert f"({main.notes[-1]})" in format_analysis_text(an)
+
+
 def test_main_table_of_a_sweep_has_the_known_figures() -> None:
     an = sweep(repeats=3)
     main = tables(an)[0]

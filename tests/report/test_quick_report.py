@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 from chromium_check import check_rendered
+from iolab.analysis.model import Finding
+from iolab.report.quick import _with_device
 from iolab.run.quick import QUICK_JOBS
 
 
@@ -33,3 +36,21 @@ def test_quick_writes_the_html_report_and_top_findings(cli, workdir: Path) -> No
     assert where is not None and where.group(1) in {name for name, *_ in QUICK_JOBS}, html[:2000]
     opened = check_rendered(page, workdir, png_rows=800)
     assert "rand-read-4k-qd32" in opened.dom or "iodepth=32" in opened.dom
+
+
+def _too_few(pct: float, count: int) -> Finding:
+    return Finding("warn_too_few_samples", "warning", f"too few samples for p{pct:g}", {"percentile": pct,
+                   "count": count}, score=35.0)  # fmt: skip
+
+
+def test_a_tail_the_table_does_not_print_is_no_top_finding() -> None:
+    # Session 12: under a table of p50 and p99, quick's third top finding was "too few samples for
+    # p99.99: seq-read-1m-qd8 has 1823 latencies" (enough for p99). Kept in the report, not on top.
+    beyond = SimpleNamespace(warnings=[_too_few(99.99, 1823)])
+    _with_device(beyond, [])  # type: ignore[arg-type]
+    assert beyond.warnings[0].score == 0.0
+    # Too few for p99 itself (999 latencies: 9.99 beyond it), or about p99: still ranked.
+    for w in (_too_few(99.99, 999), _too_few(99.0, 500)):
+        shown = SimpleNamespace(warnings=[w])
+        _with_device(shown, [])  # type: ignore[arg-type]
+        assert shown.warnings[0].score == 35.0, w

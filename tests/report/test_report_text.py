@@ -83,7 +83,14 @@ def test_group_lines_with_system_cpu_and_cycles(doc: Json) -> None:
     assert "system (% of all CPUs): usr=25.00%, nice=0.00%, sys=16.67%, irq=0.83%, softirq=7.50%" in g0
     assert "privileged=25.00%" in g0
     c = doc["summary"]["groups"][0]["cpu"][0]
-    assert f"cycles per byte (c/B): {c['cycles_per_byte']:.1f}; clock 2.500 GHz (cpufreq base_frequency)" in g0
+    # c/B is seed 000's: privileged (sys+irq+softirq) cycles of all CPUs per byte, not either
+    # cycles-per-I/O figure printed before it over the block size; the label says which.
+    privileged = c["privileged_pct"] / 100 * c["clock_hz"] * c["ncpus"] * c["window_ns"] / 1e9 / c["bytes"]
+    assert c["cycles_per_byte"] == pytest.approx(privileged)
+    assert (
+        f"c/B (privileged cycles per byte: sys+irq+softirq of all CPUs): {c['cycles_per_byte']:.1f}; "
+        "clock 2.500 GHz (cpufreq base_frequency)"
+    ) in g0
     assert "cycles per I/O: 1128498 (system), 564249 (iolab process)" in g0
     assert "per job 18.43-18.43 MiB/s" in _section(text, "Run status group 1")
 

@@ -9,6 +9,7 @@ from iolab.run.quick import (
     QUICK_JOBS,
     TEST_FILE_NAME,
     default_results_path,
+    default_size,
     direct_io_supported,
     plan_target,
     quick_jobs,
@@ -41,6 +42,19 @@ def test_existing_file_reads_only_unless_allowed(tmp_path):
     assert any("--allow-overwrite" in n for n in ro.notes)
     rw = plan_target(f, allow_overwrite=True)
     assert rw.cleanup is None and rw.include_writes
+
+
+def test_an_existing_target_smaller_than_the_default_size_is_used_whole(tmp_path):
+    # Session 12: `iolab quick existing.dat` on a 16 MiB file stopped at its first job ("smaller
+    # than offset+size = 1073741824 bytes ... pass --allow-overwrite to let iolab extend it").
+    f = tmp_path / "data"
+    f.write_bytes(b"\1" * (16 * 2**20 + 123))
+    assert default_size(plan_target(f, allow_overwrite=False)) == str(16 * 2**20)  # whole MiB
+    big = tmp_path / "big"
+    with open(big, "wb") as fh:
+        fh.truncate(3 * 2**30)  # sparse
+    assert default_size(plan_target(big, allow_overwrite=False)) == str(2**30)
+    assert default_size(plan_target(tmp_path, allow_overwrite=False)) == str(2**30)  # quick's own file
 
 
 def test_jobs_in_order_all_stonewalled(tmp_path):

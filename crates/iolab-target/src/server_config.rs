@@ -142,6 +142,25 @@ impl ServerConfig {
     }
 
     pub(crate) fn validate(&self, exports: &ExportSet) -> Result<(), TargetError> {
+        self.validate_settings()?;
+        let bad = |k: &str, m: String| Err(TargetError::config(format!("server.{k}"), m));
+        for e in exports.iter() {
+            let pref = e.caps().preferred_block_bytes;
+            if self.max_request_bytes < pref {
+                let m = format!(
+                    "{} is less than export '{}''s preferred block size {pref} (the spec forbids it)",
+                    self.max_request_bytes,
+                    e.name()
+                );
+                return bad("max_request_bytes", m);
+            }
+        }
+        Ok(())
+    }
+
+    /// The checks that need no export: run before any device is built, so
+    /// that a refused setting creates no backing file.
+    pub(crate) fn validate_settings(&self) -> Result<(), TargetError> {
         let bad = |k: &str, m: String| Err(TargetError::config(format!("server.{k}"), m));
         if self.max_connections == 0 {
             return bad("max_connections", "must be at least 1".into());
@@ -171,17 +190,6 @@ impl ServerConfig {
                 let m = format!(
                     "{} is more than one request may hold under pacing ({cap} bytes: unit x min(buffers, export_limit)); lower it or raise pacing.unit",
                     self.max_request_bytes
-                );
-                return bad("max_request_bytes", m);
-            }
-        }
-        for e in exports.iter() {
-            let pref = e.caps().preferred_block_bytes;
-            if self.max_request_bytes < pref {
-                let m = format!(
-                    "{} is less than export '{}''s preferred block size {pref} (the spec forbids it)",
-                    self.max_request_bytes,
-                    e.name()
                 );
                 return bad("max_request_bytes", m);
             }

@@ -104,7 +104,7 @@ def littles_law(ds: Dataset) -> list[Finding]:
         text = (
             f"Little's law: {_at(len(low), len(checked))} fewer I/Os were in flight than configured "
             f"(worst {w.label(p)}: {w.num(e['in_flight'])} on average = IOPS x mean latency, of "
-            f"{e['configured']:.0f} = {_bound(p)}, {w.pct(e['ratio'] * 100)}): something kept the queue from "
+            f"{e['configured']:.0f} = {_bound(p)}, {w.pct(e['ratio'] * 100)}){_as_run(ds)}: something kept the queue from "
             "filling: the tool (submission, its CPU, a sync engine) or the device (a smaller queue)"
         )
         out.append(
@@ -127,12 +127,28 @@ def littles_law(ds: Dataset) -> list[Finding]:
         hi = max(e["ratio"] for e in checked) * 100
         text = (
             f"Little's law holds {_at(len(checked), len(checked))}: I/Os in flight (IOPS x mean latency) are "
-            f"{_range(lo, hi)} of {' or '.join(sorted(bounds))}: the queue stayed as full as configured"
+            f"{_range(lo, hi)} of {' or '.join(sorted(bounds))}{_as_run(ds)}: the queue stayed as full as configured"
         )
         out.append(
             Finding("littles_law", "info", text, {"checked": checked}, None, [int(e["point"]) for e in checked], 20.0)
         )
     return out
+
+
+def _as_run(ds: Dataset) -> str:
+    """Where the engine ran another depth than the point's iodepth (a
+    synchronous engine keeps one I/O per worker): the bound is the depth as
+    run, which the label does not show."""
+    ran = []
+    for p in ds.points:
+        written = p.params.get("iodepth")
+        if written is None or not p.samples or not str(written).isdigit():
+            continue
+        if int(str(written)) != p.samples[0].config.iodepth:
+            ran.append(f"{p.samples[0].config.iodepth} at {w.label(p)}")
+    if not ran:
+        return ""
+    return f" (iodepth as the engine ran it: {', '.join(ran)}; a synchronous engine keeps one I/O per worker)"
 
 
 def _at(k: int, n: int) -> str:

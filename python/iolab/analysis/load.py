@@ -46,7 +46,24 @@ def load_dataset(path: str | Path) -> Dataset:
         return load_run_dir(p)
     if (p / "sweep.json").is_file():
         return load_sweep_dir(p)
-    raise DatasetError(f"{p}: not an iolab run directory (run.json), sweep directory (sweep.json) or fio JSON file")
+    raise DatasetError(
+        f"{p}: not an iolab run directory (run.json), sweep directory (sweep.json) or fio JSON file{_held(p)}"
+    )
+
+
+def _held(p: Path) -> str:
+    """What to give instead of a directory that only holds results: its run
+    and sweep directories (``iolab sweep --results DIR`` puts a sweep in
+    ``DIR/<plan name>``), or a note that the path does not exist."""
+    if not p.exists():
+        return " (it does not exist)"
+    if not p.is_dir():
+        return ""
+    held = sorted(c for c in p.iterdir() if c.is_dir() and (is_complete(c) or (c / "sweep.json").is_file()))
+    if not held:
+        return ""
+    shown = ", ".join(str(c) for c in held[:5]) + (f" and {len(held) - 5} more" if len(held) > 5 else "")
+    return f"; it holds {shown}: give one of them"
 
 
 def _load_file(p: Path) -> Dataset:

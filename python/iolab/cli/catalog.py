@@ -14,7 +14,7 @@ from iolab.errors import IolabError
 from iolab.report import format_text
 from iolab.results.catalog import CATALOG_FILE, Catalog
 from iolab.results.rundir import read_document
-from iolab.units import fmt_mb_per_s, fmt_ns
+from iolab.units import fmt_num
 
 ResultsOption = Annotated[Path, typer.Option("--results", help="Results root holding catalog.sqlite.")]
 
@@ -36,7 +36,7 @@ def _catalog(results: Path) -> Catalog:
 
 def _entry_row(e: dict[str, Any]) -> list[str]:
     iops = f"{e['iops']:.0f}" if e["iops"] else "-"
-    bw = fmt_mb_per_s(e["bw_bytes_per_s"]) if e["bw_bytes_per_s"] else "-"
+    bw = fmt_num(e["bw_bytes_per_s"] / 1e6) if e["bw_bytes_per_s"] else "-"
     return [e["id"], e["kind"], e["status"], _when(e["started_unix_ns"]), e["host"] or "", str(e["runs"]), iops, bw]
 
 
@@ -44,27 +44,30 @@ def ls(results: ResultsOption = DEFAULT_RESULTS) -> None:
     """List the runs and sweeps under a results root (best IOPS and bandwidth:
     the highest run's, its stonewall groups' totals added)."""
     rows = [_entry_row(e) for e in _catalog(results).entries()]
-    header = ["ID", "KIND", "STATUS", "STARTED", "HOST", "RUNS", "BEST IOPS", "BEST BW"]
+    header = ["ID", "KIND", "STATUS", "STARTED", "HOST", "RUNS", "BEST IOPS", "BEST BW (MB/s)"]
     typer.echo(_table(header, rows) if rows else f"{results}: no runs yet")
 
 
 def _figure_row(f: dict[str, Any]) -> list[str]:
     params = ", ".join(f"{k}={v}" for k, v in json.loads(f["params"]).items())
-    lat = [fmt_ns(f["lat_mean_ns"]), fmt_ns(f["lat_p99_ns"] or 0)]
+    lat = [fmt_num(f["lat_mean_ns"] / 1e3), fmt_num(f["lat_p99_ns"] / 1e3) if f["lat_p99_ns"] else "-"]
     return [
         str(f["point"]),
         str(f["repeat"]),
         params,
         f["dir"],
         f"{f['iops']:.0f}",
-        fmt_mb_per_s(f["bw_bytes_per_s"]),
+        fmt_num(f["bw_bytes_per_s"] / 1e6),
         *lat,
     ]
 
 
+#: One unit per column, in its header; latency in µs as in every report table.
+SWEEP_HEADER = ["POINT", "REPEAT", "PARAMS", "DIR", "IOPS", "BW (MB/s)", "LAT MEAN (µs)", "LAT P99 (µs)"]
+
+
 def _sweep_table(figures: list[dict[str, Any]]) -> str:
-    rows = [_figure_row(f) for f in figures]
-    return _table(["POINT", "REPEAT", "PARAMS", "DIR", "IOPS", "BW", "LAT MEAN", "LAT P99"], rows)
+    return _table(SWEEP_HEADER, [_figure_row(f) for f in figures])
 
 
 def show(

@@ -53,7 +53,7 @@ def fleet(
     nodes: Annotated[
         Optional[int],
         typer.Option(
-            "--nodes", help=f"Nodes, each a 3-way mirror of simulated SSDs [default: {DEFAULT_NODES}].", min=1
+            "--nodes", help=f"Nodes, each a 3-way mirror of simulated SSDs \\[default: {DEFAULT_NODES}].", min=1
         ),
     ] = None,
     runtime: Annotated[

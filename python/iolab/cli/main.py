@@ -406,7 +406,15 @@ def _quick_report(out: QuickOutput, json_path: Path) -> None:
 def quick(
     path: Annotated[Optional[Path], typer.Argument(help="Directory, file or block device to test.")] = None,
     runtime_per_job: Annotated[str, typer.Option("--runtime-per-job", help="Measured time of each job.")] = "8s",
-    size: Annotated[str, typer.Option("--size", help="Size of the test file (or of the region of a device).")] = "1G",
+    size: Annotated[
+        Optional[str],
+        typer.Option(
+            "--size",
+            help="Size of the test file (or of the region of a device); an existing file or device smaller "
+            "than 1G is used whole.",
+            show_default="1G",
+        ),
+    ] = None,
     output: Annotated[
         Optional[Path],
         typer.Option(

@@ -87,7 +87,7 @@ def run_output(
 # ---- prepared jobs (--dry-run) ----
 
 #: Fields in bytes that do not say so in their name (fio's option names).
-_BYTE_FIELDS = {"size", "offset", "blockalign"}
+_BYTE_FIELDS = {"size", "offset", "blockalign", "offset_increment"}
 _DIRS = ("read", "write")
 
 
@@ -98,7 +98,7 @@ def _value(key: str, v: Any) -> str:
         return f"{v} ns ({fmt_secs(v)})"
     if key.endswith("_bytes_per_s") and isinstance(v, (int, float)):
         return f"{v} bytes/s ({fmt_bw(v)})"
-    if key in _BYTE_FIELDS and isinstance(v, int):
+    if (key in _BYTE_FIELDS or key.endswith("_bytes")) and isinstance(v, int):
         return f"{v} bytes ({fmt_bytes(v)})"
     if key == "bs":
         return _bs(v)

@@ -35,7 +35,7 @@ what finished. See docs/plans.md.
 
 def sweep(
     plan: Annotated[Path, typer.Argument(help="The plan file (TOML).", exists=True, dir_okay=False)],
-    quick: Annotated[bool, typer.Option("--quick", help="Shrink the plan as its [quick] table says.")] = False,
+    quick: Annotated[bool, typer.Option("--quick", help="Shrink the plan as its \\[quick] table says.")] = False,
     results: Annotated[
         Path, typer.Option("--results", help="Results root (the sweep goes to RESULTS/<plan name>/).")
     ] = DEFAULT_RESULTS,

@@ -36,6 +36,7 @@ from iolab.results.fio_json import _entry
 from iolab.results.rundir import INDENT_MAX_BYTES
 from iolab.run.local import RunOutput
 from iolab.run.series import summarize_streamed
+from iolab.units import fmt_num
 
 Json = dict[str, Any]
 FLEET_SCHEMA = "iolab.fleet/1"
@@ -87,7 +88,8 @@ def build(outcome: FleetOutcome) -> FleetResults:
 
 
 def _us(ns: Optional[float]) -> str:
-    return "-" if ns is None else f"{ns / 1e3:.1f}"
+    """µs, four significant digits as every report table: 0.061, not 0.1 (a null engine's 61 ns)."""
+    return "-" if ns is None else fmt_num(ns / 1e3)
 
 
 def text(res: FleetResults) -> str:

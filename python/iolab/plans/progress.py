@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from iolab.run.local import INTERRUPTED_NOTE
+from iolab.run.local import INTERRUPTED_NOTE, WARNING_MARK
 from iolab.run.progress import Progress, Terminal, TerminalProgress, progress_line
 
 
@@ -30,6 +30,7 @@ class SweepProgress(TerminalProgress):
         self.total = 0
         self.done = 0
         self.durations_s: list[float] = []
+        self._warned: set[str] = set()
 
     def begin(self, total: int, done: int) -> None:
         self.total, self.done = total, done
@@ -54,6 +55,12 @@ class SweepProgress(TerminalProgress):
         # the single run's "results cover only the time that ran" is untrue here.
         if line == INTERRUPTED_NOTE:
             line = "interrupted: the run in progress is discarded (the same command reruns it)"
+        # A job's warning (a setting without effect) is the same at every repeat of a point:
+        # said once per sweep, not before each of its runs.
+        if WARNING_MARK in line:
+            if line in self._warned:
+                return
+            self._warned.add(line)
         super().note(line)
 
     def start_point(self, label: str, repeat: int, repeats: int) -> None:

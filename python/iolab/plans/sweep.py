@@ -162,7 +162,10 @@ def open_sweep(plan: Plan, plan_text: str, results_root: Path, opts: SweepOption
 def _open_dir(directory: Path, plan: Plan, plan_text: str, opts: SweepOptions, catalog: Catalog) -> int:
     """Create or reopen the sweep directory; the number of finished runs in it."""
     meta_path = directory / SWEEP_FILE
-    if meta_path.exists() and opts.restart:
+    # A sweep of another plan that finished no run (stopped at its first point: a
+    # --target in a missing directory, a typo) holds nothing to keep: start over.
+    changed = meta_path.exists() and _read_json(meta_path).get("plan_hash") != plan.plan_hash()
+    if meta_path.exists() and (opts.restart or (changed and not _finished_runs(directory))):
         shutil.rmtree(directory)
         catalog.forget(plan.name)
     if meta_path.exists():
@@ -173,7 +176,7 @@ def _open_dir(directory: Path, plan: Plan, plan_text: str, opts: SweepOptions, c
                 "give another --results directory, or --restart to discard its points"
             )
         catalog.add_sweep(meta, directory)  # re-indexes it if the catalog was removed
-        return sum(1 for p in (directory / "points").iterdir() if is_complete(p))
+        return _finished_runs(directory)
     (directory / "points").mkdir(parents=True, exist_ok=True)
     (directory / "plan.toml").write_text(plan_text, encoding="utf-8")
     write_json(directory / "plan.json", plan.to_json())
@@ -193,6 +196,11 @@ def _open_dir(directory: Path, plan: Plan, plan_text: str, opts: SweepOptions, c
     write_json(meta_path, meta)
     catalog.add_sweep(meta, directory)
     return 0
+
+
+def _finished_runs(directory: Path) -> int:
+    points = directory / "points"
+    return sum(1 for p in points.iterdir() if is_complete(p)) if points.is_dir() else 0
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -74,6 +74,19 @@ def _nbd_address(uri: str) -> tuple[Any, str]:
     raise JobError(f"--uri {uri}: expected nbd://host[:port]/export or nbd+unix:///export?socket=PATH")
 
 
+def _unreachable(uri: str, address: str | tuple[str, int], name: str, e: OSError) -> RefusedError:
+    """No NBD server at ``address``: what failed, and what to start (iolab's
+    own target serves a simulated SSD; docs/pts.md)."""
+    if isinstance(address, str):
+        where, serve = address, f"--unix {address}"
+    else:
+        where, serve = f"{address[0]}:{address[1]}", f"--tcp {address[0]}:{address[1]}"
+    return RefusedError(
+        f"--uri {uri}: cannot reach the NBD server at {where}: {e.strerror or e}; start one there first "
+        f"(iolab's own: iolab target {serve} --export '{name}=sim-ssd,capacity=16m,channels=1,dies=1,planes=2' &, docs/pts.md) or correct --uri"
+    )
+
+
 class NbdClient:
     """One connection in transmission phase: the export's size and flags, and
     requests answered one at a time."""
@@ -85,7 +98,7 @@ class NbdClient:
             try:
                 family = socket.getaddrinfo(address[0], address[1], type=socket.SOCK_STREAM)[0][0]
             except OSError as e:
-                raise RefusedError(f"--uri {uri}: cannot reach the NBD server: {e.strerror or e}") from None
+                raise _unreachable(uri, address, name, e) from None
         self.sock = socket.socket(family, socket.SOCK_STREAM)
         self.sock.settimeout(timeout_s)
         self.uri, self.handle = uri, 0
@@ -94,7 +107,7 @@ class NbdClient:
             self.size_bytes, self.flags = self._handshake(name)
         except OSError as e:
             self.sock.close()
-            raise RefusedError(f"--uri {uri}: cannot reach the NBD server: {e.strerror or e}") from None
+            raise _unreachable(uri, address, name, e) from None
         except BaseException:
             self.sock.close()
             raise

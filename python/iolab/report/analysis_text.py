@@ -153,7 +153,15 @@ def main_table(an: Analysis) -> Optional[Table]:
             f"{kind} = {lat_kind_title(kind).split(' (')[0]}"
             + (" (submission + completion, as in fio)" if kind == "lat" else "")
         )
+    if any("usr_cpu_pct" in r.metrics for r in an.rows):
+        notes.append(CPU_NOTE if any("cycles_per_byte" in r.metrics for r in an.rows) else CPU_NOTE.split("; c/B")[0])
     return _table(an, "Throughput and latency", specs, notes)
+
+
+#: What the CPU columns measure: the worker threads' CPU, the whole machine's privileged cycles.
+CPU_NOTE = (
+    "usr/sys CPU = % of one CPU per worker thread; c/B = privileged (sys+irq+softirq) cycles of all CPUs per byte moved"
+)
 
 
 def latency_table(an: Analysis, kind: str) -> Optional[Table]:

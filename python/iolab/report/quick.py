@@ -24,6 +24,7 @@ from iolab.analysis import analyze
 from iolab.analysis.load import run_dataset
 from iolab.analysis.model import Analysis, Finding
 from iolab.analysis.samples import device_figures
+from iolab.analysis.warnings import MIN_TAIL_SAMPLES
 from iolab.report.html import render_html
 from iolab.results import build_output
 from iolab.results.rundir import RunRecord, run_config
@@ -89,7 +90,20 @@ def _with_device(an: Analysis, device: list[dict[str, Any]]) -> Analysis:
         if w.kind == "warn_no_warmup":
             w.text = "quick's standard jobs have no warm-up: " + w.text
             w.score = 0.0
+        if w.kind == "warn_too_few_samples" and not _about_the_table(w):
+            w.score = 0.0  # kept in the report, but not a top finding under a table that does not show it
     return an
+
+
+#: The highest percentile quick's table prints (lat p50 and p99).
+TABLE_TOP_PCT = 99.0
+
+
+def _about_the_table(w: Finding) -> bool:
+    """Whether a too-few-samples warning touches a percentile quick's table
+    prints: one above p99 does not when the job had enough latencies for p99."""
+    pct, count = w.figures["percentile"], w.figures["count"]
+    return bool(pct <= TABLE_TOP_PCT or count * (1 - TABLE_TOP_PCT / 100) < MIN_TAIL_SAMPLES)
 
 
 def write_quick_report(out: QuickOutput, json_path: Path) -> tuple[Path, list[Finding]]:

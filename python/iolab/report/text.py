@@ -209,7 +209,8 @@ def _cpu_lines(c: Json) -> list[str]:
         f"idle={fmt_pct(c['sys_idle_pct'])}; privileged={fmt_pct(c['privileged_pct'])}",
         f"    cycles per I/O: {fmt_num(c['cycles_per_io'])} (system), "
         f"{fmt_num(c['proc_cycles_per_io'])} (iolab process); "
-        f"cycles per byte (c/B): {fmt_num(c['cycles_per_byte'])}; clock {clock}",
+        f"c/B (privileged cycles per byte: sys+irq+softirq of all CPUs): {fmt_num(c['cycles_per_byte'])}; "
+        f"clock {clock}",
     ]
 
 
@@ -282,7 +283,7 @@ def wire_lines(section: Json) -> list[str]:
             f"  server CPU: process {fmt_pct(c['proc_cpu_pct'])} of one CPU (usr={fmt_pct(c['proc_user_pct'])}, "
             f"sys={fmt_pct(c['proc_sys_pct'])}); system privileged {fmt_pct(c['privileged_pct'])} of all CPUs; "
             f"cycles per I/O {fmt_num(c['cycles_per_io'])} (system), {fmt_num(c['proc_cycles_per_io'])} (process); "
-            f"c/B {fmt_num(c['cycles_per_byte'])}"
+            f"c/B (privileged cycles per byte) {fmt_num(c['cycles_per_byte'])}"
         )
     return [*out, ""]
 

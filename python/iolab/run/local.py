@@ -158,10 +158,14 @@ def prepare_all(specs: Iterable[JobLike]) -> tuple[dict[str, Any], ...]:
     return tuple(prepare(s) for s in specs)
 
 
+#: Between a job's name and a warning about its settings (:func:`job_warnings`).
+WARNING_MARK = ": warning: "
+
+
 def job_warnings(prepared: Sequence[dict[str, Any]]) -> list[str]:
     """Settings that have no effect, one line per job and warning (from the
     core's validation; invalid jobs raise ``JobError`` when prepared)."""
-    return [f"{job['name']}: warning: {w}" for job in prepared for w in job.get("warnings", [])]
+    return [f"{job['name']}{WARNING_MARK}{w}" for job in prepared for w in job.get("warnings", [])]
 
 
 def run_jobs(

@@ -190,10 +190,31 @@ def _cleaned(target: QuickTarget) -> Iterator[None]:
                 target.cleanup.unlink(missing_ok=True)
 
 
+#: The test region without --size: 1 GiB, or an existing target's size when smaller.
+DEFAULT_SIZE_BYTES = 1 << 30
+#: An existing target's region is whole MiB: the sequential jobs' block size.
+_REGION_ALIGN_BYTES = 1 << 20
+
+
+def default_size(target: QuickTarget) -> str:
+    """``--size`` left out: 1 GiB, or an existing file's or device's size
+    (whole MiB) when smaller; a file or device the user named is used as it
+    is, never extended."""
+    if target.cleanup is not None:
+        return str(DEFAULT_SIZE_BYTES)
+    fd = os.open(target.filename, os.O_RDONLY)
+    try:
+        have = os.lseek(fd, 0, os.SEEK_END)  # a block device's size too
+    finally:
+        os.close(fd)
+    whole = have // _REGION_ALIGN_BYTES * _REGION_ALIGN_BYTES
+    return str(min(DEFAULT_SIZE_BYTES, whole or have))
+
+
 def run_quick(
     path: Optional[Path],
     *,
-    size: str = "1g",
+    size: Optional[str] = None,
     runtime_per_job: str = "8s",
     allow_overwrite: bool = False,
     progress: Optional[ProgressSink] = None,
@@ -206,7 +227,7 @@ def run_quick(
                 progress.note(line)
             if not target.direct:
                 progress.note("O_DIRECT is not supported here: buffered I/O (page cache) is measured")
-        jobs = quick_jobs(target, size=size, runtime=runtime_per_job)
+        jobs = quick_jobs(target, size=size or default_size(target), runtime=runtime_per_job)
         # allow_overwrite reaches the engine only for an existing target the
         # user named; quick's own file is one iolab creates.
         runs, device, interrupted = _run_each(jobs, target, allow_overwrite and target.cleanup is None, progress)

@@ -3,8 +3,11 @@
 //!
 //! - Missing: its directory must exist (iolab creates files, not
 //!   directories: a mistyped mount point must not turn into a directory on
-//!   the root filesystem) and a size must be given; it will be created and
-//!   filled. A read-only job does the same, as fio lays out files it reads.
+//!   the root filesystem), must not be under /dev but for /dev/shm and
+//!   /dev/hugepages (a mistyped device name must not turn into a file in
+//!   memory, as it does in fio) and a size
+//!   must be given; it will be created and filled. A read-only job does
+//!   the same, as fio lays out files it reads.
 //! - Created by iolab earlier (see [`super::marker`]): reused; extended
 //!   and filled if too small or if an earlier fill was interrupted.
 //! - Anything else: read as it is and never modified; writing to it, or
@@ -27,6 +30,14 @@ pub(super) fn inspect_missing(need: &FileNeed) -> Result<Checked, EngineError> {
     let path = &need.path;
     let dir = parent_dir(path);
     let dir_md = check_dir(path, &dir)?;
+    if fs::canonicalize(&dir).is_ok_and(|d| holds_device_nodes(&d)) {
+        return Err(EngineError::File {
+            path: path.clone(),
+            reason: "no such device; iolab creates no files under /dev (a mistyped device name would become \
+                     a file in memory): name an existing device (lsblk lists them)"
+                .into(),
+        });
+    }
     if need.sized_bytes.is_none() {
         return Err(EngineError::File {
             path: path.clone(),
@@ -59,6 +70,12 @@ pub(super) fn inspect_missing(need: &FileNeed) -> Result<Checked, EngineError> {
         }),
         note: String::new(),
     })
+}
+
+/// A directory of device nodes: /dev and those under it, but for the file
+/// systems mounted there for files (/dev/shm, /dev/hugepages).
+fn holds_device_nodes(dir: &Path) -> bool {
+    dir.starts_with("/dev") && !dir.starts_with("/dev/shm") && !dir.starts_with("/dev/hugepages")
 }
 
 fn check_dir(path: &Path, dir: &Path) -> Result<Metadata, EngineError> {

@@ -112,6 +112,13 @@ struct Device {
 impl RawConfig {
     /// Build with the `[server]` table (or the defaults).
     pub fn build(mut self) -> Result<TargetSpec, TargetError> {
+        let server = self.server_settings()?;
+        self.build_with(server)
+    }
+
+    /// The `[server]` table (or the defaults) with `pacing` applied, taken
+    /// out of the config: the settings, before any device is built.
+    fn server_settings(&mut self) -> Result<ServerConfig, TargetError> {
         let explicit_max = self
             .server
             .as_ref()
@@ -127,10 +134,13 @@ impl RawConfig {
         if let Some(p) = self.pacing.take() {
             pacing::apply(&mut server, pacing::pacing_params(p)?, explicit_max);
         }
-        self.build_with(server)
+        Ok(server)
     }
 
+    /// The devices and exports, after the settings that need none are
+    /// checked: a refused setting builds (and creates) nothing.
     fn build_with(self, server: ServerConfig) -> Result<TargetSpec, TargetError> {
+        server.validate_settings()?;
         let mut stats = LayerStats::default();
         let mut devices: Vec<Device> = Vec::new();
         for (i, piece) in self.devices.into_iter().enumerate() {

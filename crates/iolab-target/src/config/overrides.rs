@@ -71,8 +71,8 @@ pub fn build(
         .server
         .as_ref()
         .is_some_and(|p| p.has("max_request_bytes"));
-    let mut spec = raw.build()?;
-    let s = &mut spec.server;
+    let mut server = raw.server_settings()?;
+    let s = &mut server;
     if let Some(l) = &o.listen {
         s.listen = l
             .parse()
@@ -106,7 +106,8 @@ pub fn build(
         let p = pacing::parse_pacing_compact(p)?;
         pacing::apply(s, p, max_in_config || o.max_request.is_some());
     }
-    Ok(spec)
+    // The flags are applied: check the settings, then build the devices (files).
+    raw.build_with(server)
 }
 
 #[cfg(test)]
@@ -199,9 +200,10 @@ mod tests {
             e.to_string().contains("--zero-copy") && e.to_string().contains("auto, on, off"),
             "{e}"
         );
+        // The export-independent checks now run in build, before any device is made.
         let checked = |z: &str| {
-            let s = build(None, &specs(&["d=null,size=1m"]), &o(z, "127.0.0.1:0")).unwrap();
-            s.server.validate(&s.exports)
+            build(None, &specs(&["d=null,size=1m"]), &o(z, "127.0.0.1:0"))
+                .and_then(|s| s.server.validate(&s.exports))
         };
         let e = checked("on").unwrap_err().to_string();
         assert!(
@@ -209,6 +211,34 @@ mod tests {
             "{e}"
         );
         assert!(checked("auto").is_ok(), "auto with TCP copies");
+    }
+
+    #[test]
+    fn a_refused_setting_creates_no_backing_file() {
+        // Session 12: docs/target.md's complete example (max_request_bytes 64m under pacing)
+        // was refused after its 3 GiB file had been created.
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("d.img");
+        let toml = format!(
+            "pacing = {{ buffers = 96, cache = 6, unit = \"128k\", export_limit = 32 }}\n\
+             [server]\nmax_request_bytes = \"64m\"\n\
+             [[export]]\nname = \"d\"\nbackend = \"file\"\npath = \"{}\"\nsize = \"64m\"\n",
+            img.display()
+        );
+        let e = build(Some(&toml), &[], &Overrides::default()).unwrap_err();
+        assert!(e.to_string().contains("server.max_request_bytes"), "{e}");
+        assert!(
+            !img.exists(),
+            "the refused config created {}",
+            img.display()
+        );
+        // The flag that fixes it is applied before the check: the same config then builds.
+        let fixed = Overrides {
+            max_request: Some("4m".into()),
+            ..Overrides::default()
+        };
+        build(Some(&toml), &[], &fixed).unwrap();
+        assert!(img.exists());
     }
 
     #[test]

@@ -36,12 +36,26 @@ pub fn err(t: &NbdTarget, what: impl std::fmt::Display) -> io::Error {
     io::Error::other(format!("{} (export '{}'): {what}", t.uri, t.export))
 }
 
+/// No server at `t`'s address (`listen`: the `iolab target` option that
+/// would serve it): what failed, and what to start there.
+fn unreachable(t: &NbdTarget, listen: &str, e: io::Error) -> io::Error {
+    let (_, at) = listen.split_once(' ').unwrap_or(("", listen));
+    let name = if t.export.is_empty() { "d" } else { &t.export };
+    err(
+        t,
+        format!(
+            "cannot connect to {at}: {e}; start an NBD server there first (iolab's own: iolab target {listen} \
+             --export '{name}=memory,size=1g' &) or correct --uri"
+        ),
+    )
+}
+
 /// Connect and negotiate the export of `t`.
 pub fn connect(t: &NbdTarget) -> io::Result<Connected> {
     match &t.addr {
         NbdAddr::Unix { socket } => {
             let s = UnixStream::connect(socket)
-                .map_err(|e| err(t, format!("cannot connect to {}: {e}", socket.display())))?;
+                .map_err(|e| unreachable(t, &format!("--unix {}", socket.display()), e))?;
             handshake(s, t, |s, d| {
                 s.set_read_timeout(d)?;
                 s.set_write_timeout(d)
@@ -49,7 +63,7 @@ pub fn connect(t: &NbdTarget) -> io::Result<Connected> {
         }
         NbdAddr::Tcp { host, port } => {
             let s = TcpStream::connect((host.as_str(), *port))
-                .map_err(|e| err(t, format!("cannot connect to {host}:{port}: {e}")))?;
+                .map_err(|e| unreachable(t, &format!("--tcp {host}:{port}"), e))?;
             // Requests are small and latency is what is measured.
             s.set_nodelay(true)?;
             handshake(s, t, |s, d| {

@@ -233,6 +233,33 @@ fn missing_directory_is_an_error_and_nothing_is_created() {
 }
 
 #[test]
+fn a_missing_device_is_an_error_and_no_file_is_made_under_dev() {
+    // Session 12, a fio user's first hour: `--filename=/dev/sdz` (a typo) created a 1 MiB
+    // regular file in /dev and ran on it, as fio does.
+    let path =
+        std::path::PathBuf::from(format!("/dev/iolab-no-such-device-{}", std::process::id()));
+    let msg = prepare(&[job("r", &[&path], 100, Some(MIB))], false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains(&format!(
+            "{}: no such device; iolab creates no files under /dev",
+            path.display()
+        )),
+        "{msg}"
+    );
+    assert!(!path.exists());
+    // /dev/shm is a file system for files: a test file there is laid out as anywhere.
+    let shm = std::path::Path::new("/dev/shm");
+    if shm.is_dir() {
+        let dir = tempfile::tempdir_in(shm).unwrap();
+        let file = dir.path().join("f");
+        prepare(&[job("r", &[&file], 100, Some(MIB))], false).unwrap();
+        assert_eq!(std::fs::metadata(&file).unwrap().len(), MIB);
+    }
+}
+
+#[test]
 fn missing_file_without_size_directory_and_char_device_are_errors() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("f");

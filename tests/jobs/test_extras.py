@@ -166,11 +166,12 @@ def test_extra_options_take_a_separate_value_like_engine_options(cli: Callable[.
     assert (workdir / "sep_iops.1.log").exists()
 
 
-def test_fadvise_hint_notes_only_where_buffered_io_could_use_it(cli: Callable[..., Any]) -> None:
-    _doc, buffered = _fio_run(cli, *NULL, "--fadvise_hint=random")
-    assert "note: fadvise_hint=random: iolab gives the kernel no access-pattern hint" in buffered
-    _doc, direct = _fio_run(cli, *NULL, "--fadvise_hint=random", "--direct=1")
-    assert "fadvise_hint" not in direct
+def test_fadvise_hint_is_an_engine_option_with_fios_values(cli: Callable[..., Any]) -> None:
+    for value in ("0", "1", "random", "sequential", "noreuse"):
+        r = cli("run", "--dry-run", *NULL, f"--fadvise_hint={value}")
+        assert r.exit_code == 0 and "fadvise_hint" not in r.stderr, r.output  # taken, no note
+    r = cli("run", "--dry-run", *NULL, "--fadvise_hint=later")
+    assert r.exit_code == 2 and "expected 0, 1 (by the job's pattern), random, sequential or noreuse" in r.output
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,6 @@ import subprocess
 from pathlib import Path
 from typing import Any, Callable
 
-import pytest
 from iolab import _native
 from iolab.jobs import JobSpec
 from iolab.jobs.extras import EXTRA_OPTIONS, split_extras
@@ -98,16 +97,6 @@ def test_every_fio_option_iolab_accepts_is_listed_and_documented(cli: Callable[.
     fio_names = set(re.findall(r"^\s*([a-z0-9_]+)\s+:", helptext, re.MULTILINE))
     assert len(fio_names) > 150, helptext[:500]
     _check(fio_names, cli)
-
-
-@pytest.mark.parametrize("value", ["true", "TRUE", "1"])
-def test_python_side_reads_direct_through_the_core_grammar(cli: Callable[..., Any], value: str) -> None:
-    # fadvise_hint is noted only for buffered I/O: direct=true is direct I/O as much as direct=1.
-    r = cli(
-        "run", "--dry-run", "--name=a", "--ioengine=null", "--size=1m", "--fadvise_hint=random", f"--direct={value}"
-    )
-    assert r.exit_code == 0, r.output
-    assert "fadvise_hint" not in r.stderr, r.stderr
 
 
 def test_arithmetic_in_a_time_is_microseconds_for_every_time_option() -> None:

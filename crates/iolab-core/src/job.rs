@@ -29,7 +29,7 @@ pub use files::{
 };
 pub use groups::DedupeMode;
 pub use groups::{
-    Amounts, DataOptions, EngineOptions, UringOptions, VerifyKind, VERIFY_HEADER_BYTES,
+    Amounts, DataOptions, EngineOptions, FadviseHint, UringOptions, VerifyKind, VERIFY_HEADER_BYTES,
 };
 pub use prio::PrioOptions;
 pub use replay::{LoadedLog, ReplayOptions, ReplaySkip};

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Optional
 
-from iolab import _native
 from iolab.jobs import JobSpec, ParseError
 from iolab.jobs.existing import size_from_existing_files
 from iolab.jobs.extras import JobExtras, split_extras
@@ -52,30 +51,6 @@ def _option(spec: JobSpec, name: str) -> Optional[str]:
         if k == name:
             value = v
     return value
-
-
-def _flag(spec: JobSpec, name: str) -> Optional[bool]:
-    """A boolean option of the job read by the core's grammar (``direct=true``
-    as ``direct=1``); None when not given. A value the core refuses is left
-    to the engine, which names it."""
-    if not any(k == name for k, _ in spec.options):
-        return None
-    try:
-        return _native.parse_bool(_option(spec, name))
-    except ValueError:
-        return None
-
-
-def _direct(spec: JobSpec) -> bool:
-    """O_DIRECT as the engine sets it: ``direct=1``, or ``buffered=0``; the later given wins."""
-    last = None
-    for k, _ in spec.options:
-        if k in ("direct", "buffered"):
-            last = k
-    if last is None:
-        return False
-    value = _flag(spec, last)
-    return bool(value) if last == "direct" else value is False
 
 
 _WRITING_RW = frozenset({"write", "randwrite", "rw", "readwrite", "randrw", "trimwrite", "randtrimwrite"})
@@ -120,9 +95,6 @@ def _notes(e: JobExtras, spec: JobSpec) -> list[str]:
             f"iodepth_low={e.get('iodepth_low')}: iolab refills the queue as soon as an I/O completes "
             "(no low watermark)"
         )
-    hint = e.get("fadvise_hint")
-    if hint not in (None, "0") and not _direct(spec):
-        notes.append(f"fadvise_hint={hint}: iolab gives the kernel no access-pattern hint")
     if e.get("overwrite") is False and _writes(spec):
         notes.append(
             "overwrite=0: iolab lays out the files before the run, so the writes overwrite laid-out data "

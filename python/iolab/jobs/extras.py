@@ -76,14 +76,6 @@ EXTRA_OPTIONS: tuple[ExtraDef, ...] = (
         "a lower watermark is not applied, and a note says so.",
     ),
     ExtraDef(
-        "fadvise_hint",
-        "choice",
-        "1",
-        "Accepted; iolab gives the kernel no access-pattern hints (a note says so when buffered I/O "
-        "could have used one).",
-        choices=("0", "1", "sequential", "random", "noreuse"),
-    ),
-    ExtraDef(
         "allow_file_create",
         "bool",
         "1",
@@ -382,7 +374,6 @@ NOTE_ONLY = frozenset(
         "random_generator",
         "clocksource",
         "iodepth_low",
-        "fadvise_hint",
         "unit_base",
         "iomem",
         "new_group",

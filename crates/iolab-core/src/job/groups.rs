@@ -18,6 +18,9 @@ pub struct EngineOptions {
     pub cpuchunks_us: u64,
     /// `invalidate`: drop the files' cached pages before the run.
     pub invalidate: bool,
+    /// `fadvise_hint`: the access-pattern advice given to the kernel for
+    /// each file when it is opened (fio's default: by the job's pattern).
+    pub fadvise_hint: FadviseHint,
     /// `numa_cpu_nodes`: NUMA nodes whose CPUs the workers may use (read
     /// from /sys when the run is prepared).
     pub numa_cpu_nodes: Option<Vec<usize>>,
@@ -109,11 +112,30 @@ impl Default for EngineOptions {
             cpuload: 0,
             cpuchunks_us: 50_000,
             invalidate: true,
+            fadvise_hint: FadviseHint::Pattern,
             numa_cpu_nodes: None,
             atomic: false,
             uring: UringOptions::default(),
         }
     }
+}
+
+/// `fadvise_hint=`: the `posix_fadvise` advice for a job's files when
+/// they are opened. fio's default, `1`, advises by the job's pattern:
+/// `POSIX_FADV_RANDOM` for a random job (the kernel reads ahead nothing,
+/// so a buffered random read costs the device one block, as fio measures
+/// it) and `POSIX_FADV_SEQUENTIAL` otherwise.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FadviseHint {
+    /// `0`: no advice.
+    None,
+    /// `1`: random or sequential, by the job's pattern.
+    #[default]
+    Pattern,
+    Random,
+    Sequential,
+    Noreuse,
 }
 
 /// `verify=`: how written data is checked when read back (fio's names).

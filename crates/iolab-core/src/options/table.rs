@@ -388,8 +388,20 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         default: Value("1"),
         unit: "",
         help: "Drop the files' cached pages (posix_fadvise DONTNEED) when a worker opens \
-               them, so buffered reads start from the device (fio's default). Dirty pages \
-               stay until written back.",
+               them and again at the start of every later pass (a time_based run wrapping \
+               around, each of loops), so buffered reads come from the device, as fio's \
+               default does. Dirty pages stay until written back.",
+    },
+    OptionDef {
+        name: "fadvise_hint",
+        set: |d, v| put(&mut d.engine.fadvise_hint, v.wrap(values::parse_fadvise_hint(v.text()))),
+        aliases: &[],
+        kind: Choice(&["0", "1", "random", "sequential", "noreuse"]),
+        default: Value("1"),
+        unit: "",
+        help: "posix_fadvise advice for each file when a worker opens it, as fio gives it: \
+               1 = random (POSIX_FADV_RANDOM: no read-ahead) for a random job, sequential \
+               otherwise; 0 = none; or random, sequential, noreuse.",
     },
     OptionDef {
         name: "sync",

@@ -131,6 +131,19 @@ pub(super) fn parse_sync(text: &str) -> Result<SyncMode, String> {
     }
 }
 
+/// Parses `fadvise_hint=` (fio's values).
+pub(super) fn parse_fadvise_hint(text: &str) -> Result<crate::job::FadviseHint, String> {
+    use crate::job::FadviseHint;
+    match text.trim() {
+        "0" => Ok(FadviseHint::None),
+        "1" => Ok(FadviseHint::Pattern),
+        "random" => Ok(FadviseHint::Random),
+        "sequential" => Ok(FadviseHint::Sequential),
+        "noreuse" => Ok(FadviseHint::Noreuse),
+        _ => Err("expected 0, 1 (by the job's pattern), random, sequential or noreuse".into()),
+    }
+}
+
 /// Parses `random_distribution=`.
 pub(super) fn parse_distribution(text: &str) -> Result<RandomDistribution, String> {
     let text = text.trim();

@@ -280,7 +280,28 @@ pub fn open(file: &PreparedFile, job: &PreparedJob) -> Result<File, EngineError>
     if job.engine.invalidate {
         drop_cached_pages(&f, path)?;
     }
+    advise(&f, job);
     Ok(f)
+}
+
+/// `fadvise_hint`: the access-pattern advice for the whole file, as fio
+/// gives it when it opens a file (`1`, the default: `POSIX_FADV_RANDOM`
+/// for a random job, so the kernel reads ahead nothing and a buffered
+/// random read costs the device one block). Advice is a hint: as in fio,
+/// a refusal is not the job's error.
+fn advise(f: &File, job: &PreparedJob) {
+    use iolab_core::job::{FadviseHint, Pattern};
+    use std::os::fd::AsRawFd;
+    let random = job.rw.pattern == Pattern::Random;
+    let advice = match job.engine.fadvise_hint {
+        FadviseHint::None => return,
+        FadviseHint::Pattern if random => libc::POSIX_FADV_RANDOM,
+        FadviseHint::Pattern | FadviseHint::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+        FadviseHint::Random => libc::POSIX_FADV_RANDOM,
+        FadviseHint::Noreuse => libc::POSIX_FADV_NOREUSE,
+    };
+    // Safety: advice on an open descriptor; it changes no memory of ours.
+    let _ = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, advice) };
 }
 
 /// `invalidate=1`: drop the file's clean cached pages, as fio does before

@@ -255,7 +255,11 @@ impl<B: Backend> Worker<B> {
         if self.data.phase || self.src.bytes_left == 0 || self.src.ios_left == 0 {
             return None;
         }
+        let passes = self.src.gen.passes_started();
         let u = self.src.gen.next()?;
+        if passes > 0 && self.p.invalidate_passes && self.src.gen.passes_started() != passes {
+            self.drop_cached_for_pass();
+        }
         // A trimwrite's trim rides with its write: io_size and number_ios
         // count the writes only (as fio counts them).
         if u.dir != IoDir::Trim || !self.src.gen.trims_then_writes() {

@@ -169,6 +169,13 @@ struct Params {
     runtime_ns: Option<u64>,
     startdelay_ns: u64,
     ramp_ns: u64,
+    /// `invalidate=1` on buffered I/O: drop the files' cached pages at the
+    /// start of every pass after the first (a time_based run wrapping
+    /// around, each of `loops`), as fio does (its loop_cache_invalidate and
+    /// the reopen of each loop). Without it a buffered time_based read of a
+    /// file the page cache can hold measures the cache after one pass
+    /// where fio measures the device every pass.
+    invalidate_passes: bool,
 }
 
 impl Params {
@@ -191,6 +198,7 @@ impl Params {
             runtime_ns: job.runtime_ns.filter(|&r| r > 0),
             startdelay_ns: job.startdelay_ns,
             ramp_ns: job.ramp_time_ns,
+            invalidate_passes: job.engine.invalidate && !job.direct,
         }
     }
 }
@@ -581,6 +589,19 @@ impl<B: Backend> Worker<B> {
             .and_then(|e| self.limits.errs.verify_failed(e))
         {
             self.error.get_or_insert(e);
+        }
+    }
+
+    /// A pass after the first began: drop the files' cached pages
+    /// ([`Params::invalidate_passes`]). As fio's loop_cache_invalidate, a
+    /// failure is not the job's error (the first drop, at open, reported
+    /// one already). Runs before the pass's first I/O is stamped, so its
+    /// time is the run's, never an I/O's latency.
+    #[cold]
+    #[inline(never)]
+    fn drop_cached_for_pass(&mut self) {
+        for (f, path) in self._files.iter().zip(&self.paths) {
+            let _ = crate::layout::drop_cached_pages(f, path);
         }
     }
 

@@ -73,7 +73,7 @@ def test_single_dash_long_options_as_fio_reads_them():
     assert got[-5:] == ["-o", "out.json", "-h", "--output-format=json", "--bs=4k"]  # short options stay short
     # an option no one knows is a long option too, so the parser names it
     assert single_dash_as_long(["-nosuch=1", "-x", "-lockmem", "1G"]) == ["--nosuch=1", "-x", "--lockmem", "1G"]
-    assert single_dash_as_long(["-results=r", "-offset", "-1", "-2k"]) == ["--results=r", "--offset", "-1", "-2k"]
+    assert single_dash_as_long(["-results=r", "-offset", "-1", "-2k"]) == ["--results=r", "--offset=-1", "-2k"]
 
 
 def test_a_pasted_single_dash_command_runs_as_its_double_dash_twin(tmp_path: Path):
@@ -120,3 +120,24 @@ def test_an_unknown_single_dash_option_is_named(tmp_path: Path):
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False)
     assert r.returncode != 0 and "unknown option 'lockmem'" in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_a_value_is_never_read_as_a_single_dash_option():
+    # fio's getopt gives an option that takes a value the next word, whatever it looks like.
+    got = single_dash_as_long(["--name", "-job", "-rw=read", "-description", "-x y", "--", "-bs=4k"])
+    assert got == ["--name=-job", "--rw=read", "--description=-x y", "--", "-bs=4k"]
+    # -o with its value attached stays short; the whole word a known option is long.
+    own = frozenset({"o", "output", "output-format"})
+    assert single_dash_as_long(["-oresults", "-output-format=json", "-o", "-out"], own) == [
+        "-oresults", "--output-format=json", "-o", "-out",
+    ]  # fmt: skip
+
+
+def test_a_job_named_with_a_leading_dash_through_the_cli(tmp_path: Path):
+    ran = subprocess.run(
+        [sys.executable, "-m", "iolab.cli.main", "run", "--name", "-job", "--ioengine=null", "--size=1m", "--showcmd"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path, check=False,
+    )  # fmt: skip
+    assert ran.returncode == 0 and "--name=-job " in ran.stdout, ran.stdout + ran.stderr
+    assert not list(tmp_path.iterdir()), "nothing written (-job once read as -j -o b)"
+    assert [j.name for j in jobs_from_command_line(single_dash_as_long(["--name", "-job", "-rw=read"]))] == ["-job"]

@@ -249,24 +249,29 @@ def run_mpiexec(argv: list[str], environ: dict[str, str]) -> int:
         environ = {**session_environ(environ, argv, sessions), DONE_VAR: str(done)}
         argv = [argv[0], "-x", DONE_VAR, *argv[1:]]
         proc = subprocess.Popen(argv, env=environ, start_new_session=True)
-        reported_at = None
-        while True:
-            try:
-                return proc.wait(timeout=0.2)
-            except subprocess.TimeoutExpired:
-                pass
-            except KeyboardInterrupt:
-                # mpiexec forwards SIGUSR1 to the ranks: they stop and rank 0 reports (exit 130)
-                os.kill(proc.pid, signal.SIGUSR1)
-                continue
-            if done.is_file() and reported_at is None:
-                reported_at = time.monotonic()
-            if reported_at is not None and time.monotonic() - reported_at > MPIEXEC_GRACE_S:
-                typer.echo("iolab: mpiexec still waits for a lost host's daemon: ending it", err=True)
+        try:
+            reported_at = None
+            while True:
+                try:
+                    return proc.wait(timeout=0.2)
+                except subprocess.TimeoutExpired:
+                    pass
+                except KeyboardInterrupt:
+                    # mpiexec forwards SIGUSR1 to the ranks: they stop and rank 0 reports (exit 130)
+                    os.kill(proc.pid, signal.SIGUSR1)
+                    continue
+                if done.is_file() and reported_at is None:
+                    reported_at = time.monotonic()
+                if reported_at is not None and time.monotonic() - reported_at > MPIEXEC_GRACE_S:
+                    typer.echo("iolab: mpiexec still waits for a lost host's daemon: ending it", err=True)
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+                    _end_local_daemons(proc.pid)
+                    return int(done.read_text() or 1)
+        finally:
+            if proc.poll() is None:  # left by an error: end mpiexec before its session folder goes
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-                _end_local_daemons(proc.pid)
-                return int(done.read_text() or 1)
 
 
 def _end_local_daemons(mpiexec_pid: int) -> None:

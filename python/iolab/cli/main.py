@@ -518,7 +518,9 @@ def main() -> None:
     (:func:`iolab.run.sources.single_dash_as_long`)."""
     args = sys.argv[1:]
     if args[:1] == ["run"]:
-        args = ["run", *single_dash_as_long(args[1:])]
+        params = typer.main.get_command(app).commands["run"].params  # type: ignore[attr-defined]
+        own = frozenset(o.lstrip("-") for p in params if not getattr(p, "is_flag", False) for o in p.opts)
+        args = ["run", *single_dash_as_long(args[1:], own)]
     app(args=args, prog_name="iolab")
 
 

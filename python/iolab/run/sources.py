@@ -26,7 +26,7 @@ from pathlib import Path
 from iolab import _native
 from iolab.errors import JobError
 from iolab.jobs import JobSpec, parse_fio_args, parse_job_file
-from iolab.jobs.cmdline import FIO_PROGRAM_OPTIONS_WITH_VALUE
+from iolab.jobs.cmdline import FIO_PROGRAM_OPTIONS, FIO_PROGRAM_OPTIONS_WITH_VALUE
 from iolab.jobs.extras import EXTRA_OPTIONS
 
 
@@ -49,7 +49,7 @@ def _known() -> frozenset[str]:
     return frozenset([*(n for o in _native.option_table() for n in (o["name"], *o["aliases"])), *extras])
 
 
-def single_dash_as_long(tokens: Sequence[str]) -> list[str]:
+def single_dash_as_long(tokens: Sequence[str], takes_value: frozenset[str] = frozenset()) -> list[str]:
     """``tokens`` with fio's single-dash long options written with two dashes.
 
     fio reads its command line with ``getopt_long_only``, so ``-name=x``,
@@ -62,12 +62,41 @@ def single_dash_as_long(tokens: Sequence[str]) -> list[str]:
     stays a value. A name no one knows (``-lockmem=1G``) becomes a long
     option too, so that the error names it rather than its first letter
     read as a short option.
+
+    Only words in an option's place are read so: the word after an option
+    that takes a value is that value, whatever it looks like (``--name
+    -job``, as fio's getopt gives it), words after ``--`` are left as they
+    are, and ``-oFILE`` (``-o`` with its value attached) stays short unless
+    the whole word is a known option. ``takes_value``: the command's own
+    options that take a value (``o``, ``output``, ...).
     """
+    known = _known() | FIO_PROGRAM_OPTIONS | takes_value
+    values = (_known() - _flags()) | FIO_PROGRAM_OPTIONS_WITH_VALUE | takes_value
     out: list[str] = []
-    for tok in tokens:
+    value_next = False
+    for i, tok in enumerate(tokens):
+        if tok == "--":
+            out.extend(tokens[i:])
+            break
+        if value_next:
+            value_next = False
+            if tok.startswith("-") and out[-1].startswith("--"):
+                out[-1] = f"{out[-1]}={tok}"  # joined: the parser after this one would read -job as -j -o b
+            else:
+                out.append(tok)
+            continue
         name = tok[1:].partition("=")[0]
-        if tok.startswith("-") and not tok.startswith("--") and len(name) > 1 and _OPTION_NAME.fullmatch(name):
+        short_o = name.startswith("o") and name not in known
+        if (
+            tok.startswith("-")
+            and not tok.startswith("--")
+            and len(name) > 1
+            and _OPTION_NAME.fullmatch(name)
+            and not short_o
+        ):
             tok = "-" + tok
+        if tok.startswith("-") and "=" not in tok:
+            value_next = tok.lstrip("-") in values
         out.append(tok)
     return out
 

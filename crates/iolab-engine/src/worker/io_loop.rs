@@ -257,7 +257,7 @@ impl<B: Backend> Worker<B> {
         }
         let passes = self.src.gen.passes_started();
         let u = self.src.gen.next()?;
-        if passes > 0 && self.p.invalidate_passes && self.src.gen.passes_started() != passes {
+        if self.p.invalidate_passes && passes > 0 && self.src.gen.passes_started() != passes {
             self.drop_cached_for_pass();
         }
         // A trimwrite's trim rides with its write: io_size and number_ios

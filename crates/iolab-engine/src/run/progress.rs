@@ -4,7 +4,7 @@
 //! and every job's running totals since the start (measured intervals only,
 //! ramp left out, as in the result): what `--metrics` exports as counters.
 
-use iolab_core::hist::LatHist;
+use iolab_core::hist::{LatHist, PackedHist};
 use iolab_core::job::PreparedJob;
 use iolab_core::stats::IntervalSample;
 
@@ -75,7 +75,13 @@ impl Tracker {
                 }
                 let v = self.view(id);
                 v.bytes_done += sample.dirs.iter().map(|d| d.bytes).sum::<u64>();
-                v.last = Some(sample);
+                let joined = match v.last.as_deref() {
+                    Some(prev) if v.last_ramp == ramp && is_stub_after(prev, &sample) => {
+                        Some(Box::new(joined(prev, &sample)))
+                    }
+                    _ => None,
+                };
+                v.last = Some(joined.unwrap_or(sample));
                 v.last_ramp = ramp;
                 true
             }
@@ -222,5 +228,99 @@ impl JobTotals {
             self.bytes[d] += dir.bytes;
             self.lat_ns[d].merge(&dir.lat_ns.unpack());
         }
+    }
+}
+
+/// A worker's last interval is cut short where its run ends: a stub of a
+/// few I/Os (one slow one, as like as not) whose rate and percentiles say
+/// nothing of the run, yet it is what the live line and `--metrics` show
+/// last. A stub shorter than half the interval before it, and straight
+/// after it, is therefore shown joined to it: the rate over the time both
+/// ran, their histograms merged exactly.
+fn is_stub_after(prev: &IntervalSample, next: &IntervalSample) -> bool {
+    let len = |s: &IntervalSample| s.end_ns.saturating_sub(s.start_ns);
+    next.start_ns == prev.end_ns && len(next) < len(prev) / 2
+}
+
+fn joined(prev: &IntervalSample, next: &IntervalSample) -> IntervalSample {
+    let mut out = prev.clone();
+    out.end_ns = next.end_ns;
+    for (d, n) in out.dirs.iter_mut().zip(&next.dirs) {
+        d.ios += n.ios;
+        d.bytes += n.bytes;
+        let mut h = d.lat_ns.unpack();
+        h.merge(&n.lat_ns.unpack());
+        d.lat_ns = PackedHist::pack(&h);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iolab_core::stats::DirInterval;
+
+    fn sample(start_ns: u64, end_ns: u64, ios: u64, lat_ns: u64) -> Box<IntervalSample> {
+        let mut h = LatHist::new();
+        for _ in 0..ios {
+            h.record(lat_ns);
+        }
+        let read = DirInterval {
+            ios,
+            bytes: ios * 4096,
+            lat_ns: PackedHist::pack(&h),
+        };
+        Box::new(IntervalSample {
+            start_ns,
+            end_ns,
+            dirs: [read, DirInterval::default(), DirInterval::default()],
+        })
+    }
+
+    fn tracker() -> Tracker {
+        let job = iolab_core::job::JobSpec::new("t")
+            .args(["filename=/tmp/x", "size=4m", "rw=randread", "bs=4k"])
+            .prepare()
+            .unwrap();
+        Tracker::new(&[job], &[0], vec![None])
+    }
+
+    fn interval(t: &mut Tracker, s: Box<IntervalSample>) {
+        let id = WorkerId { job: 0, worker: 0 };
+        t.apply(WorkerMsg::Interval {
+            id,
+            sample: s,
+            ramp: false,
+        });
+    }
+
+    #[test]
+    fn a_stub_at_the_end_is_shown_joined_to_the_interval_before_it() {
+        let mut t = tracker();
+        interval(&mut t, sample(0, 1_000_000_000, 1_000_000, 40));
+        // The run ends 0.1 ms later with one I/O that took 300 us.
+        interval(&mut t, sample(1_000_000_000, 1_000_100_000, 1, 300_000));
+        let mut p = Progress::default();
+        t.fill_rates(&[0], &mut p);
+        let secs = 1.0001;
+        assert!(
+            (p.iops[0] - 1_000_001.0 / secs).abs() < 1.0,
+            "{}",
+            p.iops[0]
+        );
+        assert!(p.p50_ns[0] < 1_000, "{}", p.p50_ns[0]);
+        // Counts at both ends: the totals still hold every I/O once.
+        assert_eq!(t.totals[0].ios[0], 1_000_001);
+    }
+
+    #[test]
+    fn a_full_interval_replaces_the_one_before() {
+        let mut t = tracker();
+        interval(&mut t, sample(0, 1_000_000_000, 1_000, 40));
+        interval(&mut t, sample(1_000_000_000, 2_000_000_000, 10, 300_000));
+        let mut p = Progress::default();
+        t.fill_rates(&[0], &mut p);
+        assert!((p.iops[0] - 10.0).abs() < 1e-9, "{}", p.iops[0]);
+        assert!(p.p50_ns[0] > 100_000, "{}", p.p50_ns[0]);
     }
 }

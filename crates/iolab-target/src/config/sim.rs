@@ -210,6 +210,12 @@ mod tests {
         parse_compact(&[spec], server()).unwrap_err().to_string()
     }
 
+    fn parse(spec: &str) -> Result<(), String> {
+        parse_compact(&[spec], server())
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
     #[test]
     fn specs_build_the_disks_and_their_data_reads_back() {
         let spec = parse_compact(
@@ -286,5 +292,47 @@ mod tests {
             assert!(e.contains(want), "{spec}: {e}");
             assert_eq!(e.lines().count(), 1, "{e}");
         }
+    }
+
+    /// The refusal names the least op and capacity that fit, and each fits.
+    #[test]
+    fn too_little_spare_names_the_op_and_capacity_that_fit() {
+        let e = err("d=sim-ssd,capacity=1g,op=2%");
+        assert!(e.contains("gives 2;"), "{e}");
+        let op = e
+            .split("raise op to ")
+            .nth(1)
+            .and_then(|r| r.split('%').next())
+            .unwrap();
+        let cap = e
+            .split("capacity to ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .unwrap();
+        assert!(
+            parse(&format!("d=sim-ssd,capacity=1g,op={op}%")).is_ok(),
+            "{e}"
+        );
+        assert!(
+            parse(&format!("d=sim-ssd,capacity={cap}m,op=2%")).is_ok(),
+            "{e}"
+        );
+        // 0.1 % less op, or one block per plane less capacity, does not fit.
+        let less: f64 = op.parse::<f64>().unwrap() - 0.1;
+        assert!(
+            parse(&format!("d=sim-ssd,capacity=1g,op={less:.1}%")).is_err(),
+            "{e}"
+        );
+        let less_cap = cap.parse::<u64>().unwrap() - 16;
+        assert!(
+            parse(&format!("d=sim-ssd,capacity={less_cap}m,op=2%")).is_err(),
+            "{e}"
+        );
+        // Where no op up to 100 % fits, only capacity is offered.
+        let e = err("d=sim-ssd,capacity=4m");
+        assert!(
+            e.contains("raise capacity to 384 MiB") && !e.contains("raise op"),
+            "{e}"
+        );
     }
 }

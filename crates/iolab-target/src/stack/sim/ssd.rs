@@ -118,6 +118,64 @@ impl SsdParams {
         per_plane.ceil() as u32
     }
 
+    /// Spare blocks per plane beyond the user data's, and how many GC needs.
+    fn spare_blocks(&self) -> (f64, u32) {
+        let user_per_plane =
+            self.user_pages() as f64 / f64::from(self.plane_count() * self.pages_per_block);
+        let spare = f64::from(self.blocks_per_plane()) - user_per_plane.ceil();
+        (spare, GC_RESERVE + 2)
+    }
+
+    fn gc_has_room(&self) -> bool {
+        let (spare, need) = self.spare_blocks();
+        spare >= f64::from(need)
+    }
+
+    /// The refusal with its figures: what each plane has, what it needs, and
+    /// the least `op` (this capacity) or `capacity` (this op) that gives it,
+    /// each found by trying the model's own sizing (0.1 % steps of op; steps
+    /// of one block per plane of capacity).
+    fn too_little_spare(&self) -> String {
+        let (spare, need) = self.spare_blocks();
+        let block_bytes = self.page_bytes * u64::from(self.pages_per_block);
+        let mib = |b: u64| b as f64 / f64::from(1u32 << 20);
+        let mut msg = format!(
+            "too little spare for GC: each of the {} planes needs {need} spare blocks of {:.2} MiB; \
+             capacity {:.1} MiB at op {:.1}% gives {spare}",
+            self.plane_count(),
+            mib(block_bytes),
+            mib(self.capacity_bytes),
+            self.op * 100.0,
+        );
+        // The spec's op is a fraction up to 100 % (config::params).
+        let least_op = (10..=1000)
+            .map(|m| f64::from(m) / 1000.0)
+            .find(|&op| SsdParams { op, ..self.clone() }.gc_has_room());
+        if let Some(op) = least_op {
+            msg += &format!("; raise op to {:.1}% or more", op * 100.0);
+        }
+        let step = block_bytes * u64::from(self.plane_count());
+        let least_capacity = (1..=(64u64 << 30) / step)
+            .map(|n| n * step)
+            .filter(|&c| c > self.capacity_bytes)
+            .find(|&c| {
+                SsdParams {
+                    capacity_bytes: c,
+                    ..self.clone()
+                }
+                .gc_has_room()
+            });
+        match (least_op.is_some(), least_capacity) {
+            (true, Some(c)) => msg += &format!(" (or capacity to {:.0} MiB)", mib(c).ceil()),
+            (false, Some(c)) => {
+                msg += &format!("; raise capacity to {:.0} MiB or more", mib(c).ceil())
+            }
+            (true, None) => {}
+            (false, None) => msg += "; use fewer channels, dies or planes, or smaller blocks",
+        }
+        msg
+    }
+
     /// Refuse settings the model cannot take; the message names the key.
     pub fn check(&self) -> Result<(), (&'static str, String)> {
         if !self.page_bytes.is_power_of_two() || !(512..=65536).contains(&self.page_bytes) {
@@ -139,16 +197,8 @@ impl SsdParams {
                 return Err((k, format!("{v} is not in 1..=1024")));
             }
         }
-        let user_per_plane =
-            self.user_pages() as f64 / f64::from(self.plane_count() * self.pages_per_block);
-        if f64::from(self.blocks_per_plane()) < user_per_plane.ceil() + f64::from(GC_RESERVE + 2) {
-            return Err((
-                "op",
-                format!(
-                    "too little spare for GC: each plane needs {} spare blocks (raise op or capacity)",
-                    GC_RESERVE + 2
-                ),
-            ));
+        if !self.gc_has_room() {
+            return Err(("op", self.too_little_spare()));
         }
         if self.channel_bytes_per_s <= 0.0 {
             return Err(("channel_rate", "must be > 0".into()));

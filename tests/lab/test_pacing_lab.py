@@ -18,7 +18,7 @@ from iolab.cli.lab_pacing import parse_tests
 from iolab.lab.pacing import build_report
 from iolab.lab.pacing import verdicts as V
 from iolab.lab.pacing.render import RENDERERS
-from iolab.lab.pacing.run import Point, Settings, depths, measure_point, points, target_toml
+from iolab.lab.pacing.run import Point, Settings, depths, host_jobs, measure_point, points, target_toml
 from iolab.lab.pacing.seed import BY_NUMBER
 
 DATA = Path(__file__).parent / "data" / "pacing_quick.json"
@@ -171,6 +171,19 @@ def test_each_test_builds_its_stack(tmp_path: Path) -> None:
     assert "pacing = { buffers = 96, cache = 6" in target_toml(BY_NUMBER[16], p)
     null = target_toml(BY_NUMBER[1], Point(1, "", 8, 8, None, 16))
     assert "count = 1" in null and "pacing" not in null
+    null = _native.Target(target_toml(BY_NUMBER[2], p), [], listen=f"unix:{tmp_path / 'n.sock'}")
+    assert all("link" in stack for _, _, stack, _ in null.exports()), null.exports()
+
+
+def test_null_tests_keep_two_q_in_flight_in_the_target() -> None:
+    """The null exports' ceiling is a wire in the target (the seed's), not a
+    cap in the clients: at QD 8 per host the pool holds all 2 x 8 requests at
+    once. A client-side rate= cap (the old design) holds them back in the
+    clients, and the pool's high-water mark stays well below 16."""
+    p = Point(4, "", 8, 8, (96, 6), 16)
+    assert not any(k == "rate" for j in host_jobs(BY_NUMBER[4], p, Path("/s"), 1) for k, _ in j.options)
+    r = measure_point(p, Settings(quick=True, runtime_s=0.6))
+    assert r["server"]["pacing"]["in_use_max"] >= 16, r["server"]
 
 
 def test_quick_points_and_the_test_option() -> None:

@@ -117,8 +117,8 @@ def _head(report: Json) -> list[str]:
         f"{'quick' if report['quick'] else 'full'} run; runtime {report['runtime_s']} s per point (longer at deep QD), "
         f"test 6 repeats {report['repeats6']}; initiators: {report['initiators']}",
         f"simulated NVMe: {st['nvme']} (16 drives, ceiling {st['ceiling_mib_s']} MiB/s); "
-        f"delay {st['delay']} (the seed's 1 ms x {st['time_scale']}); null exports capped at "
-        f"{st['null_rate_mib_s']} MiB/s in all (the seed's wire); pacing retry rule: {st['retry']}",
+        f"delay {st['delay']} (the seed's 1 ms x {st['time_scale']}); null exports share one "
+        f"{st['null_rate_mib_s']} MiB/s link in the target (the seed's wire); pacing retry rule: {st['retry']}",
     ]
 
 

@@ -305,3 +305,14 @@ def test_bad_options_are_one_clear_line(tmp_path: Path) -> None:
     ):
         res = subprocess.run(base + extra, capture_output=True, text=True, timeout=60)
         assert res.returncode != 0 and want in res.stderr, res.stderr
+
+
+def test_parts_that_disagree_each_say_their_verdict() -> None:
+    """A claim contradicted in one direction and inconclusive in the other
+    names which part did what; parts that agree read as before."""
+    from iolab.lab.fio_study.evidence import CONTRADICTED, INCONCLUSIVE, SUPPORTED, combine
+
+    v, text = combine([(CONTRADICTED, "read IOPS falls"), (INCONCLUSIVE, "write IOPS flat")])
+    assert v == CONTRADICTED
+    assert text == "read IOPS falls [contradicted]; write IOPS flat [inconclusive]"
+    assert combine([(SUPPORTED, "a"), (SUPPORTED, "b")]) == (SUPPORTED, "a; b")

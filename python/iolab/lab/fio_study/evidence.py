@@ -116,7 +116,10 @@ def combine(parts: list[tuple[str, str]]) -> tuple[str, str]:
     """(verdict, evidence) of several (verdict, evidence) parts: contradicted
     if any part is, supported only if every part is."""
     verdicts = [v for v, _ in parts]
-    text = "; ".join(e for _, e in parts)
+    # Where the parts disagree, each says its own verdict, so a claim
+    # contradicted by one direction and flat or unclear in another says which.
+    mixed = len(set(verdicts)) > 1
+    text = "; ".join(f"{e} [{v}]" if mixed else e for v, e in parts)
     if CONTRADICTED in verdicts:
         return CONTRADICTED, text
     if verdicts and all(v == SUPPORTED for v in verdicts):

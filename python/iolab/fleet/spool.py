@@ -20,12 +20,15 @@ DEFAULT_ROOT = Path(tempfile.gettempdir()) / "iolab-fleet"
 
 
 def run_id(kind: str, now: Optional[float] = None) -> str:
-    """A spool folder's name: ``KIND-YYYYmmdd-HHMMSS-PID`` (rank 0's PID).
-    Runs on one machine share the spool root: the PID keeps two started in
-    the same second apart (spools are appended to)."""
+    """A spool folder's name: ``KIND-YYYYmmdd-HHMMSS-PID-XXXX`` (rank 0's
+    PID, four random hex digits). Runs on one machine share the spool root:
+    the PID keeps two started in the same second apart (spools are appended
+    to), and the random part two in containers that share /tmp but not PIDs."""
+    import secrets
     import time
 
-    return time.strftime(f"{kind}-%Y%m%d-%H%M%S", time.localtime(now)) + f"-{os.getpid()}"
+    stamp = time.strftime(f"{kind}-%Y%m%d-%H%M%S", time.localtime(now))
+    return f"{stamp}-{os.getpid()}-{secrets.token_hex(2)}"
 
 
 class Spool:

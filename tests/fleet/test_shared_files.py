@@ -170,3 +170,18 @@ def test_the_users_session_folder_is_kept(tmp_path: Path) -> None:
         assert session_environ(chosen, ["mpiexec"], base) == chosen  # Open MPI refuses both together
     argv = ["mpiexec", "--prtemca", "prte_tmpdir_base", "/x"]
     assert SESSION_BASE_VAR not in session_environ({}, argv, base)
+    # In the user's MCA parameter file (Open MPI refused the launch: "a global
+    # tmpdir base ... values for the local and/or remote tmpdir base were also given").
+    home = tmp_path / "home"
+    (home / ".prte").mkdir(parents=True)
+    (home / ".prte" / "mca-params.conf").write_text("# mine\nprte_tmpdir_base = /scratch/me  # fast disk\n")
+    assert SESSION_BASE_VAR not in session_environ({"HOME": str(home)}, ["mpiexec"], base)
+    (home / ".prte" / "mca-params.conf").write_text("# prte_tmpdir_base = /old\nprte_remote_tmpdir_base = /r\n")
+    assert session_environ({"HOME": str(home)}, ["mpiexec"], base)[SESSION_BASE_VAR] == str(base)
+    # The installation's file, beside the mpiexec that runs.
+    prefix = tmp_path / "prefix"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "etc").mkdir()
+    (prefix / "bin" / "mpiexec").write_text("")
+    (prefix / "etc" / "prte-mca-params.conf").write_text("prte_local_tmpdir_base=/site\n")
+    assert SESSION_BASE_VAR not in session_environ({}, [str(prefix / "bin" / "mpiexec")], base)

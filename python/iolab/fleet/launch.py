@@ -90,14 +90,52 @@ def session_environ(environ: Mapping[str, str], argv: Sequence[str], base: Path)
     created exclusively). A fleet on one machine failed that way whenever
     its launcher drew the PID of a launcher killed before it. Where the user
     chose the folder (``prte_tmpdir_base`` or ``prte_local_tmpdir_base``, in
-    the environment or as an mpiexec argument), theirs is kept: Open MPI
-    refuses the two together.
+    the environment, as an mpiexec argument, or in an MCA parameter file:
+    :func:`param_files`), theirs is kept: Open MPI refuses the two together.
     """
-    chosen = [k for k in environ if k.endswith(("prte_tmpdir_base", "prte_local_tmpdir_base"))]
-    chosen += [a for a in argv if "prte_tmpdir_base" in a or "prte_local_tmpdir_base" in a]
+    chosen = [k for k in environ if k.endswith(_CHOSEN_KEYS)]
+    chosen += [a for a in argv if any(k in a for k in _CHOSEN_KEYS)]
+    chosen += [str(f) for f in param_files(environ, argv[0] if argv else "mpiexec") if _file_chooses(f)]
     if chosen:
         return dict(environ)
     return {**environ, SESSION_BASE_VAR: str(base)}
 
 
-__all__ = ["COMMANDS", "SESSION_BASE_VAR", "find_mpiexec", "launch_environ", "mpiexec_command", "session_environ"]
+_CHOSEN_KEYS = ("prte_tmpdir_base", "prte_local_tmpdir_base")
+
+
+def param_files(environ: Mapping[str, str], mpiexec: str) -> list[Path]:
+    """The MCA parameter files Open MPI's launcher reads: the user's
+    (``~/.prte/mca-params.conf``) and its installation's
+    (``PREFIX/etc/prte-mca-params.conf``, PREFIX the folder above mpiexec's)."""
+    files = []
+    if environ.get("HOME"):
+        files.append(Path(environ["HOME"]) / ".prte" / "mca-params.conf")
+    found = mpiexec if os.sep in mpiexec else shutil.which(mpiexec, path=environ.get("PATH"))
+    if found:
+        files.append(Path(found).resolve().parent.parent / "etc" / "prte-mca-params.conf")
+    return files
+
+
+def _file_chooses(path: Path) -> bool:
+    """Whether an MCA parameter file sets the session folder's base."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return False
+    for line in text.splitlines():
+        key = line.split("#", 1)[0].split("=", 1)[0].strip()
+        if key in _CHOSEN_KEYS:
+            return True
+    return False
+
+
+__all__ = [
+    "COMMANDS",
+    "SESSION_BASE_VAR",
+    "find_mpiexec",
+    "launch_environ",
+    "mpiexec_command",
+    "param_files",
+    "session_environ",
+]

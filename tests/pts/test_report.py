@@ -17,7 +17,9 @@ from iolab.pts.steady import window
 from tests.report.chromium_check import check_rendered
 
 
-def _doc(name: str, value: Callable[[int, int], float], rounds: int = 5) -> dict[str, Any]:
+def _doc(
+    name: str, value: Callable[[int, int], float], rounds: int = 5, capacity_bytes: int = 1 << 30
+) -> dict[str, Any]:
     test = pts_test(name, quick=True)
     stages = []
     first = 1
@@ -34,12 +36,13 @@ def _doc(name: str, value: Callable[[int, int], float], rounds: int = 5) -> dict
                                           1_000_000_000, {"read": ios, "write": ios}, {"read": ios * 4096,
                                           "write": ios * 4096}, {"read": h, "write": h})  # fmt: skip
             out.rounds.append(this)
+            out.written_bytes += sum(c.bytes["write"] for c in this.values())
             out.windows.append(window(out.tracking()))
         stages.append(out)
     settings = PtsSettings(name, quick=True)
-    resolved = Resolved("2s", 10, 1 << 30, 4.0, ["rounds of 2s per cell (the spec: 60s)"])
-    target = Target("nbd", "nbd://h/e", 1 << 30)
-    return outcome_json(test, settings, target, resolved, Purged("nbd TRIM", 1 << 30), stages, 0)
+    resolved = Resolved("2s", 10, capacity_bytes, 4.0, ["rounds of 2s per cell (the spec: 60s)"])
+    target = Target("nbd", "nbd://h/e", capacity_bytes)
+    return outcome_json(test, settings, target, resolved, Purged("nbd TRIM", capacity_bytes), stages, 0)
 
 
 def test_iops_table_is_mix_by_block_size() -> None:
@@ -79,3 +82,14 @@ def test_the_html_page_draws_its_charts(tmp_path: Path) -> None:
     page = tmp_path / "pts.html"
     page.write_text(format_pts_html(_doc("dirth", lambda i, r: 100.0 + i)))
     check_rendered(page, tmp_path)  # the steady-state plot and the histograms, drawn, no JS error
+
+
+def test_wsat_says_why_it_ended() -> None:
+    """WSAT ends at 4x the capacity written or at its round limit; the line says which."""
+    # 500 writes of 4 KiB a round: 2,048,000 bytes; 4 rounds of a 2,000,000-byte capacity is 4.10x.
+    text = format_pts_text(_doc("wsat", lambda i, r: 1000.0, rounds=4, capacity_bytes=2_000_000))
+    assert "wsat: 4 rounds, 8192000 bytes written (4.10x the capacity; ended at 4x the capacity written)" in text
+    text = format_pts_text(_doc("wsat", lambda i, r: 1000.0, rounds=10))
+    assert "(0.02x the capacity; ended at the 10-round limit, before 4x)" in text
+    text = format_pts_text(_doc("wsat", lambda i, r: 1000.0, rounds=3))
+    assert "(0.01x the capacity); fresh" in text  # neither: an interrupted run says no reason

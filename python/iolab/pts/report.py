@@ -51,7 +51,18 @@ def verdict_lines(doc: Json) -> list[str]:
         w = st["window"]
         if st["until_written"]:
             fob = st["rounds"][0]["tracking"]
-            head = f"{st['name']}: {n} rounds, {st['written_bytes']} bytes written; fresh {_num(fob / scale)} {name}"
+            fills, cap = doc.get("wsat_fills"), doc["capacity_bytes"]
+            done = fills is not None and st["written_bytes"] >= fills * cap
+            if done:
+                ended = f"; ended at {fills:g}x the capacity written"
+            elif n >= doc["max_rounds"]:
+                ended = f"; ended at the {n}-round limit, before {fills:g}x"
+            else:
+                ended = ""
+            head = (
+                f"{st['name']}: {n} rounds, {st['written_bytes']} bytes written "
+                f"({st['written_bytes'] / cap:.2f}x the capacity{ended}); fresh {_num(fob / scale)} {name}"
+            )
             if w is None:
                 out.append(f"{head}; fewer than {doc['rule']['rounds']} rounds: no window")
             else:

@@ -39,19 +39,22 @@ it and the first breaking it (where the latency-load curve fitted so far
 crosses the SLO, or the middle) until they are --resolution apart. Each
 value runs --repeats times; the two that give the answer run more (up to
 --max-repeats) while the SLO threshold lies inside the 95 % interval of
-their figure. A second --axis NAME=V1,V2,...
-makes a grid: the search along the first axis for each value listed,
-the frontier row by row and the best point (most IOPS) meeting the SLO.
+their figure. A second --axis NAME=V1,V2,... makes a grid: the search
+along the first axis for each value listed, the frontier row by row and
+the best point (most IOPS) meeting the SLO.
+
 SLO: clauses joined by 'and':
-\\[read.|write.]\\[lat.|clat.]pPCT<DURATION (p50 … p99.99, the percentiles
-iolab records; both directions together when none is named) and
-\\[read.|write.]iops>N. Every run is a point of RESULTS/<name>/, a sweep
-directory (`iolab report` reads it), with the answer in find.json; the
-same command resumes a stopped search and reuses what it measured. The
-job (JOB...) is one job, as fio options or a job file, or a plan file (TOML, its
-\\[base] job, without \\[axes]). On a fleet (`iolab fleet -n N find ...`)
-every run runs on every rank and the SLO must hold on each host and on
-the exact total. See docs/plans.md.
+\\[read.|write.]\\[lat.|clat.]pPCT<DURATION (p50 … p99.99, the
+percentiles iolab records; both directions together when none is named)
+and \\[read.|write.]iops>N.
+
+Every run is a point of RESULTS/<name>/, a sweep directory (`iolab
+report` reads it), with the answer in find.json; the same command
+resumes a stopped search and reuses what it measured. The job (JOB...)
+is one job, as fio options or a job file, or a plan file (TOML, its
+\\[base] job, without \\[axes]). On a fleet (`iolab fleet -n N find
+...`) every run runs on every rank and the SLO must hold on each host
+and on the exact total. See docs/plans.md.
 """
 
 

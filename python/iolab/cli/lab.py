@@ -77,8 +77,10 @@ def raid(
         ),
     ] = False,
 ) -> None:
-    """Seed 003's labs 1B, 1C, 1D, 2A, 2B against a simulated 6-drive RAID 5
-    (or real storage), each table beside the workbook's reference values."""
+    """Seed 003: labs 1B-2B on a simulated 6-drive RAID 5 (or real storage), beside the workbook's values.
+
+    Labs 1B, 1C, 1D, 2A and 2B, each table beside the workbook's reference
+    values."""
     if device is not None and uri is not None:
         _usage("--device and --uri: give one of the two")
     if output is not None and not output.parent.is_dir():
@@ -157,9 +159,11 @@ def fio_study(
         bool, typer.Option("--restart", help="Discard the sweeps already in --results and run them again.")
     ] = False,
 ) -> None:
-    """Seed 002 (fio on one SSD): its three sweeps (block size, read/write mix,
-    queue depth) with its commands as written, its tables beside the measured
-    figures, its own figures checked, and a verdict on each statement of its analysis."""
+    """Seed 002 (fio on one SSD): its three sweeps beside its tables, and a verdict on each statement.
+
+    The block size, read/write mix and queue depth sweeps with its
+    commands as written, its tables beside the measured figures, its own
+    figures checked, and a verdict on each statement of its analysis."""
     if (directory is not None) + (device is not None) + sim > 1:
         _usage("--dir, --device and --sim: give one of the three", "fio-study")
     if directory is not None and not directory.is_dir():

@@ -85,10 +85,12 @@ def fleet(
         typer.Option("--uri", help="A real NBD server instead ({rank} gives each VM its own export); never written."),
     ] = None,
 ) -> None:
-    """Seed 001 (VM Fleet on Storage Spaces Direct): N VMs as MPI ranks on
-    nodes, 512 KiB random read at QD 3 each under its own QoS limit, against
-    a 3-way mirror of simulated SSDs per node; a live cluster view, then the
-    post's figures beside the measured ones and a verdict on each claim."""
+    """Seed 001 (VM Fleet on Storage Spaces Direct): VMs as MPI ranks, the post's figures and a verdict on each.
+
+    N VMs as MPI ranks on nodes, 512 KiB random read at QD 3 each under
+    its own QoS limit, against a 3-way mirror of simulated SSDs per node;
+    a live cluster view, then the post's figures beside the measured ones
+    and a verdict on each claim."""
     if output is not None and not output.parent.is_dir():
         _usage(f"--output: directory {output.parent} does not exist", "fleet")
     if uri is not None and vm_size is not None:

@@ -49,10 +49,11 @@ def pacing(
         Optional[int], typer.Option("--repeats", help="Test 6's repeats per QD (default 10, quick 3).", min=2)
     ] = None,
 ) -> None:
-    """Seed 004: IO pacing (a shared buffer pool with per-thread caches) in an
-    NVMe-oF target, two initiators, tests 1-16, against simulated NVMe, null,
-    split and delayed stacks; the seed's tables beside the measured ones and a
-    verdict on each finding."""
+    """Seed 004 (IO pacing in an NVMe-oF target): tests 1-16 beside its tables, and a verdict on each finding.
+
+    IO pacing is a shared buffer pool with per-thread caches; two
+    initiators; simulated NVMe, null, split and delayed stacks; the seed's
+    tables beside the measured ones and a verdict on each finding."""
     try:
         tests = parse_tests(test)
     except ValueError as e:

@@ -88,9 +88,10 @@ def wire(
         ),
     ] = None,
 ) -> None:
-    """Seed 000 (SMB Direct file server): Tables 1-4 beside the measured
-    ones (client, server and wire latency; scaling; c/B; %CPU), and a
-    verdict on each of the paper's claims."""
+    """Seed 000 (SMB Direct file server): Tables 1-4 beside the measured ones, and a verdict on each claim.
+
+    Client, server and wire latency; scaling; c/B; %CPU; and a verdict on
+    each of the paper's claims."""
     if output is not None and not output.parent.is_dir():
         _usage(f"--output: directory {output.parent} does not exist", "wire")
     if target_stats is not None and uri is None:

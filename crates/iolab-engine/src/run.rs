@@ -403,6 +403,9 @@ impl Run {
             }
         }
         self.take_msgs(first);
+        if let Some(c) = self.cumulative.as_mut() {
+            c.take();
+        }
         let st = *self.coord.lock().unwrap_or_else(|p| p.into_inner());
         self.tracker
             .progress(&self.cfg.jobs, self.group_count(), st, started)

@@ -46,7 +46,9 @@ impl Cumulative {
         self.tx.clone()
     }
 
-    fn take(&mut self) {
+    /// Keep the latest of what the workers sent (each poll does, so at
+    /// most an interval's worth waits in the channel).
+    pub fn take(&mut self) {
         while let Ok((id, r)) = self.rx.try_recv() {
             if let Some(slot) = self
                 .latest

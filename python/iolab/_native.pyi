@@ -144,6 +144,7 @@ class Run:
         host_index: int = 0,
         interval_log: Optional[str | os.PathLike[str]] = None,
         per_worker_intervals: bool = False,
+        snapshots: bool = False,
     ) -> Run: ...
     def layout_notes(self) -> list[str]:
         """What layout did, one line each."""
@@ -153,6 +154,11 @@ class Run:
 
     def poll(self, timeout_s: float) -> dict[str, Any]:
         """Latest progress; waits up to ``timeout_s`` for a new interval."""
+
+    def snapshot(self) -> str:
+        """The result so far as JSON (the form ``wait`` returns, no series):
+        every worker's measured window up to the last interval it closed,
+        or its end. Needs ``snapshots=True``."""
 
     def stop(self) -> None:
         """Ask every worker to stop now; the result covers what was done."""

@@ -110,8 +110,8 @@ def test_a_program_option_takes_the_next_word_and_is_named():
     # Not a job file "1": the error names the option, with what to do.
     files, options = split_command_line(["--name=x", "--status-interval", "1", "--eta-newline", "5s"])
     assert files == [] and options == ["--name=x", "--status-interval=1", "--eta-newline=5s"]
-    with pytest.raises(JobError, match=r"--status-interval is an option of the fio program .*--results ROOT"):
-        jobs_from_command_line(["--name=x", "--status-interval", "1"])
+    with pytest.raises(JobError, match=r"--debug is an option of the fio program .*debug tracing is not offered"):
+        jobs_from_command_line(["--name=x", "--debug", "io"])
 
 
 def test_an_unknown_single_dash_option_is_named(tmp_path: Path):

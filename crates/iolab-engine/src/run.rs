@@ -15,7 +15,8 @@
 //!
 //! Submodules: [`coordinator`] (the thread that runs the groups),
 //! [`progress`] (poll's merged view), [`host`] (host facts), `notes` (what
-//! the backends said, once per line and named by job where jobs differ).
+//! the backends said, once per line and named by job where jobs differ),
+//! `snapshot` (the result so far, for interim reports: [`Run::snapshot`]).
 
 pub mod coordinator;
 pub mod host;
@@ -23,6 +24,7 @@ mod nbd;
 mod notes;
 pub mod progress;
 mod setup;
+mod snapshot;
 mod stream;
 mod zones;
 
@@ -151,6 +153,8 @@ pub struct Run {
     unlink: Vec<std::path::PathBuf>,
     /// The interval log, when the run streams its intervals.
     streaming: Option<stream::Streaming>,
+    /// The workers' results so far, when interim reports were asked for.
+    cumulative: Option<snapshot::Cumulative>,
 }
 
 /// fio's `thread_number` for seeds: workers numbered across the run, job
@@ -193,6 +197,7 @@ impl Run {
             anchor: (0, 0),
             unlink,
             streaming: None,
+            cumulative: None,
         })
     }
 
@@ -227,6 +232,40 @@ impl Run {
         specs.iter_mut().for_each(|s| s.keep_series = false);
         self.streaming = Some(stream::Streaming::new(path, per_worker));
         Ok(())
+    }
+
+    /// Have every worker send its result so far at each measured interval
+    /// and at its end, for [`Run::snapshot`]. Before [`Run::start`].
+    pub fn report_cumulative(&mut self) -> Result<(), EngineError> {
+        let State::Prepared(specs) = &mut self.state else {
+            return Err(EngineError::Lifecycle(
+                "report_cumulative must be called before start".into(),
+            ));
+        };
+        let c = snapshot::Cumulative::new(&self.cfg);
+        specs
+            .iter_mut()
+            .for_each(|s| s.cumulative = Some(c.sender()));
+        self.cumulative = Some(c);
+        Ok(())
+    }
+
+    /// The run's result so far, in the form [`Run::finish`] gives (see
+    /// `snapshot`): every worker's measured window up to the last interval
+    /// it closed (or its end), no series, no per-group CPU window.
+    pub fn snapshot(&mut self) -> Result<RunResult, EngineError> {
+        if !matches!(self.state, State::Started { .. }) {
+            return Err(EngineError::Lifecycle(
+                "snapshot called before start (or after the end)".into(),
+            ));
+        }
+        let start_unix_ns = self.start_unix_ns();
+        let Some(c) = self.cumulative.as_mut() else {
+            return Err(EngineError::Lifecycle(
+                "snapshot needs report_cumulative before start".into(),
+            ));
+        };
+        Ok(c.result(&self.cfg, &self.groups, self.notes.clone(), start_unix_ns))
     }
 
     /// Take the workers' messages waiting (the stream first, then the view).
@@ -364,6 +403,9 @@ impl Run {
             }
         }
         self.take_msgs(first);
+        if let Some(c) = self.cumulative.as_mut() {
+            c.take();
+        }
         let st = *self.coord.lock().unwrap_or_else(|p| p.into_inner());
         self.tracker
             .progress(&self.cfg.jobs, self.group_count(), st, started)

@@ -50,8 +50,9 @@ impl PyRun {
     /// `interval_log`: stream the measured intervals to this interval log
     /// (`.hlog`) instead of keeping them in the result
     /// ([`Run::stream_intervals`]); `per_worker_intervals`: each worker's
-    /// too, not only each job's workers merged.
-    #[pyo3(signature = (jobs, interval_ns = 1_000_000_000, allow_overwrite = false, host = None, host_index = 0, interval_log = None, per_worker_intervals = false))]
+    /// too, not only each job's workers merged. `snapshots`: keep every
+    /// worker's result so far, for `snapshot` ([`Run::report_cumulative`]).
+    #[pyo3(signature = (jobs, interval_ns = 1_000_000_000, allow_overwrite = false, host = None, host_index = 0, interval_log = None, per_worker_intervals = false, snapshots = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -62,6 +63,7 @@ impl PyRun {
         host_index: u32,
         interval_log: Option<std::path::PathBuf>,
         per_worker_intervals: bool,
+        snapshots: bool,
     ) -> PyResult<Self> {
         if per_worker_intervals && interval_log.is_none() {
             return Err(PyValueError::new_err(
@@ -88,6 +90,9 @@ impl PyRun {
         if let Some(path) = interval_log {
             run.stream_intervals(&path, per_worker_intervals)
                 .map_err(engine_error)?;
+        }
+        if snapshots {
+            run.report_cumulative().map_err(engine_error)?;
         }
         Ok(PyRun {
             run: Mutex::new(Some(run)),
@@ -119,6 +124,15 @@ impl PyRun {
         let progress = gil::released(py, || self.lock().as_mut().map(|run| run.poll(timeout)));
         let progress = progress.ok_or_else(waited)?;
         Ok(pythonize::pythonize(py, &progress)?)
+    }
+
+    /// The result so far as JSON (the form `wait` returns; no series):
+    /// every worker's measured window up to the last interval it closed,
+    /// or its end. Needs `snapshots=True`.
+    fn snapshot(&self, py: Python<'_>) -> PyResult<String> {
+        let result = gil::released(py, || self.lock().as_mut().map(Run::snapshot));
+        let result = result.ok_or_else(waited)?.map_err(engine_error)?;
+        serde_json::to_string(&result).map_err(|e| json_error("run snapshot", e))
     }
 
     /// Ask every worker to stop now; the result covers what was done.

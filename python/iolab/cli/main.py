@@ -35,7 +35,7 @@ from iolab.report.quick import write_quick_report
 from iolab.results.catalog import new_run_dir, save_run
 from iolab.results.fio_logs import write_fio_logs
 from iolab.results.intervals import HLOG_FILE
-from iolab.run.local import RunOutput, partial_output
+from iolab.run.local import RunOutput, StatusReports, partial_output
 from iolab.run.pipeline import RunPipeline, RunSettings, parse_interval_ns
 from iolab.run.progress import ETA_MODES, TerminalProgress, eta_terminal
 from iolab.run.quick import QuickOutput, default_results_path, run_quick
@@ -205,6 +205,15 @@ def run(
             callback=_interval_or_zero,
         ),
     ] = None,
+    status_interval: Annotated[
+        Optional[str],
+        typer.Option(
+            "--status-interval",
+            help="fio's --status-interval: every this often (1s, 500ms; a bare number is seconds) print the whole "
+            "report in each --output-format, cumulative since the start, before the final one.",
+            callback=_interval,
+        ),
+    ] = None,
     append_terse: Annotated[
         bool,
         typer.Option("--append-terse", help="fio's --append-terse: terse v3 output after the chosen format."),
@@ -285,6 +294,7 @@ def run(
                 ("--eta", eta != "auto"),
                 ("--eta-interval", eta_interval is not None),
                 ("--eta-newline", eta_newline is not None),
+                ("--status-interval", status_interval is not None),
                 ("--append-terse", append_terse),
                 ("--max-jobs", max_jobs is not None),
                 ("--alloc-size", alloc_size is not None),
@@ -343,8 +353,18 @@ def run(
     if run_dir is not None:
         run_dir.mkdir(parents=True)  # the interval log goes there as the run goes
 
+    interim_shown = 0
+
+    def show_status(out: RunOutput, number: int) -> None:
+        nonlocal interim_shown
+        render.status_report(out, number, formats, output)
+        interim_shown = number
+
+    if status_interval is not None:
+        settings = replace(settings, status=StatusReports(parse_interval_ns(status_interval), show_status))
+
     def report(out: RunOutput, error: Optional[BaseException]) -> None:
-        render.run_output(out, formats, output, out.observed.get("steadystate"))
+        render.run_output(out, formats, output, out.observed.get("steadystate"), append=interim_shown > 0)
         steady = pipeline.steady_line(out)
         if steady is not None:
             say(steady)

@@ -51,35 +51,67 @@ def output_formats(value: str) -> list[str]:
     return list(dict.fromkeys(OUTPUT_FORMATS[n] for n in names))
 
 
-def formatted(out: RunOutput, output_format: str, fio_extra: Optional[dict[str, Any]] = None) -> str:
+#: The key an interim report (``--status-interval``) has in each JSON
+#: document it is (iolab's and fio's layouts); the final report has none.
+STATUS_KEY = "status_report"
+
+
+def formatted(
+    out: RunOutput, output_format: str, fio_extra: Optional[dict[str, Any]] = None, status: Optional[int] = None
+) -> str:
     """The run's results in ``output_format`` (text, json, fio-json, json+, terse);
-    ``fio_extra``: keys to add to fio JSON entries, by job name (steadystate)."""
+    ``fio_extra``: keys to add to fio JSON entries, by job name (steadystate).
+    ``status``: the number of the interim report ``out`` is (``--status-interval``),
+    said in a JSON document's :data:`STATUS_KEY` and a line above the text;
+    terse lines stay as fio writes them (one per job, report after report)."""
     doc = build_output(out.result_json, out.summary_json)
     wire = wire_section(out)  # iolab run --target-stats
     if wire is not None:
         doc[WIRE_SECTION] = wire
+    mark = None if status is None else {"number": status, "interim": True, "cumulative_since_start": True}
     if output_format == "json":
-        return json.dumps(doc, indent=2) + "\n"
+        return json.dumps(doc if mark is None else {STATUS_KEY: mark, **doc}, indent=2) + "\n"
     if output_format in ("fio-json", "json+"):
         fio = to_fio_json(doc["result"], doc["summary"], plus=output_format == "json+")
         for entry in fio["jobs"]:
             entry.update((fio_extra or {}).get(entry["jobname"], {}))
-        return json.dumps(fio, indent=2) + "\n"
+        return json.dumps(fio if mark is None else {STATUS_KEY: mark, **fio}, indent=2) + "\n"
     if output_format == "terse":
         return to_terse(to_fio_json(doc["result"], doc["summary"]))
-    return format_text(doc)
+    head = "" if status is None else f"status report {status} (interim: cumulative since the start of the run)\n"
+    return head + format_text(doc)
+
+
+def status_report(out: RunOutput, number: int, output_formats: list[str], output: Optional[Path]) -> None:
+    """Interim report ``number`` (``--status-interval``) in each of
+    ``output_formats``, where the final report will go: stdout, or the
+    ``output`` file (started afresh by the first; :func:`run_output` then
+    appends the final report after them)."""
+    text = "".join(formatted(out, f, status=number) for f in output_formats)
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    with output.open("w" if number == 1 else "a") as f:
+        f.write(text)
 
 
 def run_output(
-    out: RunOutput, output_formats: list[str], output: Optional[Path], fio_extra: Optional[dict[str, Any]] = None
+    out: RunOutput,
+    output_formats: list[str],
+    output: Optional[Path],
+    fio_extra: Optional[dict[str, Any]] = None,
+    append: bool = False,
 ) -> None:
     """stdout gets each of ``output_formats`` in turn (as fio prints several);
-    with ``output``, the file gets them and stdout the text summary."""
+    with ``output``, the file gets them and stdout the text summary.
+    ``append``: after what the file has (the interim reports)."""
     text = "".join(formatted(out, f, fio_extra) for f in output_formats)
     if output is None:
         sys.stdout.write(text)
         return
-    output.write_text(text)
+    with output.open("a" if append else "w") as f:
+        f.write(text)
     sys.stdout.write(formatted(out, "text"))
     typer.echo(f"results ({','.join(output_formats)}) written to {output}", err=True)
 

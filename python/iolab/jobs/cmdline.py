@@ -59,8 +59,6 @@ _TRIGGER = "fio's triggers are not offered: stop a run with Ctrl-C or SIGTERM (i
 #: What to do instead, for each fio program option ``iolab run`` does not
 #: take; the others are options of ``iolab run`` itself (``iolab run --help``).
 FIO_PROGRAM_OPTION_ADVICE = {
-    "status-interval": "interim reports are not printed; drop it, or give --results ROOT to keep "
-    "the run's time series (step: --interval) and read it with `iolab report`",
     "debug": "fio's debug tracing is not offered; drop it (iolab notes what layout and the engines do on stderr)",
     "warnings-fatal": "drop it: iolab refuses what it cannot do instead of warning",
     "bandwidth-log": "give the jobs write_bw_log=NAME instead",

@@ -3,7 +3,12 @@
 :func:`run_jobs` is the whole lifecycle for a local run: prepare (the
 native ``Run`` validates the jobs and lays out files), show what layout
 did, start, poll for progress until the end, wait for the result, and
-summarise it. Ctrl-C stops the workers and keeps what was measured so far
+summarise it. With :class:`StatusReports` (fio's ``--status-interval``) the driver
+also hands over, every so often, the run's result *so far* as a
+:class:`RunOutput` of the same form as the final one (the engine's
+``Run.snapshot``: cumulative since the start, ramp left out; see
+crates/iolab-engine/src/run/snapshot.rs), so the same renderers print it.
+Ctrl-C stops the workers and keeps what was measured so far
 (``RunOutput.interrupted`` says so); a second Ctrl-C while the workers
 stop gives up. An error that ends the run early (an I/O error) is raised
 with the results of the work done before it attached:
@@ -19,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +59,10 @@ class RunLike(Protocol):
     def poll(self, timeout_s: float) -> dict[str, Any]: ...
     def stop(self) -> None: ...
     def finished(self) -> bool: ...
+    def snapshot(self) -> str:
+        """The result so far as JSON (a run made with ``snapshots=True``)."""
+        ...
+
     def wait(self) -> str:
         """The result JSON; an error that ended the run early is raised with
         the partial result JSON in its ``result_json`` attribute."""
@@ -107,6 +117,18 @@ class RunOutput:
         """The summary, parsed: ``summary["jobs"][i]["merged"]["read"]["iops"]``, ..."""
         parsed: dict[str, Any] = json.loads(self.summary_json)
         return attach_series(parsed, self.series_dir) if self.series_dir is not None else parsed
+
+
+@dataclass(frozen=True)
+class StatusReports:
+    """fio's ``--status-interval``: every ``every_ns`` of the run (wall
+    clock from its start), ``show`` gets the run's result so far and the
+    report's number (1, 2, ...). Each is cumulative since the start, made
+    of the intervals the workers closed by then (at most one ``interval_ns``
+    behind), so its rates are over the time its I/Os ran."""
+
+    every_ns: int
+    show: Callable[[RunOutput, int], None]
 
 
 def _engine(job: JobLike) -> JobLike:
@@ -180,6 +202,7 @@ def run_jobs(
     prepared: Optional[Sequence[dict[str, Any]]] = None,
     interval_log: Optional[Path] = None,
     per_worker_intervals: bool = False,
+    status: Optional[StatusReports] = None,
 ) -> RunOutput:
     """Run ``specs`` (stonewall groups one after another) and summarise them.
     ``prepared``: the jobs as :func:`prepare_all` gave them, when the caller
@@ -187,6 +210,7 @@ def run_jobs(
     ``interval_log``: stream the measured intervals to this interval log
     (``.hlog``) as the run goes instead of keeping them in the result (each
     job's workers merged; each worker's too with ``per_worker_intervals``).
+    ``status``: interim reports while it runs (:class:`StatusReports`).
 
     Raises ``JobError`` for invalid jobs, ``RefusedError`` when a write
     would destroy data iolab did not create, ``EngineError``/``OSError``
@@ -209,10 +233,12 @@ def run_jobs(
         allow_overwrite=allow_overwrite,
         host=host or socket.gethostname(),
         **streaming,
+        **({"snapshots": True} if status is not None else {}),
     )
     for o in observers:
         o.begin()
-    interrupted, shown = _drive(run, sink, _show_new_notes(run, sink, ()))
+    interim = None if status is None else _Interim(status, ready)
+    interrupted, shown = _drive(run, sink, _show_new_notes(run, sink, ()), interim)
     try:
         result_json = run.wait()
     except Exception as e:
@@ -275,16 +301,51 @@ def _show_new_notes(run: RunLike, sink: ProgressSink, shown: tuple[str, ...]) ->
     return notes
 
 
-def _drive(run: RunLike, sink: ProgressSink, shown: tuple[str, ...]) -> tuple[bool, tuple[str, ...]]:
-    """Start and poll until the end. Returns whether Ctrl-C stopped it, and
-    the notes shown so far."""
+class _Interim:
+    """When the next interim report is due, and how it is made."""
+
+    def __init__(self, status: StatusReports, prepared: tuple[dict[str, Any], ...]):
+        self.status = status
+        self.prepared = prepared
+        self.count = 0
+        self.started_ns = 0
+        self.due_ns = status.every_ns
+
+    def begin(self) -> None:
+        self.started_ns = time.monotonic_ns()
+
+    def poll_s(self) -> float:
+        return min(POLL_S, self.status.every_ns / 1e9)
+
+    def maybe_show(self, run: RunLike, shown: tuple[str, ...]) -> None:
+        elapsed_ns = time.monotonic_ns() - self.started_ns
+        if elapsed_ns < self.due_ns:
+            return
+        while self.due_ns <= elapsed_ns:  # a slow report skips the times it overran
+            self.due_ns += self.status.every_ns
+        snapshot_json = run.snapshot()
+        summary_json = _native.summarize(snapshot_json)
+        self.count += 1
+        self.status.show(RunOutput(snapshot_json, summary_json, False, shown, {}, self.prepared), self.count)
+
+
+def _drive(
+    run: RunLike, sink: ProgressSink, shown: tuple[str, ...], interim: Optional[_Interim] = None
+) -> tuple[bool, tuple[str, ...]]:
+    """Start and poll until the end (showing the interim reports asked
+    for). Returns whether Ctrl-C stopped it, and the notes shown so far."""
     try:
+        if interim is not None:
+            interim.begin()  # the run's clock: its workers start at the start call
         run.start(None)
         # Starting opens every worker's backend, which may add notes (a
         # fallback it took, a limit it hit).
         shown = _show_new_notes(run, sink, shown)
+        poll_s = POLL_S if interim is None else interim.poll_s()
         while not run.finished():
-            sink.update(run.poll(POLL_S))
+            sink.update(run.poll(poll_s))
+            if interim is not None and not run.finished():
+                interim.maybe_show(run, shown)
         # One last snapshot: the workers' final intervals arrive as the run
         # ends, and a sink that counts (--metrics) must see every one.
         sink.update(run.poll(0.0))

@@ -53,7 +53,16 @@ from iolab.jobs.extras import EXTRA_OPTIONS, NOTE_ONLY, JobExtras, split_extras
 from iolab.run.diskstats import diskstats_observers
 from iolab.run.exec_hooks import run_exec_hooks
 from iolab.run.iosched import check_ioschedulers
-from iolab.run.local import RunFactory, RunLike, RunObserver, RunOutput, partial_output, prepare_all, run_jobs
+from iolab.run.local import (
+    RunFactory,
+    RunLike,
+    RunObserver,
+    RunOutput,
+    StatusReports,
+    partial_output,
+    prepare_all,
+    run_jobs,
+)
 from iolab.run.metrics import MetricsServer
 from iolab.run.progress import ProgressSink
 from iolab.run.readonly import refuse_writes
@@ -117,6 +126,8 @@ class RunSettings:
     interval_log: Optional[Path] = None
     #: Each worker's intervals in that log too (``--per-worker-intervals``).
     per_worker_intervals: bool = False
+    #: Interim reports while the run goes (fio's ``--status-interval``); None: none.
+    status: Optional[StatusReports] = None
 
 
 def refuse_extras(specs: Sequence[JobSpec], cannot_apply: Mapping[str, str], where: str) -> None:
@@ -220,9 +231,11 @@ class RunPipeline:
         observers = self.observers()
         if s.metrics is not None:
             progress = s.metrics.sink([j.name for j in self.jobs], progress)
-        streaming: dict[str, Any] = {}
+        optional: dict[str, Any] = {}
         if s.interval_log is not None:
-            streaming = {"interval_log": s.interval_log, "per_worker_intervals": s.per_worker_intervals}
+            optional = {"interval_log": s.interval_log, "per_worker_intervals": s.per_worker_intervals}
+        if s.status is not None:
+            optional["status"] = s.status
         try:
             out = runner(
                 self.jobs,
@@ -232,7 +245,7 @@ class RunPipeline:
                 run_factory=self._factory(wrap),
                 observers=observers,
                 prepared=self.prepared,
-                **streaming,
+                **optional,
             )
         except (IolabError, OSError) as e:
             partial = partial_output(e)

@@ -165,6 +165,7 @@ fn worker_spec(
         cpus: cpus_for_worker(job, w)?,
         interval_ns: cfg.interval.as_nanos() as u64,
         keep_series: true,
+        cumulative: None,
         host: cfg.host.clone(),
         bufs,
         dedupe_peer: crate::worker::dedupe::peer(&cfg.jobs, ji as usize, w),

@@ -86,6 +86,11 @@ pub enum WorkerMsg {
     Finished { id: WorkerId },
 }
 
+/// A worker's result so far (its measured window up to the interval just
+/// closed, or its final result once it ended; no series), sent when the run
+/// asked for interim reports ([`WorkerSpec::cumulative`]).
+pub type CumulativeMsg = (WorkerId, Box<WorkerResult>);
+
 /// Shared by every worker of a run.
 #[derive(Debug, Default)]
 pub struct Control {
@@ -142,6 +147,9 @@ pub struct WorkerSpec {
     /// Keep the measured intervals in the result (false when the run
     /// streams them to an interval log).
     pub keep_series: bool,
+    /// Where to send the worker's result so far at each measured interval
+    /// and at its end (`Run::snapshot`); None: not asked for.
+    pub cumulative: Option<std::sync::mpsc::Sender<CumulativeMsg>>,
     pub host: String,
     pub bufs: AlignedBufs,
     /// Who the worker is to the dedupe streams (job, dedupe_global place).

@@ -33,7 +33,7 @@ use iolab_core::hist::{HotHist, LatHist, PackedHist};
 use iolab_core::job::IoDir;
 use iolab_core::stats::{DirInterval, DirStats, IntervalSample, WorkerResult};
 
-use super::{WorkerId, WorkerMsg};
+use super::{CumulativeMsg, WorkerId, WorkerMsg};
 
 /// Timestamps of one in-flight I/O, ns.
 #[derive(Debug, Clone, Copy, Default)]
@@ -68,6 +68,9 @@ pub struct Recorder {
     /// them to an interval log as they arrive, so memory does not grow with
     /// the run's length and the result's `series` stay empty).
     keep_series: bool,
+    /// Where the result so far goes at each measured interval (interim
+    /// reports, `Run::snapshot`); None: nobody asked.
+    cumulative: Option<Sender<CumulativeMsg>>,
     interval_ns: u64,
     ramp_end_ns: u64,
     /// Start of the measured window; `None` during the ramp.
@@ -113,6 +116,7 @@ impl Recorder {
             hot_lat: Default::default(),
             series: Vec::new(),
             keep_series: true,
+            cumulative: None,
             interval_ns: interval_ns.max(1),
             ramp_end_ns: 0,
             measured_start_ns: None,
@@ -129,6 +133,12 @@ impl Recorder {
     /// Whether the measured intervals stay in the result ([`Recorder::keep_series`]).
     pub fn keep_series(mut self, keep: bool) -> Recorder {
         self.keep_series = keep;
+        self
+    }
+
+    /// Send the result so far to `to` at each measured interval.
+    pub fn cumulative(mut self, to: Option<Sender<CumulativeMsg>>) -> Recorder {
+        self.cumulative = to;
         self
     }
 
@@ -303,11 +313,47 @@ impl Recorder {
         if !ramp && self.keep_series {
             self.series.push(sample.clone());
         }
+        if !ramp {
+            self.send_cumulative(end_ns);
+        }
         let _ = self.tx.send(WorkerMsg::Interval {
             id: self.id,
             sample: Box::new(sample),
             ramp,
         });
+    }
+
+    /// The result so far (measured window up to `end_ns`, the histograms
+    /// just drained) to whoever asked for it: the same fields as
+    /// [`Recorder::finish`] gives, the open phase counted up to `end_ns`.
+    fn send_cumulative(&self, end_ns: u64) {
+        let (Some(to), Some(start)) = (&self.cumulative, self.measured_start_ns) else {
+            return;
+        };
+        let mut dirs = self.dirs.clone();
+        for (d, s) in dirs.iter_mut().enumerate() {
+            let open = s.ios + s.errors > self.phase_done[d];
+            let now = if open {
+                end_ns.saturating_sub(self.phase_start_ns)
+            } else {
+                0
+            };
+            s.runtime_ns = Some(self.dir_runtime_ns[d] + now);
+        }
+        let (u1, s1, c1) = thread_rusage();
+        let (u0, s0, c0) = self.cpu0;
+        let so_far = WorkerResult {
+            worker: self.id.worker,
+            runtime_ns: end_ns.saturating_sub(start),
+            dirs,
+            syncs: self.syncs,
+            sync_lat_ns: self.sync_lat_ns.clone(),
+            usr_cpu_ns: u1.saturating_sub(u0),
+            sys_cpu_ns: s1.saturating_sub(s0),
+            ctx_switches: c1.saturating_sub(c0),
+            ..Default::default()
+        };
+        let _ = to.send((self.id, Box::new(so_far)));
     }
 
     /// Close the last (partial) interval at `end_ns` and build the result.

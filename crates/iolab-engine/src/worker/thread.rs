@@ -243,8 +243,10 @@ fn thread_main<B: Backend>(
         let _ = ready.send(Err(e));
         return WorkerOutcome::default();
     }
+    let cumulative = spec.cumulative.clone();
     let rec = Recorder::new(id, tx.clone(), spec.job.rate_limited(), spec.interval_ns)
-        .keep_series(spec.keep_series);
+        .keep_series(spec.keep_series)
+        .cumulative(cumulative.clone());
     let (mut w, parts) = match Worker::<B>::new(spec, ctl, rec) {
         Ok(w) => w,
         Err(e) => {
@@ -258,6 +260,12 @@ fn thread_main<B: Backend>(
     };
     let out = w.run(start_ns, parts);
     drop(w);
+    if let Some(c) = cumulative {
+        // The final result, for interim reports made after this worker ended.
+        let mut last = out.result.clone();
+        last.series.clear();
+        let _ = c.send((id, Box::new(last)));
+    }
     let _ = tx.send(WorkerMsg::Finished { id });
     out
 }

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use iolab_core::stats::RunResult;
 use iolab_engine::Run;
 
 use super::common::*;
@@ -303,4 +304,70 @@ fn rate_min_ends_a_worker_that_falls_short() {
         &[&ok[..], &["rate_iops_min=200", "ratecycle=500"]].concat(),
     );
     run_ok(config(vec![fine]));
+}
+
+/// `Run::snapshot` (interim reports): the result so far, cumulative, every
+/// histogram holding each I/O counted; once the workers ended, exactly
+/// the final result's figures.
+#[test]
+fn snapshots_are_cumulative_and_end_at_the_final_result() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let opts = ["ioengine=null", "size=1m", "time_based", "runtime=60s"];
+    let j = job("c", dir.path(), &[&opts[..], &["numjobs=2"]].concat());
+    let mut cfg = config(vec![j]);
+    cfg.interval = Duration::from_millis(100);
+    let mut run = Run::prepare(cfg).unwrap();
+    run.report_cumulative().unwrap();
+    run.start(None).unwrap();
+    let ios =
+        |r: &RunResult| -> Vec<u64> { r.jobs[0].workers.iter().map(|w| w.dirs[0].ios).collect() };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seen = vec![run.snapshot().unwrap()];
+    while ios(seen.last().unwrap()).contains(&0) || seen.len() < 3 {
+        assert!(
+            Instant::now() < deadline,
+            "no snapshot with both workers measured"
+        );
+        run.poll(Duration::from_millis(100));
+        seen.push(run.snapshot().unwrap());
+    }
+    for pair in seen.windows(2) {
+        let (a, b) = (ios(&pair[0]), ios(&pair[1]));
+        assert!(a.iter().zip(&b).all(|(x, y)| x <= y), "{a:?} then {b:?}");
+    }
+    let last = seen.last().unwrap();
+    for w in &last.jobs[0].workers {
+        let d = &w.dirs[0];
+        assert_eq!(d.clat_ns.count(), d.ios);
+        assert_eq!(d.lat_ns.count(), d.ios);
+        assert_eq!(d.bytes, d.ios * 4096);
+        assert!(w.runtime_ns >= 100_000_000 && w.series.is_empty());
+    }
+    run.stop();
+    while !run.is_finished() {
+        run.poll(Duration::from_millis(50));
+    }
+    let at_end = run.snapshot().unwrap();
+    let fin = run.wait().unwrap();
+    assert_eq!(ios(&at_end), ios(&fin));
+    for (s, f) in at_end.jobs[0].workers.iter().zip(&fin.jobs[0].workers) {
+        assert_eq!(
+            (s.runtime_ns, s.dirs[0].bytes),
+            (f.runtime_ns, f.dirs[0].bytes)
+        );
+    }
+}
+
+#[test]
+fn a_snapshot_needs_report_cumulative_before_the_start() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let j = job("n", dir.path(), &["ioengine=null", "size=64k"]);
+    let mut run = Run::prepare(config(vec![j])).unwrap();
+    run.start(None).unwrap();
+    let e = run.snapshot().unwrap_err().to_string();
+    assert!(e.contains("report_cumulative"), "{e}");
+    assert!(run.report_cumulative().is_err());
+    run.wait().unwrap();
 }

@@ -190,9 +190,9 @@ pub(super) static PRIO_OPTIONS: &[OptionDef] = &[
         kind: Size,
         default: Value("0"),
         unit: "bytes",
-        help: "Lock this much memory (mlock) in each worker from its start to its end, as \
-               fio does, to test as if the machine had that much less (numjobs workers lock \
-               numjobs times it). Refused before any I/O where RLIMIT_MEMLOCK is lower and \
+        help: "Lock this much memory (mlock) in each worker while it runs (from its group's \
+               start to its end), as fio does, to test as if the machine had that much less \
+               (numjobs workers lock numjobs times it). Refused before any I/O where RLIMIT_MEMLOCK is lower and \
                the process may not lock more (ulimit -l).",
     },
 ];

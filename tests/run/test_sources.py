@@ -115,10 +115,11 @@ def test_a_program_option_takes_the_next_word_and_is_named():
 
 
 def test_an_unknown_single_dash_option_is_named(tmp_path: Path):
-    # -lockmem=1G was read as -l (an unknown short option) with "ockmem=1G" after it.
-    cmd = [sys.executable, "-m", "iolab.cli.main", "run", "-name=x", "-size=1m", "-lockmem=1G", "--parse-only"]
+    # -lockmem=1G (unknown then) was read as -l (an unknown short option)
+    # with "ockmem=1G" after it; lockmem is an option now, -cgroup is not.
+    cmd = [sys.executable, "-m", "iolab.cli.main", "run", "-name=x", "-size=1m", "-cgroup=io", "--parse-only"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False)
-    assert r.returncode != 0 and "unknown option 'lockmem'" in r.stderr, r.stderr
+    assert r.returncode != 0 and "unknown option 'cgroup'" in r.stderr, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 

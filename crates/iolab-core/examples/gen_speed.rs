@@ -85,7 +85,7 @@ fn baseline() {
 fn main() {
     baseline();
     let tib = 1u64 << 40;
-    let cases: [(&str, &[&str], u64); 7] = [
+    let cases: [(&str, &[&str], u64); 8] = [
         ("randread 4k, random map, 1 TiB", &["rw=randread"], tib),
         (
             "randrw 70/30 4k, random map, 1 TiB",
@@ -101,6 +101,11 @@ fn main() {
         (
             "randread bssplit, random map (bitmap), 16 GiB",
             &["rw=randread", "bssplit=4k/50:16k/30:64k/20"],
+            16 << 30,
+        ),
+        (
+            "randread 4k, percentage_random=50, 16 GiB",
+            &["rw=randread", "percentage_random=50"],
             16 << 30,
         ),
         (

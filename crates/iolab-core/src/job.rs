@@ -278,6 +278,12 @@ pub struct PreparedJob {
     /// Offset alignment of random I/O, bytes; 0 = not given (the random
     /// map's block, or the direction's minimum block size as in fio).
     pub blockalign: [u64; 2],
+    /// `percentage_random`: per direction, the share (%) of a random job's
+    /// I/Os whose offset is random; each other one starts where the
+    /// direction's last I/O in its file ended. 100 (fio's default) on a
+    /// sequential job and in results written before the option existed.
+    #[serde(default = "fully_random")]
+    pub percentage_random: [u32; 2],
     pub iodepth: u32,
     pub iodepth_batch_submit: u32,
     pub iodepth_batch_complete_min: u32,
@@ -370,6 +376,10 @@ pub struct PreparedJob {
     pub warnings: Vec<String>,
     /// The options as written, for the result's record of its configuration.
     pub spec: JobSpec,
+}
+
+fn fully_random() -> [u32; 2] {
+    [100, 100]
 }
 
 /// Percentiles reported when `percentile_list` is not given.

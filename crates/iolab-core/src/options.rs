@@ -78,6 +78,8 @@ pub enum OptionKind {
     Size,
     /// Bytes per direction: `read,write` (`4k,64k`; `,64k` = writes only).
     SizePerDir,
+    /// A whole number per direction: `read,write` (`30,100`).
+    IntPerDir,
     /// A range of bytes per direction: `4k-64k[,8k-16k]`.
     RangePerDir,
     /// Block-size shares per direction: `4k/50:64k/50[,…]`.
@@ -104,6 +106,7 @@ impl OptionKind {
             OptionKind::Int => "int",
             OptionKind::Size => "size",
             OptionKind::SizePerDir => "size[,size]",
+            OptionKind::IntPerDir => "int[,int]",
             OptionKind::RangePerDir => "range[,range]",
             OptionKind::SplitPerDir => "split[,split]",
             OptionKind::Time { .. } => "time",

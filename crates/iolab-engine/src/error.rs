@@ -69,6 +69,9 @@ pub enum EngineError {
     /// latency_target cannot be met even at queue depth 1.
     #[error("latency_target: {0}")]
     LatencyTarget(String),
+    /// `lockmem` cannot be locked (the limit and what to do are said).
+    #[error("{0}")]
+    LockMem(String),
     /// The run was used out of order (e.g. start twice).
     #[error("run lifecycle: {0}")]
     Lifecycle(String),

@@ -154,7 +154,11 @@ def _bs(spec: dict[str, Any]) -> str:
 
 def _field(key: str, v: Any) -> str:
     # Per-direction pairs ([read, write]) print with their direction.
-    if isinstance(v, list) and len(v) == 2 and key in {"bs", "blockalign", "rate_iops", "rate_bytes_per_s"}:
+    if (
+        isinstance(v, list)
+        and len(v) == 2
+        and key in {"bs", "blockalign", "rate_iops", "rate_bytes_per_s", "percentage_random"}
+    ):
         return ", ".join(f"{d} {_value(key, x)}" for d, x in zip(_DIRS, v))
     return _value(key, v)
 

@@ -14,10 +14,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from typing import Any
 
+from iolab import _native
 from iolab.report.analysis_text import TABLE_LAT_UNIT
 from iolab.results import lat_target
 from iolab.results.document import check_document
@@ -230,7 +232,11 @@ def format_text(doc: Json) -> str:
     out = [f"iolab {s['tool_version']}, started {started}", ""]
     groups = {g["group"]: g for g in s["groups"]}
     merged: set[int] = set()
+    set_up_only = {r["name"] for r in doc["result"]["jobs"] if _create_only(r)}
     for job, raw_job in zip(s["jobs"], doc["result"]["jobs"]):
+        if job["name"] in set_up_only:
+            out += [*_create_only_lines(raw_job, doc["result"].get("layout_notes", [])), ""]
+            continue
         n = len(job["workers"])
         group = groups[job["group"]]
         if job["config"]["group_reporting"] and "reported" in group:
@@ -253,12 +259,32 @@ def format_text(doc: Json) -> str:
             out.append("")
     for g in s["groups"]:
         members = [j for j in s["jobs"] if j["group"] == g["group"]]
+        if all(j["name"] in set_up_only for j in members):
+            continue  # no I/O ran: no figures to give
         grouped = all(j["config"]["group_reporting"] for j in members)
         out += _group_lines(g, ("job" if len(members) == 1 else "entry") if grouped else "worker")
         out.append("")
     if "nbd_target" in doc:
         out += wire_lines(doc["nbd_target"])
     return "\n".join(out).rstrip() + "\n"
+
+
+def _create_only(raw_job: Json) -> bool:
+    return bool(raw_job["job"].get("worker", {}).get("create_only"))
+
+
+def _create_only_lines(raw_job: Json, layout_notes: list[str]) -> list[str]:
+    """A ``create_only=1`` job: what was set up, and that no I/O ran (a
+    table of zeros would read as a measurement)."""
+    job = raw_job["job"]
+    engine_job = json.dumps(job)
+    files = {f for w in range(int(job["numjobs"])) for f in _native.worker_files(engine_job, w)}
+    notes = [n for n in layout_notes if any(n.split(":", 1)[0].endswith(f" {f}") for f in files)]
+    return [
+        f"{raw_job['name']}: create_only=1: set up only, no I/O ran ({len(files)} file(s) laid out as the job "
+        "would use them; nothing was measured)",
+        *(f"  {n}" for n in notes),
+    ]
 
 
 def wire_lines(section: Json) -> list[str]:

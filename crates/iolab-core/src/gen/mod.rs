@@ -120,6 +120,10 @@ pub struct IoGen {
     trim: TrimMode,
     /// `trimwrite`: the write of the block just trimmed.
     write_after_trim: Option<IoUnit>,
+    /// `percentage_random` per direction; `mixed` when a direction in use
+    /// has it below 100 (then [`IoGen::take_mixed`] places every I/O).
+    perc_random: [u32; 2],
+    mixed: bool,
 }
 
 impl IoGen {
@@ -189,6 +193,8 @@ impl IoGen {
             issued_in_pass: 0,
             sequential: job.rw.pattern == Pattern::Sequential,
             writes: job.writes(),
+            perc_random: job.percentage_random,
+            mixed: mixed(job),
         })
     }
 
@@ -343,9 +349,39 @@ impl IoGen {
         if self.files[fi].zoning.is_some() {
             return self.next_zoned_unit(dir, slot, fi, drawn);
         }
-        let (off, len) = self.files[fi].take(d, drawn, bs, &self.ctx[d], &mut self.rng);
+        let (off, len) = if self.mixed {
+            self.take_mixed(d, fi, drawn)
+        } else {
+            self.files[fi].take(d, drawn, bs, &self.ctx[d], &mut self.rng)
+        };
         Some(self.emit(slot, fi, dir, off, len))
     }
+
+    /// `percentage_random` below 100: this I/O is random with that
+    /// probability (drawn per I/O, as fio's should_do_random), otherwise
+    /// it starts where the direction's last I/O in the file ended.
+    #[cold]
+    #[inline(never)]
+    fn take_mixed(&mut self, d: usize, fi: usize, drawn: u64) -> (u64, u64) {
+        let random = rng::below(&mut self.rng, 100) < u64::from(self.perc_random[d]);
+        let (f, bs, ctx) = (&mut self.files[fi], &self.bs[d], &self.ctx[d]);
+        // Sequential I/Os may do blocks again, so the pass can have fewer
+        // bytes left than the random map has free: no I/O moves more.
+        let drawn = bs.fit(drawn, f.remaining);
+        let after = if random {
+            None
+        } else {
+            f.take_after_last(d, drawn, bs, ctx.grain)
+        };
+        let (off, len) = after.unwrap_or_else(|| f.take(d, drawn, bs, ctx, &mut self.rng));
+        f.last_end[d] = off + len;
+        (off, len)
+    }
+}
+
+/// Whether a direction the job uses has `percentage_random` below 100.
+fn mixed(job: &PreparedJob) -> bool {
+    uses(job).any(|d| job.percentage_random[d as usize] < 100)
 }
 
 impl IoGen {
@@ -450,6 +486,7 @@ fn file_states(
             remaining: 0,
             walk,
             zoning,
+            last_end: [0, 0],
         });
     }
     if files.iter().all(|f| f.len == 0) {
@@ -473,6 +510,23 @@ fn check_offset_options(job: &PreparedJob, ctx: &[TakeCtx; 2], grain: u64) -> Re
              or drop random_distribution",
             dist::fio_name(&job.random_distribution)
         )));
+    }
+    if mixed(job) {
+        let other = if job.data.sprandom {
+            Some("sprandom")
+        } else if matches!(job.random_distribution, RandomDistribution::Sequence { .. }) {
+            Some("random_distribution=sequence")
+        } else if job.zones.mode != ZoneMode::None {
+            Some("zonemode")
+        } else {
+            None
+        };
+        if let Some(other) = other {
+            return Err(conflict(format!(
+                "percentage_random below 100 with {other} is not supported yet: {other} places \
+                 every offset itself; drop percentage_random or {other}"
+            )));
+        }
     }
     if random && !job.norandommap && job.random_distribution == RandomDistribution::Uniform {
         for d in uses(job) {
@@ -524,7 +578,10 @@ fn walk_for(
         return Ok(Walk::Uniform);
     }
     let nblocks = len / grain;
-    let fixed = uses(job).all(|d| matches!(bs[d as usize], BsGen::Fixed(b) if b == grain));
+    // percentage_random's sequential I/Os mark the blocks they do, which
+    // a permutation alone cannot skip: they need the bitmap.
+    let fixed =
+        !mixed(job) && uses(job).all(|d| matches!(bs[d as usize], BsGen::Fixed(b) if b == grain));
     let perm = BlockPerm::new(nblocks.max(1), key);
     Ok(if fixed {
         Walk::MapFixed(perm)

@@ -101,6 +101,9 @@ pub struct FileState {
     pub walk: Walk,
     /// Strided or zbd zones over the region (`zonemode`), if any.
     pub zoning: Option<Box<Zoning>>,
+    /// `percentage_random` below 100: where the last I/O of each direction
+    /// in this file ended (relative to the region); kept only then.
+    pub last_end: [u64; 2],
 }
 
 /// fio's zone modes over one file's region (see [`super::strided`] and
@@ -123,6 +126,7 @@ impl FileState {
     /// Begin a pass; `key` orders the blocks of a random-map pass.
     pub fn restart(&mut self, key: u64) {
         self.remaining = self.len;
+        self.last_end = [0, 0];
         match &mut self.walk {
             Walk::Seq { pos, .. } => *pos = [0, 0],
             Walk::MapFixed(perm) => perm.restart(key),
@@ -178,6 +182,33 @@ impl FileState {
         };
         self.remaining -= len;
         (off, len)
+    }
+
+    /// `percentage_random`'s sequential I/O: the one of direction `dir`
+    /// that starts where that direction's last I/O in this file ended, of
+    /// the drawn size cut to the room left; `None` (take a random one, as
+    /// fio does) where not one block of the smallest size fits before the
+    /// region's end. With the random map its blocks are marked done, so no
+    /// random I/O picks them later in the pass; a block done already may
+    /// be done again (fio's sequential step ignores the map).
+    pub fn take_after_last(
+        &mut self,
+        dir: usize,
+        drawn: u64,
+        bs: &BsGen,
+        grain: Align,
+    ) -> Option<(u64, u64)> {
+        let off = self.last_end[dir];
+        let room = grain.down((self.len - off).min(self.remaining));
+        if room == 0 || room < bs.min_max().0 {
+            return None;
+        }
+        let len = bs.fit(drawn, room);
+        if let Walk::MapVar { done, .. } = &mut self.walk {
+            done.set_range(grain.div(off), grain.div(off + len));
+        }
+        self.remaining -= len;
+        Some((off, len))
     }
 
     /// The next of a walk that lists its offsets (sprandom, sequence): the

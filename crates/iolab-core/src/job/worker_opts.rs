@@ -85,6 +85,11 @@ pub struct WorkerOptions {
     /// completed I/O (file `JOB.WORKER.iolog`, see the engine's iolog
     /// module); None = no per-I/O records.
     pub per_io_log: Option<PathBuf>,
+    /// `create_only`: lay the files out as the job would, then do no I/O.
+    pub create_only: bool,
+    /// `lockmem`: bytes each worker keeps locked in memory (mlock) while it
+    /// runs, so the rest of the system has that much less; 0 = none.
+    pub lockmem_bytes: u64,
 }
 
 #[cfg(test)]

@@ -34,6 +34,9 @@ pub(crate) struct Draft {
     pub rwmix_written: Option<(&'static str, String)>,
     pub bs: [BsSpec; 2],
     pub blockalign: [Option<u64>; 2],
+    /// `percentage_random`: share (%) of a random job's I/Os, per direction,
+    /// whose offset is random; the rest follow the last one.
+    pub percentage_random: [u32; 2],
     pub iodepth: u32,
     pub batch_submit: u32,
     pub batch_complete_min: u32,
@@ -128,6 +131,7 @@ impl Draft {
             rwmix_written: None,
             bs: [BsSpec::Fixed(4096), BsSpec::Fixed(4096)],
             blockalign: [None, None],
+            percentage_random: [100, 100],
             iodepth: 1,
             batch_submit: 1,
             batch_complete_min: 1,

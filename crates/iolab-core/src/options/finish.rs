@@ -36,6 +36,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     check_size(&d, rw, filenames.len().max(d.files.nrfiles as usize).max(1))?;
     super::amounts::amounts(&mut d)?;
     let blockalign = blockalign(&mut d, rw);
+    let percentage_random = percentage_random(&mut d, rw);
     super::table_errors::check(&mut d, rw)?;
     super::table_uring::check(&mut d)?;
     let depth = queueing(&mut d)?;
@@ -62,6 +63,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         rw_seq_add_bytes: d.rw_seq_add,
         bs: d.bs,
         blockalign,
+        percentage_random,
         iodepth: depth.iodepth,
         iodepth_batch_submit: depth.submit,
         iodepth_batch_complete_min: depth.complete_min,
@@ -207,6 +209,19 @@ fn check_size(d: &Draft, rw: RwMix, nfiles: usize) -> Result<(), JobError> {
         )));
     }
     Ok(())
+}
+
+/// `percentage_random` applies to random I/O only (fio's rule); on a
+/// sequential job every offset is sequential already, which a note says.
+fn percentage_random(d: &mut Draft, rw: RwMix) -> [u32; 2] {
+    if rw.pattern == Pattern::Random {
+        return d.percentage_random;
+    }
+    if d.percentage_random != [100, 100] {
+        d.warnings
+            .push("percentage_random has no effect on sequential I/O".into());
+    }
+    [100, 100]
 }
 
 /// fio's rule: offsets of random I/O align to `blockalign` (default: the

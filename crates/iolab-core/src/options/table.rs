@@ -706,6 +706,19 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         help: "Draw random offsets without tracking coverage (blocks may repeat or be skipped).",
     },
     OptionDef {
+        name: "percentage_random",
+        set: |d, v| v.per_dir(&mut d.percentage_random, |t, _| values::parse_percent(t)),
+        aliases: &[],
+        kind: IntPerDir,
+        default: Value("100"),
+        unit: "%",
+        help: "For random I/O, per direction: the share of I/Os whose offset is random; each \
+               other one starts where the direction's last I/O in that file ended (a random one \
+               where that would run past the region's end). 100 = fully random, 0 = sequential. \
+               Below 100 the random map still gives random offsets only blocks not yet done, \
+               while the sequential ones may do a block again, as in fio.",
+    },
+    OptionDef {
         name: "random_distribution",
         set: |d, v| {
             put(

@@ -172,6 +172,29 @@ pub(super) static PRIO_OPTIONS: &[OptionDef] = &[
                (JOB.WORKER.iolog); `iolab run` sets it for fio's per-I/O logs \
                (log_avg_msec=0) and turns the records into fio's log format.",
     },
+    OptionDef {
+        name: "create_only",
+        set: |d, v| put(&mut d.worker.create_only, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("0"),
+        unit: "",
+        help: "Only set the job up: create or extend its files as the job would (the layout \
+               notes say what was done) and do no I/O; the job's result says so, not a table \
+               of zeros.",
+    },
+    OptionDef {
+        name: "lockmem",
+        set: |d, v| put(&mut d.worker.lockmem_bytes, v.size()),
+        aliases: &[],
+        kind: Size,
+        default: Value("0"),
+        unit: "bytes",
+        help: "Lock this much memory (mlock) in each worker while it runs (from its group's \
+               start to its end), as fio does, to test as if the machine had that much less \
+               (numjobs workers lock numjobs times it). Refused before any I/O where RLIMIT_MEMLOCK is lower and \
+               the process may not lock more (ulimit -l).",
+    },
 ];
 
 /// fio's rules: per-command priorities belong to io_uring and libaio;

@@ -131,6 +131,14 @@ pub(super) fn parse_sync(text: &str) -> Result<SyncMode, String> {
     }
 }
 
+/// A whole percentage, 0 to 100 (`percentage_random=30`).
+pub(super) fn parse_percent(text: &str) -> Result<u32, String> {
+    match crate::units::parse_uint(text.trim()) {
+        Ok(n) if n <= 100 => Ok(n as u32),
+        _ => Err("expected a whole percentage from 0 to 100".into()),
+    }
+}
+
 /// Parses `fadvise_hint=` (fio's values).
 pub(super) fn parse_fadvise_hint(text: &str) -> Result<crate::job::FadviseHint, String> {
     use crate::job::FadviseHint;

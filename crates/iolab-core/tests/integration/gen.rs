@@ -859,3 +859,118 @@ mod trims {
         }
     }
 }
+
+mod percentage_random {
+    use super::*;
+
+    /// Of each direction's I/Os after its first, the share that starts
+    /// where that direction's previous I/O ended (fio's "sequential").
+    fn follow_share(units: &[IoUnit], dir: IoDir) -> f64 {
+        let mine: Vec<&IoUnit> = units.iter().filter(|u| u.dir == dir).collect();
+        let follows = mine
+            .windows(2)
+            .filter(|w| w[1].offset == w[0].offset + w[0].len)
+            .count();
+        follows as f64 / (mine.len() - 1) as f64
+    }
+
+    #[test]
+    fn thirty_percent_random_leaves_seventy_percent_sequential() {
+        // 16384 I/Os of one pass over 64 MiB: each is sequential with
+        // probability 0.7, so the share has a standard deviation of
+        // sqrt(0.7 * 0.3 / 16383) = 0.0036; +-0.02 is 5.6 of them. A random
+        // offset follows the last one by chance about once in 16384.
+        let j = job(&["rw=randread", "percentage_random=30", "randseed=1"]);
+        let units = all(&mut IoGen::new(&j, 0, one(64 * M)).unwrap());
+        assert_eq!(
+            total(&units),
+            64 * M,
+            "one pass still moves the region's bytes"
+        );
+        let share = follow_share(&units, IoDir::Read);
+        assert!((share - 0.70).abs() <= 0.02, "sequential share {share}");
+        // Without the option (100, fio's default) next to none follow.
+        let j = job(&["rw=randread", "randseed=1"]);
+        let units = all(&mut IoGen::new(&j, 0, one(64 * M)).unwrap());
+        assert!(follow_share(&units, IoDir::Read) < 0.01);
+    }
+
+    #[test]
+    fn zero_is_sequential_and_a_hundred_is_the_default_stream() {
+        let j = job(&["rw=randwrite", "percentage_random=0"]);
+        let offsets: Vec<u64> = all(&mut IoGen::new(&j, 0, one(M)).unwrap())
+            .iter()
+            .map(|u| u.offset)
+            .collect();
+        assert_eq!(offsets, (0..256).map(|b| b * 4 * K).collect::<Vec<_>>());
+        let given = job(&[
+            "rw=randread",
+            "bsrange=4k-16k",
+            "percentage_random=100",
+            "randseed=7",
+        ]);
+        let default = job(&["rw=randread", "bsrange=4k-16k", "randseed=7"]);
+        assert_eq!(
+            all(&mut IoGen::new(&given, 0, one(4 * M)).unwrap()),
+            all(&mut IoGen::new(&default, 0, one(4 * M)).unwrap())
+        );
+    }
+
+    #[test]
+    fn per_direction_like_bs() {
+        // Writes sequential, reads random: each direction follows its own last I/O.
+        let j = job(&["rw=randrw", "percentage_random=100,0", "randseed=3"]);
+        let units = all(&mut IoGen::new(&j, 0, one(16 * M)).unwrap());
+        assert!(
+            follow_share(&units, IoDir::Write) > 0.99,
+            "{}",
+            follow_share(&units, IoDir::Write)
+        );
+        assert!(
+            follow_share(&units, IoDir::Read) < 0.02,
+            "{}",
+            follow_share(&units, IoDir::Read)
+        );
+    }
+
+    #[test]
+    fn time_based_runs_on_past_the_region_end_and_stays_inside() {
+        let j = job(&[
+            "rw=randread",
+            "bssplit=4k/50:64k/50",
+            "percentage_random=50",
+            "time_based",
+            "runtime=1",
+        ]);
+        let mut g = IoGen::new(&j, 0, one(M)).unwrap();
+        for u in g.by_ref().take(100_000) {
+            assert!(u.offset % (4 * K) == 0 && u.offset + u.len <= M, "{u:?}");
+        }
+    }
+
+    #[test]
+    fn bad_values_and_other_walks_are_refused_or_noted() {
+        let e = JobSpec::new("t")
+            .args(["size=1m", "rw=randread", "percentage_random=101"])
+            .prepare();
+        assert!(e
+            .unwrap_err()
+            .to_string()
+            .contains("expected a whole percentage from 0 to 100"));
+        let j = job(&["rw=read", "percentage_random=30"]);
+        assert!(j
+            .warnings
+            .iter()
+            .any(|w| w == "percentage_random has no effect on sequential I/O"));
+        let j = job(&[
+            "rw=randread",
+            "percentage_random=30",
+            "random_distribution=sequence:1,2",
+        ]);
+        let e = IoGen::new(&j, 0, one(M)).unwrap_err().to_string();
+        assert!(
+            e.contains("percentage_random below 100 with random_distribution=sequence"),
+            "{e}"
+        );
+    }
+}

@@ -47,6 +47,23 @@ pub fn stonewall_groups(jobs: &[PreparedJob]) -> Vec<u32> {
         .collect()
 }
 
+/// `lockmem`: the most bytes the workers of one stonewall group lock at
+/// once (groups run one after another; create_only jobs lock nothing).
+fn most_locked(jobs: &[PreparedJob], groups: &[u32]) -> u64 {
+    let mut per_group = std::collections::BTreeMap::<u32, u64>::new();
+    for (job, g) in jobs.iter().zip(groups) {
+        if !job.worker.create_only {
+            let bytes = job
+                .worker
+                .lockmem_bytes
+                .saturating_mul(u64::from(job.workers()));
+            let sum = per_group.entry(*g).or_default();
+            *sum = sum.saturating_add(bytes);
+        }
+    }
+    per_group.into_values().max().unwrap_or(0)
+}
+
 pub fn prepare(cfg: &RunConfig) -> Result<Prepared, EngineError> {
     if cfg.jobs.is_empty() {
         return Err(EngineError::Lifecycle(
@@ -58,12 +75,14 @@ pub fn prepare(cfg: &RunConfig) -> Result<Prepared, EngineError> {
             "the time-series interval must be longer than 0".into(),
         ));
     }
+    let groups = stonewall_groups(&cfg.jobs);
+    crate::worker::lockmem::check_limit(most_locked(&cfg.jobs, &groups))?;
     let layout = layout::prepare(&cfg.jobs, cfg.allow_overwrite, &mut |_, _, _| {})?;
     let mut notes = layout.notes.clone();
     let exports = Exports::probe(&cfg.jobs, &mut notes)?;
     let mut out = Prepared {
         specs: Vec::new(),
-        groups: stonewall_groups(&cfg.jobs),
+        groups,
         notes,
         planned_bytes: Vec::new(),
         unlink: Vec::new(),

@@ -34,6 +34,7 @@ mod handoff;
 mod io_loop;
 pub mod iolog;
 mod lat_target;
+pub mod lockmem;
 mod overlap;
 pub mod placement;
 pub mod prio;
@@ -645,6 +646,17 @@ impl<B: Backend> Worker<B> {
 struct IdleParts {
     worker: u32,
     host: String,
+}
+
+impl<B: Backend> Worker<B> {
+    /// The outcome of a worker that does no I/O: `create_only` (no error)
+    /// or a refusal at its start (`error`).
+    fn without_io(&mut self, parts: IdleParts, error: Option<EngineError>) -> WorkerOutcome {
+        WorkerOutcome {
+            result: self.rec.finish(0, parts.worker, parts.host),
+            error,
+        }
+    }
 }
 
 impl<B: Backend> Drop for Worker<B> {

@@ -217,6 +217,7 @@ fn thread_main<B: Backend>(
     go: Receiver<u64>,
 ) -> WorkerOutcome {
     let id = spec.id;
+    let (create_only, lockmem) = (spec.job.worker.create_only, spec.job.worker.lockmem_bytes);
     if let Some(cpus) = &spec.cpus {
         if let Err(e) = pin(cpus) {
             let _ = ready.send(Err(e));
@@ -258,7 +259,20 @@ fn thread_main<B: Backend>(
     let Ok(start_ns) = go.recv() else {
         return WorkerOutcome::default(); // the run ended before this group started
     };
-    let out = w.run(start_ns, parts);
+    // lockmem is held while the worker's group runs (fio locks it when the
+    // job's thread starts), and released before the worker says it is done.
+    let out = if create_only {
+        w.without_io(parts, None)
+    } else {
+        match super::lockmem::LockedMem::new(lockmem) {
+            Ok(locked) => {
+                let out = w.run(start_ns, parts);
+                drop(locked);
+                out
+            }
+            Err(e) => w.without_io(parts, Some(e)),
+        }
+    };
     drop(w);
     if let Some(c) = cumulative {
         // The final result, for interim reports made after this worker ended.

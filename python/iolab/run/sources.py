@@ -59,7 +59,7 @@ def single_dash_as_long(tokens: Sequence[str], takes_value: frozenset[str] = fro
     the name, before any ``=``, is longer than one letter and spelt as an
     option name (a letter, then letters, digits, ``_`` or ``-``): ``-o FILE``
     and ``-h`` stay the short options they are, and a value such as ``-1``
-    stays a value. A name no one knows (``-lockmem=1G``) becomes a long
+    stays a value. A name no one knows (``-cgroup=x``) becomes a long
     option too, so that the error names it rather than its first letter
     read as a short option.
 

@@ -68,8 +68,10 @@ impl FlowMember {
     /// Whether the worker may take one more I/O now; if so it is counted.
     #[inline]
     pub(crate) fn admit(&mut self) -> bool {
-        let total = self.group.ios.load(Ordering::Relaxed).max(1);
-        let weights = self.group.weight.load(Ordering::Relaxed).max(1);
+        // Acquire: a member's leaving (Release, after it set a stop flag)
+        // makes that flag visible to this worker's next look at it.
+        let total = self.group.ios.load(Ordering::Acquire).max(1);
+        let weights = self.group.weight.load(Ordering::Acquire).max(1);
         // ios/total > weight/weights, in integers (no rounding at small counts).
         if u128::from(self.ios) * u128::from(weights) > u128::from(self.weight) * u128::from(total)
         {
@@ -84,8 +86,8 @@ impl FlowMember {
 
 impl Drop for FlowMember {
     fn drop(&mut self) {
-        self.group.ios.fetch_sub(self.ios, Ordering::Relaxed);
-        self.group.weight.fetch_sub(self.weight, Ordering::Relaxed);
+        self.group.ios.fetch_sub(self.ios, Ordering::Release);
+        self.group.weight.fetch_sub(self.weight, Ordering::Release);
     }
 }
 

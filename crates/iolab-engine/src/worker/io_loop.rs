@@ -114,13 +114,17 @@ impl<B: Backend> Worker<B> {
     /// The run's stop flags (shared atomics) are looked at once per
     /// [`HALT_CHECK_NS`] of the worker's clock, not on every turn: a stop
     /// is seen at most that much later, and the per-I/O path reads no
-    /// shared memory.
+    /// shared memory. A worker in a flow group looks on every turn: it
+    /// reads the group's shared counters per I/O anyway, and a member that
+    /// stops the run (exitall) then leaves the group, after which the others
+    /// would run free, unheld, until their next look (a burst of a rate's
+    /// catch-up after the thread waited for a CPU fits in one period).
     #[inline]
     pub(super) fn stopping(&self) -> bool {
         if self.error.is_some() {
             return true;
         }
-        if self.last_ns >= self.halt_check_ns.get() {
+        if self.pacing.flow.is_some() || self.last_ns >= self.halt_check_ns.get() {
             if self.ctl.job_halted(self.job_index) {
                 return true;
             }

@@ -364,13 +364,24 @@ def _started(cmd: list[str], banner: str) -> subprocess.Popen[str]:
     return proc
 
 
-def _stop(proc: subprocess.Popen[str]) -> None:
+def _stop(proc: subprocess.Popen[str]) -> str:
+    """Terminate ``proc``; what it printed on stdout since it started."""
     proc.terminate()
     try:
-        proc.communicate(timeout=20)
+        out, _ = proc.communicate(timeout=20)
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.communicate()
+        out, _ = proc.communicate()
+    return out
+
+
+def _router_late_ns(out: str) -> int:
+    """The router's own lateness from its last line (delay_router.py): the
+    sum over the directions it held of their p75 late time, ns. A read at
+    QD 1 crosses each direction once, so the p50 of its round trip's holds
+    is at most the delays plus this sum."""
+    report = json.loads(out.strip().splitlines()[-1])
+    return sum(int(d["late_ns_p75"]) for d in report.values())
 
 
 def _router(ns_r: str, up_ns: int, down_ns: int) -> subprocess.Popen[str]:
@@ -414,6 +425,19 @@ def test_network_delay_adds_to_wire_latency(netns_trio: tuple[str, str, str], tm
         print(f"wire p50 through the router, no delay: {base} ns; injector: {'netem' if netem else 'router'}")
         # First the client → target direction only, then both: a read's
         # round trip crosses each direction once.
+        #
+        # The wire p50 is never below the delay (1 % for the histogram's
+        # buckets: a hold is never short, so a wire figure that lost part of
+        # the delay fails; a lower bound on the growth would also have to
+        # hold against a baseline that load inflated), and it grows by the
+        # delay within 10 % plus at most what the injector itself was late
+        # (P(up late > its p75) + P(down late > its p75) <= 1/2). netem's is
+        # the kernel's, 0 here. The router is a Python process whose threads
+        # wait for a CPU on a loaded machine (beside two busy loops the
+        # both-ways growth once read 6.0 ms for 4 ms, when it held from the
+        # moment it read a chunk): it now holds from the kernel's receive
+        # time and reports how late it wrote. A wire figure that counted a
+        # hold twice still fails unless the router was that late itself.
         for up_ns, down_ns in ((DELAY_NS, 0), (DELAY_NS, DELAY_NS)):
             if netem:
                 for dev, ns in (("wr0", up_ns), ("wr1", down_ns)):
@@ -426,8 +450,13 @@ def test_network_delay_adds_to_wire_latency(netns_trio: tuple[str, str, str], tm
                 router = _router(ns_r, up_ns, down_ns)
             expected_ns = up_ns + down_ns
             grown = _wire_p50_through_router(ns_c, tmp_path) - base
-            print(f"delay {up_ns} ns up, {down_ns} ns down: wire p50 grew by {grown} ns (expected {expected_ns} ns)")
-            assert abs(grown - expected_ns) <= 0.1 * expected_ns, (grown, expected_ns)
+            late_ns = 0 if netem else _router_late_ns(_stop(router))
+            print(
+                f"delay {up_ns} ns up, {down_ns} ns down: wire p50 grew by {grown} ns "
+                f"(expected {expected_ns} ns; the injector's own p75 lateness {late_ns} ns)"
+            )
+            assert base + grown >= 0.99 * expected_ns, (base, grown, expected_ns)
+            assert grown <= 1.1 * expected_ns + late_ns, (grown, expected_ns, late_ns)
     finally:
         _stop(router)
         _stop(target)

@@ -29,6 +29,7 @@ from iolab.run.api import Job, run
 from iolab.run.wire import wire_section
 from iolab.units import fmt_num
 
+from tests.host_load import SPARE_OTHERS_PCT, others_busy_pct
 from tests.peers import require_peer
 from tests.waits import wait_until
 
@@ -64,21 +65,6 @@ def _p(direction: dict[str, Any], pct: float, key: str = "wire_ns") -> int:
     return int(next(r[key] for r in direction["rows"] if r["percentile"] == pct))
 
 
-#: At most this share of the host's CPUs (%) busy with work other than the
-#: test's own process over a run's window, for that run to count as one on
-#: a machine with CPU to spare.
-SPARE_OTHERS_PCT = 25.0
-
-
-def _others_busy_pct(cpu: dict[str, Any]) -> float:
-    """The share of the host's CPUs (%) that work other than this process
-    (the client and the in-process target) kept busy over the run's window:
-    the host's non-idle time less this process's CPU. A spinning timer in
-    the target counts as this process, so it cannot excuse itself."""
-    host_busy = 100.0 - cpu["sys_idle_pct"] - cpu["sys_iowait_pct"]
-    return max(0.0, host_busy - cpu["proc_cpu_pct"] / cpu["ncpus"])
-
-
 def test_loopback_wire_latency_band_across_queue_depths(target: dict[str, Any]) -> None:
     # The server holds each I/O 2 ms, so the client is far from busy at any
     # QD and what is left — two TCP stacks on loopback, the client's reap,
@@ -98,7 +84,7 @@ def test_loopback_wire_latency_band_across_queue_depths(target: dict[str, Any]) 
     # in bursts whose reaping a starved client stretches. That is the
     # machine's load, not iolab, so the band is asserted over the runs
     # whose own window (the target's CPU record: the host's busy time less
-    # this process's) shows other work kept at most SPARE_OTHERS_PCT of the
+    # this process's, tests/host_load.py) shows other work kept at most SPARE_OTHERS_PCT of the
     # CPUs busy; load only adds time, so each QD keeps its best of up to
     # five runs. Beside load the same holds for the reply timer: a held
     # reply waits for a CPU too (late p50 ~1.9 ms at QD 4-32 beside two busy
@@ -126,7 +112,7 @@ def test_loopback_wire_latency_band_across_queue_depths(target: dict[str, Any]) 
             s50 = _p(d, 50.0, "server_ns")
             assert s50 >= DELAY_NS, d
             assert abs(s50 - e["fidelity"]["late_ns_p50"] - DELAY_NS) <= 0.02 * DELAY_NS, (s50, e["fidelity"])
-            busy = _others_busy_pct(w["server_cpu"])
+            busy = others_busy_pct(w["server_cpu"])
             others.setdefault(qd, []).append(round(busy, 1))
             if busy > SPARE_OTHERS_PCT:
                 continue

@@ -3,13 +3,17 @@ whose latency-load curve is known by construction, and bad input refused.
 
 The stack: ``iolab target`` with a pool of one I/O buffer (``--pacing
 buffers=1``: one request in service at a time, first come first served)
-over a memory device behind a 5 ms ``delay`` layer. A closed loop of QD
+over a memory device behind a 20 ms ``delay`` layer. A closed loop of QD
 requests then always finds QD - 1 ahead of each one: every read takes
-QD x 5 ms (10 ms at QD 2, 15 ms at QD 3). So ``p50 < 12.5 ms`` holds up to
-QD 2 and breaks at QD 3, with 2.5 ms (25 %) either side for the scheduling
+QD x 20 ms (40 ms at QD 2, 60 ms at QD 3). So ``p50 < 50 ms`` holds up to
+QD 2 and breaks at QD 3, with 10 ms (25 %) either side for the scheduling
 noise of a loaded machine: the answer is 2. (The median, not a tail
 percentile: a stall of the shared 2-core machine that holds the target for
-100 ms moves a 300 ms run's p90, not its p50.)
+100 ms moves a 300 ms run's p90, not its p50.) The hold is 20 ms, not 5:
+beside CPU-bound work the target's reply timer waits for a time slice
+(~2 ms) before many a reply, and a request at QD 2 pays for two holds —
+with 5 ms holds that made QD 2 read 14.0 ms against a 12.5 ms SLO (a run
+beside busy loops and other builds); 20 ms holds leave 5 ms per hold.
 """
 
 from __future__ import annotations
@@ -31,12 +35,12 @@ from tests.target.test_target_cli import start, stop
 
 
 def find_on_paced_target(iolab_cmd: list[str], tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``iolab find --slo p50<12.5ms ... ARGS`` on the stack above (results in tmp_path/res); it succeeded."""
+    """``iolab find --slo p50<50ms ... ARGS`` on the stack above (results in tmp_path/res); it succeeded."""
     proc, sock = start(iolab_cmd, tmp_path, "--pacing", "buffers=1,cache=0,unit=128k",
-                       "--export", "m=memory,size=4m+delay,read=5ms")  # fmt: skip
+                       "--export", "m=memory,size=4m+delay,read=20ms")  # fmt: skip
     try:
         r = subprocess.run(
-            [*iolab_cmd, "find", "--slo", "p50<12.5ms", "--limit", "8", "--resolution", "1", *args,
+            [*iolab_cmd, "find", "--slo", "p50<50ms", "--limit", "8", "--resolution", "1", *args,
              "--results", str(tmp_path / "res"), "--ioengine=nbd", f"--uri=nbd+unix:///m?socket={sock}",
              "--rw=randread", "--bs=4k", "--runtime=300ms", "--time_based"],
             capture_output=True, text=True, timeout=120,
@@ -56,7 +60,7 @@ def test_find_on_a_paced_delay_target_finds_qd_2(iolab_cmd: list[str], tmp_path:
     # each run a point of the sweep directory.
     assert [e["value"] for e in found["evaluations"]] == [1, 2, 4, 3]
     lines = r.stdout.splitlines()
-    assert lines[0].startswith("p50 ") and "at QD 2: meets 'p50<12.5ms'" in lines[0], r.stdout
+    assert lines[0].startswith("p50 ") and "at QD 2: meets 'p50<50ms'" in lines[0], r.stdout
     assert lines[1].startswith("QD 3 breaks it"), r.stdout
     kept = load_plan(directory / "plan.toml")  # the job, as a plan file that `iolab sweep` would run
     assert kept.repeats == 2 and dict(kept.base)["ioengine"] == "nbd" and dict(kept.base)["time_based"] is True
@@ -66,29 +70,29 @@ def test_find_on_a_paced_delay_target_finds_qd_2(iolab_cmd: list[str], tmp_path:
         e["repeats"] for e in sorted(found["evaluations"], key=lambda e: e["value"])
     ]
     an = analyze(data)
-    assert "SLO search (iolab find, 'p50<12.5ms'):\n  " + lines[0] in format_analysis_text(an)
-    assert "## SLO search (iolab find, 'p50<12.5ms')" in format_analysis_markdown(an)
+    assert "SLO search (iolab find, 'p50<50ms'):\n  " + lines[0] in format_analysis_text(an)
+    assert "## SLO search (iolab find, 'p50<50ms')" in format_analysis_markdown(an)
     assert lines[1] in html.unescape(render_html(an))
 
 
 def test_a_grid_of_qd_and_jobs_on_the_paced_target(iolab_cmd: list[str], tmp_path: Path) -> None:
-    # One request in service at a time, 5 ms each: numjobs x QD requests in flight take
-    # numjobs x QD x 5 ms each. p50 < 12.5 ms: QD 2 at one job (10 ms), QD 1 at two (10 ms; QD 2 is 20 ms).
+    # One request in service at a time, 20 ms each: numjobs x QD requests in flight take
+    # numjobs x QD x 20 ms each. p50 < 50 ms: QD 2 at one job (40 ms), QD 1 at two (40 ms; QD 2 is 80 ms).
     r = find_on_paced_target(iolab_cmd, tmp_path, "--axis", "iodepth", "--axis", "numjobs=1,2", "--repeats", "1",
                              "--max-repeats", "2", "--name=grid")  # fmt: skip
     directory = tmp_path / "res" / "find-grid-iodepth-numjobs"
     found = json.loads((directory / "find.json").read_text())
     assert [(row["numjobs"], row["best"], row["first_fail"]) for row in found["rows"]] == [(1, 2, 3), (2, 1, 2)]
-    # Both frontier points keep two requests in flight at 10 ms: about the same IOPS; the statement names one.
+    # Both frontier points keep two requests in flight at 40 ms: about the same IOPS; the statement names one.
     assert found["best"]["iodepth"] * found["best"]["numjobs"] == 2, r.stdout
     lines = r.stdout.splitlines()
-    assert lines[0] == "frontier of 'p50<12.5ms' over iodepth x numjobs:", r.stdout
+    assert lines[0] == "frontier of 'p50<50ms' over iodepth x numjobs:", r.stdout
     assert lines[1].startswith("  numjobs 1: p50 ") and "at QD 2" in lines[1], r.stdout
     assert any(line.startswith("best over the grid: QD ") for line in lines), r.stdout
     data = load_dataset(directory)  # the report's view: the grid's points along both axes
     assert data.axes == ["iodepth", "numjobs"]
     assert {(p.params["iodepth"], p.params["numjobs"]) for p in data.points} >= {(1, 1), (2, 1), (3, 1), (1, 2), (2, 2)}
-    assert "frontier of 'p50<12.5ms'" in format_analysis_text(analyze(data))
+    assert "frontier of 'p50<50ms'" in format_analysis_text(analyze(data))
 
 
 @pytest.mark.parametrize(

@@ -397,15 +397,15 @@ MODES = {"--no-netns": "local", "--netns": "netns", "--uri": "real"}
 
 @pytest.mark.parametrize("where", list(MODES))
 def test_a_shrunk_quick_run_computes_every_verdict(tmp_path: Path, where: str) -> None:
-    """4 VMs on 2 nodes, 2 s of load, 4 MiB each: the whole lab in seconds
+    """4 VMs on 2 nodes, 4 s of load, 4 MiB each: the whole lab in seconds
     (MPI's start-up is most of it); namespaces where root; ``--uri``
     against an iolab target this test serves (memory exports, one a VM)."""
     _require_mpi()
     if where == "--netns" and (os.geteuid() != 0 or shutil.which("ip") is None):
         pytest.skip("network namespaces need root and ip(8)")
     out = tmp_path / "lab.json"
-    cmd = [sys.executable, "-m", "iolab.cli.main", "lab", "fleet", "--quick", "--runtime", "2", "--vms", "4"]
-    cmd += ["--nodes", "2", "--limit-iops", "100", "-o", str(out)]
+    cmd = [sys.executable, "-m", "iolab.cli.main", "lab", "fleet", "--quick", "--runtime", "4", "--vms", "4"]
+    cmd += ["--nodes", "2", "--limit-iops", "40", "-o", str(out)]
     target = None
     if where == "--uri":
         sock = tmp_path / "t.sock"
@@ -425,9 +425,14 @@ def test_a_shrunk_quick_run_computes_every_verdict(tmp_path: Path, where: str) -
     assert doc["mode"] == MODES[where] and doc["node_count"] == 2
     verdicts = {c["key"]: c["verdict"] for c in doc["claims"]}
     assert verdicts["exact_total"] == HELD, doc["claims"]
-    assert verdicts["limits"] == HELD, doc["claims"]  # 200 I/Os a VM: one I/O is 0.5 %
+    # 160-280 I/Os a VM: one I/O is under 0.7 %. The limits are 40-70 IOPS
+    # of 512 KiB, not 100-175: beside two busy loops the 2 CPUs could not
+    # move the 275 MB/s those ask through NBD, and every VM fell 12-17 %
+    # short (3 of 3 runs); at 110 MB/s they hold, and a limiter that lets a
+    # VM run over its limit, or holds it below, still fails this claim.
+    assert verdicts["limits"] == HELD, doc["claims"]
     assert verdicts["latency"] in (HELD, NOT_HELD), doc["claims"]
-    assert [v["limit_iops"] for v in doc["vms"]] == [100, 125, 150, 175]
+    assert [v["limit_iops"] for v in doc["vms"]] == [40, 50, 60, 70]
     # the target's own record where iolab served the exports, none from a "real" server
     assert all((v["device_ms"] is None) == (where == "--uri") for v in doc["vms"]), doc["vms"]
     # the live view ran: its last interval has a row per VM and per node

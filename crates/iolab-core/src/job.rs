@@ -22,6 +22,7 @@ pub use errors::{errno_name, ErrorKind, ErrorOptions, ExitWhat};
 mod control;
 pub mod prio;
 mod replay;
+mod think;
 mod worker_opts;
 pub use control::{IoControl, SubmitMode};
 pub use files::{
@@ -33,6 +34,7 @@ pub use groups::{
 };
 pub use prio::PrioOptions;
 pub use replay::{LoadedLog, ReplayOptions, ReplaySkip};
+pub use think::{ThinkBlocksType, ThinkOptions};
 pub use worker_opts::{CpuMode, MemPolicy, WorkerOptions};
 pub use zones::{ZoneMode, ZoneOptions};
 
@@ -339,6 +341,10 @@ pub struct PreparedJob {
     pub rate_iops: [Option<u64>; 2],
     pub rate_process: RateProcess,
     pub thinktime_ns: u64,
+    /// `thinktime_blocks`, `_blocks_type`, `_spin`, `_iotime` (absent in
+    /// older results: fio's defaults).
+    #[serde(default)]
+    pub think: ThinkOptions,
     pub cpus_allowed: Option<Vec<usize>>,
     pub cpus_allowed_policy: CpusAllowedPolicy,
     pub randseed: u64,

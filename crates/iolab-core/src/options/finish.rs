@@ -47,6 +47,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     super::data::check(&mut d, rw)?;
     super::zones::check(&mut d, rw, filenames.len())?;
     super::table_control::check(&mut d)?;
+    think(&mut d);
     super::data_shape::check(&mut d, rw)?;
     super::trims::check(&mut d, rw)?;
     note_no_effect(&mut d, rw);
@@ -94,6 +95,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         rate_iops,
         rate_process: d.rate_process,
         thinktime_ns: d.thinktime_ns,
+        think: d.think,
         cpus_allowed: d.cpus_allowed,
         cpus_allowed_policy: d.cpus_policy,
         randseed,
@@ -340,6 +342,38 @@ fn seed(d: &Draft) -> u64 {
 /// that cannot act on this job are reported rather than dropped silently.
 /// A distribution on sequential I/O is reset to uniform once reported, so
 /// the prepared job says what is done (the generator refuses it otherwise).
+/// The `thinktime_*` options apply to `thinktime`'s stall: without one
+/// they do nothing (said); a spin longer than the stall is cut to it, as
+/// fio does.
+fn think(d: &mut Draft) {
+    const NAMES: [&str; 4] = [
+        "thinktime_blocks",
+        "thinktime_blocks_type",
+        "thinktime_spin",
+        "thinktime_iotime",
+    ];
+    d.think.blocks_given = d.explicit.contains("thinktime_blocks");
+    if d.thinktime_ns == 0 {
+        let given: Vec<&str> = NAMES
+            .into_iter()
+            .filter(|n| d.explicit.contains(n))
+            .collect();
+        if !given.is_empty() {
+            d.warnings.push(format!(
+                "{} {} no effect without thinktime",
+                given.join(", "),
+                if given.len() == 1 { "has" } else { "have" }
+            ));
+        }
+    } else if d.think.spin_ns > d.thinktime_ns {
+        d.warnings.push(format!(
+            "thinktime_spin is longer than thinktime: each stall spins for thinktime ({} us)",
+            d.thinktime_ns / 1000
+        ));
+        d.think.spin_ns = d.thinktime_ns;
+    }
+}
+
 fn note_no_effect(d: &mut Draft, rw: RwMix) {
     let caps = d.ioengine.caps();
     let cpu_given = d.explicit.contains("cpuload") || d.explicit.contains("cpuchunks");

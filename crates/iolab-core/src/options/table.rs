@@ -600,7 +600,52 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         kind: MICROSECONDS,
         default: Value("0"),
         unit: "us",
-        help: "Pause after each completed I/O before issuing the next (bare number = us).",
+        help: "Stall for this long after every thinktime_blocks I/Os (1: each completed I/O) \
+               before issuing more (bare number = us); the stall begins once the I/Os in \
+               flight have completed.",
+    },
+    OptionDef {
+        name: "thinktime_blocks",
+        set: |d, v| put(&mut d.think.blocks, v.u32_min(1)),
+        aliases: &[],
+        kind: Int,
+        default: Value("1"),
+        unit: "I/Os",
+        help: "Stall for thinktime after this many I/Os (counted as thinktime_blocks_type \
+               says).",
+    },
+    OptionDef {
+        name: "thinktime_blocks_type",
+        set: |d, v| put(&mut d.think.blocks_type, v.wrap(values::parse_think_blocks_type(v.text()))),
+        aliases: &[],
+        kind: Choice(&["complete", "issue"]),
+        default: Value("complete"),
+        unit: "",
+        help: "What thinktime_blocks counts: complete = completed I/Os (an asynchronous \
+               engine at iodepth > 1 may issue up to iodepth before that many complete, as \
+               fio's does); issue = issued I/Os, so no more than thinktime_blocks are in \
+               flight between stalls.",
+    },
+    OptionDef {
+        name: "thinktime_spin",
+        set: |d, v| put(&mut d.think.spin_ns, v.time()),
+        aliases: &[],
+        kind: MICROSECONDS,
+        default: Value("0"),
+        unit: "us",
+        help: "Spend this much of each thinktime stall busy (spinning on the CPU), the rest \
+               asleep (bare number = us; at most thinktime).",
+    },
+    OptionDef {
+        name: "thinktime_iotime",
+        set: |d, v| put(&mut d.think.iotime_ns, v.time()),
+        aliases: &[],
+        kind: SECONDS,
+        default: Value("0"),
+        unit: "s",
+        help: "Also stall for thinktime once I/O has run this long since the last stall \
+               (bare number = s; 0 = off). Given without thinktime_blocks, only this \
+               triggers the stall; with it, whichever comes first.",
     },
     // --- CPUs -----------------------------------------------------------
     OptionDef {

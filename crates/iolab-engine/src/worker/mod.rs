@@ -39,6 +39,7 @@ pub mod placement;
 pub mod prio;
 mod ratemin;
 pub mod record;
+mod think;
 pub mod thread;
 mod verify;
 mod waits;
@@ -308,8 +309,8 @@ struct Pacing {
     lat_done: bool,
     /// io_submit_mode=offload: never wait on a completion for a due I/O.
     offload: bool,
-    /// thinktime: the loop quiesces and sleeps before the next batch.
-    think_pending: bool,
+    /// thinktime: when the loop quiesces and stalls.
+    think: Option<think::Think>,
 }
 
 /// Stopping rules besides runtime and the generator: exitall, rate_min,
@@ -452,7 +453,7 @@ impl<B: Backend> Worker<B> {
                 lat_step: lat_target::Step::Go,
                 lat_done: false,
                 offload: spec.job.control.submit_mode == iolab_core::job::SubmitMode::Offload,
-                think_pending: false,
+                think: think::Think::new(&spec.job),
             },
             limits: Limits {
                 job_amounts: spec.job.amounts.clone(),

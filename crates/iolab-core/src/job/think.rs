@@ -49,6 +49,11 @@ impl Default for ThinkOptions {
 }
 
 impl ThinkOptions {
+    /// fio's defaults (left out of a serialized job, as older results have it).
+    pub fn is_default(&self) -> bool {
+        *self == ThinkOptions::default()
+    }
+
     /// Whether a count of I/Os triggers the stall (fio: unless
     /// `thinktime_iotime` is given without `thinktime_blocks`).
     pub fn counts_blocks(&self) -> bool {

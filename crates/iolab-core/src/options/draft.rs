@@ -85,6 +85,7 @@ pub(crate) struct Draft {
     pub random_sequence_stride: bool,
     pub percentiles: Vec<f64>,
     pub group_reporting: bool,
+    pub unified_rw_reporting: crate::job::UnifiedRw,
     pub stonewall: bool,
     /// Canonical names of the options the user gave (not defaults).
     pub explicit: HashSet<&'static str>,
@@ -175,6 +176,7 @@ impl Draft {
             random_sequence_stride: false,
             percentiles: Vec::new(),
             group_reporting: false,
+            unified_rw_reporting: Default::default(),
             stonewall: false,
             explicit: HashSet::new(),
             warnings: Vec::new(),

@@ -107,6 +107,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         random_distribution: d.distribution,
         percentile_list: d.percentiles,
         group_reporting: d.group_reporting,
+        unified_rw_reporting: d.unified_rw_reporting,
         stonewall: d.stonewall,
         warnings: d.warnings,
         spec: spec.clone(),

@@ -114,7 +114,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "touch_objects",
     "ttl",
     "uid",
-    "unified_rw_reporting",
     "unique_filename",
     "unlink_each_loop",
     "userspace_reap",

@@ -791,6 +791,19 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         help: "Report the group's jobs (those that set it) as one entry, as fio does, not one per worker.",
     },
     OptionDef {
+        name: "unified_rw_reporting",
+        set: |d, v| put(&mut d.unified_rw_reporting, v.wrap(crate::job::UnifiedRw::parse(v.text()))),
+        aliases: &[],
+        kind: Choice(&["none", "mixed", "both", "0", "1", "2"]),
+        default: Value("none"),
+        unit: "",
+        help: "none (0): reads, writes and trims reported apart; mixed (1): as one direction, \
+               'mixed' (I/Os and bytes added, latency histograms merged, over the longest \
+               direction's runtime), in place of them; both (2): apart, then mixed too. In \
+               the text and fio-json outputs, as fio's; iolab's own json has the summary's \
+               'mixed' next to read, write and trim.",
+    },
+    OptionDef {
         name: "stonewall",
         set: |d, v| put(&mut d.stonewall, v.flag()),
         aliases: &["wait_for_previous"],

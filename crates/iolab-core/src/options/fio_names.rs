@@ -80,7 +80,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "mss",
     "namenode",
     "nfs_url",
-    "nice",
     "nodelay",
     "nowait",
     "numruns",

@@ -238,6 +238,10 @@ fn thread_main<B: Backend>(
     .and_then(|()| match spec.job.prio.realtime {
         true => super::prio::set_thread_realtime(),
         false => Ok(()),
+    })
+    .and_then(|()| match spec.job.prio.nice {
+        0 => Ok(()),
+        inc => super::prio::set_thread_nice(inc),
     });
     if let Err(e) = placed {
         let _ = ready.send(Err(e));

@@ -31,7 +31,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "clustername",
     "cmd_type",
     "cont",
-    "create_fsync",
     "create_only",
     "cuda_io",
     "direct_write_to_pmem",

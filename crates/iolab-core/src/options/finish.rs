@@ -40,6 +40,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     super::table_uring::check(&mut d)?;
     let depth = queueing(&mut d)?;
     check_time_and_cpus(&d)?;
+    pre_read(&mut d)?;
     super::amounts::cpuio(&mut d)?;
     super::table_prio::check(&mut d)?;
     let (rate_bytes_per_s, rate_iops) = rates(&d)?;
@@ -296,6 +297,23 @@ fn time_based_without_runtime(d: &mut Draft) {
                 .into(),
         );
     }
+}
+
+/// `pre_read`: what it caches, direct I/O would bypass (refused); and, as
+/// in fio, it turns `invalidate` off (dropping what it read would undo it).
+fn pre_read(d: &mut Draft) -> Result<(), JobError> {
+    if !d.engine.pre_read {
+        return Ok(());
+    }
+    if d.direct {
+        return Err(JobError::Conflict(
+            "pre_read=1 reads the files into the page cache, which direct=1 bypasses: use \
+             buffered I/O (direct=0) or leave pre_read out"
+                .into(),
+        ));
+    }
+    d.engine.invalidate = false;
+    Ok(())
 }
 
 fn check_time_and_cpus(d: &Draft) -> Result<(), JobError> {

@@ -89,7 +89,6 @@ pub(super) static FIO_ONLY: &[&str] = &[
     "pingpong",
     "pool",
     "port",
-    "pre_read",
     "prep",
     "profile",
     "program",

@@ -381,6 +381,17 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         help: "The opposite of direct; the later of the two wins.",
     },
     OptionDef {
+        name: "pre_read",
+        set: |d, v| put(&mut d.engine.pre_read, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("0"),
+        unit: "",
+        help: "Read each worker's region of its files into the page cache before the run \
+               starts (not measured), as fio does; it turns invalidate off, so buffered \
+               reads then come from the cache. Buffered I/O only: refused with direct=1.",
+    },
+    OptionDef {
         name: "invalidate",
         set: |d, v| put(&mut d.engine.invalidate, v.flag()),
         aliases: &[],

@@ -36,6 +36,7 @@ pub mod iolog;
 mod lat_target;
 mod overlap;
 pub mod placement;
+mod pre_read;
 pub mod prio;
 mod ratemin;
 pub mod record;
@@ -177,6 +178,8 @@ struct Params {
     /// file the page cache can hold measures the cache after one pass
     /// where fio measures the device every pass.
     invalidate_passes: bool,
+    /// `pre_read`: read the regions into the page cache before the run.
+    pre_read: bool,
 }
 
 impl Params {
@@ -200,6 +203,7 @@ impl Params {
             startdelay_ns: job.startdelay_ns,
             ramp_ns: job.ramp_time_ns,
             invalidate_passes: job.engine.invalidate && !job.direct,
+            pre_read: job.engine.pre_read,
         }
     }
 }

@@ -256,6 +256,11 @@ fn thread_main<B: Backend>(
             return WorkerOutcome::default();
         }
     };
+    // fio pre-reads as the job sets up, before any job of the run starts.
+    if let Err(e) = w.pre_read() {
+        let _ = ready.send(Err(e));
+        return WorkerOutcome::default();
+    }
     let _ = ready.send(Ok(w.notes()));
     let Ok(start_ns) = go.recv() else {
         return WorkerOutcome::default(); // the run ended before this group started

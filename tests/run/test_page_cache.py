@@ -12,9 +12,11 @@ the storage layer (``/proc/self/io`` ``read_bytes``), counted by the kernel.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from iolab.errors import JobError
 from iolab.jobs import JobSpec
 from iolab.run.local import run_jobs
 
@@ -48,3 +50,36 @@ def test_each_pass_of_a_buffered_read_comes_from_the_device(tmp_path: Path) -> N
     # invalidate=0 keeps what the last run cached: nothing, or next to nothing, from the device.
     kept = _read_from_device(path, ("loops", "3"), ("invalidate", "0"))
     assert kept <= 0.5 * SIZE, f"{kept} bytes from the device with invalidate=0"
+
+
+def _drop(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def test_pre_read_caches_the_region_before_the_run(tmp_path: Path) -> None:
+    """pre_read=1 (fio's): the worker reads its region into the page cache
+    before the run, and invalidate is off, so the passes read the cache."""
+    path = tmp_path / "data"
+    if _read_from_device(path) == 0:  # lays the file out
+        pytest.skip(f"{tmp_path} is not on a block device (tmpfs?): no storage reads to count")
+    _drop(path)
+    # One 4 KiB I/O, but the whole 4 MiB read from the device first.
+    one = _read_from_device(path, ("number_ios", "1"), ("pre_read", "1"))
+    assert one >= 0.9 * SIZE, f"{one} bytes from the device for a pre-read of {SIZE}"
+    _drop(path)
+    alone = _read_from_device(path, ("number_ios", "1"))
+    assert alone <= 0.25 * SIZE, f"{alone} bytes from the device for one 4 KiB read"
+    # Three passes after the pre-read: from the cache (invalidate is off), not 3 x 4 MiB.
+    _drop(path)
+    three = _read_from_device(path, ("loops", "3"), ("pre_read", "1"))
+    assert 0.9 * SIZE <= three <= 1.5 * SIZE, f"{three} bytes from the device: pre-read, then three cached passes"
+
+
+def test_pre_read_is_refused_with_direct(tmp_path: Path) -> None:
+    spec = JobSpec("p", (("filename", str(tmp_path / "d")), ("size", "1m"), ("pre_read", "1"), ("direct", "1")))
+    with pytest.raises(JobError, match="pre_read=1 reads the files into the page cache, which direct=1 bypasses"):
+        run_jobs([spec])

@@ -22,6 +22,8 @@ pub use errors::{errno_name, ErrorKind, ErrorOptions, ExitWhat};
 mod control;
 pub mod prio;
 mod replay;
+mod reporting;
+mod think;
 mod worker_opts;
 pub use control::{IoControl, SubmitMode};
 pub use files::{
@@ -33,6 +35,8 @@ pub use groups::{
 };
 pub use prio::PrioOptions;
 pub use replay::{LoadedLog, ReplayOptions, ReplaySkip};
+pub use reporting::UnifiedRw;
+pub use think::{ThinkBlocksType, ThinkOptions};
 pub use worker_opts::{CpuMode, MemPolicy, WorkerOptions};
 pub use zones::{ZoneMode, ZoneOptions};
 
@@ -345,6 +349,10 @@ pub struct PreparedJob {
     pub rate_iops: [Option<u64>; 2],
     pub rate_process: RateProcess,
     pub thinktime_ns: u64,
+    /// `thinktime_blocks`, `_blocks_type`, `_spin`, `_iotime` (absent in
+    /// older results: fio's defaults).
+    #[serde(default, skip_serializing_if = "ThinkOptions::is_default")]
+    pub think: ThinkOptions,
     pub cpus_allowed: Option<Vec<usize>>,
     pub cpus_allowed_policy: CpusAllowedPolicy,
     pub randseed: u64,
@@ -367,6 +375,9 @@ pub struct PreparedJob {
     /// Percentiles to report, in percent (e.g. 99.9).
     pub percentile_list: Vec<f64>,
     pub group_reporting: bool,
+    /// `unified_rw_reporting` (absent in older results: none).
+    #[serde(default, skip_serializing_if = "UnifiedRw::is_none")]
+    pub unified_rw_reporting: UnifiedRw,
     pub stonewall: bool,
     /// How the options were taken where it may surprise: settings that have
     /// no effect (rwmixread with rw=read), values adjusted as fio adjusts

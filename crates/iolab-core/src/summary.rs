@@ -161,6 +161,11 @@ pub struct Summary {
     pub write: DirSummary,
     /// Trims (fio's third direction; all zero in a job that does not trim).
     pub trim: DirSummary,
+    /// `unified_rw_reporting=mixed|both` only: reads, writes and trims as
+    /// one direction (fio's "mixed"): counts added, histograms merged
+    /// exactly, over the longest direction's runtime.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mixed: Option<DirSummary>,
     /// Every direction: (read + write + trim I/Os) / runtime (the whole
     /// window: both phases of a verify job).
     pub iops: f64,
@@ -190,17 +195,28 @@ pub struct Summary {
 impl Summary {
     /// One worker (its own figures: nothing to merge, no histogram copied).
     pub fn of(w: &WorkerResult, percentiles: &[f64]) -> Summary {
-        Summary::of_merged(w, w.runtime_ns, percentiles)
+        Summary::of_merged(w, w.runtime_ns, percentiles, false)
     }
 
     /// Workers merged exactly (histograms bucket by bucket, series interval
     /// by interval), then summarised.
     pub fn of_workers(workers: &[WorkerResult], percentiles: &[f64]) -> Summary {
         let thread_runtime_ns = workers.iter().map(|w| w.runtime_ns).sum();
-        Summary::of_merged(&merge_workers(workers), thread_runtime_ns, percentiles)
+        Summary::of_merged(
+            &merge_workers(workers),
+            thread_runtime_ns,
+            percentiles,
+            false,
+        )
     }
 
-    fn of_merged(m: &WorkerResult, thread_runtime_ns: u64, percentiles: &[f64]) -> Summary {
+    /// `mixed`: also the directions as one ([`Summary::mixed`]).
+    fn of_merged(
+        m: &WorkerResult,
+        thread_runtime_ns: u64,
+        percentiles: &[f64],
+        mixed: bool,
+    ) -> Summary {
         let mut clat_all = m.dirs[0].clat_ns.clone();
         let mut lat_all = m.dirs[0].lat_ns.clone();
         for d in &m.dirs[1..] {
@@ -208,15 +224,28 @@ impl Summary {
             lat_all.merge(&d.lat_ns);
         }
         let dir = |d: IoDir| {
-            let stats = series::interval_stats(&m.series, d);
+            let stats = series::interval_stats(&m.series, &[d]);
             DirSummary::of(&m.dirs[d as usize], m.dir_runtime_ns(d), stats, percentiles)
         };
+        let mixed = mixed.then(|| {
+            let mut all = m.dirs[0].clone();
+            for d in &m.dirs[1..] {
+                all.merge(d);
+            }
+            let runtime_ns = IoDir::MEASURED
+                .map(|d| m.dir_runtime_ns(d))
+                .into_iter()
+                .max();
+            let stats = series::interval_stats(&m.series, &IoDir::MEASURED);
+            DirSummary::of(&all, runtime_ns.unwrap_or(0), stats, percentiles)
+        });
         Summary {
             runtime_ns: m.runtime_ns,
             thread_runtime_ns,
             read: dir(IoDir::Read),
             write: dir(IoDir::Write),
             trim: dir(IoDir::Trim),
+            mixed,
             iops: per_s(m.dirs.iter().map(|d| d.ios).sum(), m.runtime_ns),
             bw_bytes_per_s: per_s(m.dirs.iter().map(|d| d.bytes).sum(), m.runtime_ns),
             lat_all: LatSummary::of(&lat_all, percentiles),
@@ -282,6 +311,8 @@ impl JobSummary {
 /// ~1.6 MB each: 16 GB at 10,000 hosts).
 struct JobFold {
     pcts: Vec<f64>,
+    /// `unified_rw_reporting` is mixed or both.
+    mixed: bool,
     merge: WorkerMerge,
     series: Vec<Vec<IntervalSample>>,
     workers: Vec<WorkerSummary>,
@@ -292,6 +323,7 @@ impl JobFold {
     fn new(j: &JobResult) -> JobFold {
         JobFold {
             pcts: j.job.percentile_list.clone(),
+            mixed: j.job.unified_rw_reporting != crate::job::UnifiedRw::None,
             merge: WorkerMerge::default(),
             series: Vec::new(),
             workers: Vec::new(),
@@ -321,8 +353,9 @@ impl JobFold {
                 },
                 w.runtime_ns,
                 &self.pcts,
+                self.mixed,
             ),
-            None => Summary::of(w, &self.pcts),
+            None => Summary::of_merged(w, w.runtime_ns, &self.pcts, self.mixed),
         };
         self.workers.push(WorkerSummary {
             worker: w.worker,
@@ -351,7 +384,7 @@ impl JobFold {
             group: j.group,
             config: JobConfigSummary::of(&j.job),
             latency_definitions: LatencyDefinitions::of(&j.job),
-            merged: Summary::of_merged(&m, self.thread_runtime_ns, &self.pcts),
+            merged: Summary::of_merged(&m, self.thread_runtime_ns, &self.pcts, self.mixed),
             workers: self.workers,
             series: rows.unwrap_or_else(|| m.series.iter().map(IntervalSummary::of).collect()),
         };

@@ -23,6 +23,7 @@ from iolab import _native
 from iolab.report.analysis_text import TABLE_LAT_UNIT
 from iolab.results import lat_target
 from iolab.results.document import check_document
+from iolab.results.unified import shown_dirs
 from iolab.units import (
     bucket_edge,
     fmt_bw,
@@ -155,7 +156,7 @@ def _entry_lines(job: Json, stats: Json, who: str, members: list[Json] | None = 
         out = [f"{job['name']}: ({who}):"] + [f"  job {m['name']}: {_config(m)}" for m in members]
     else:
         out = [_header(job, who)]
-    for d in (d for d in _DIRS if d in stats):
+    for d in shown_dirs(job["config"], stats):
         # Summaries older than per-direction runtimes: the entry's window.
         out += _dir_lines(d, stats[d], stats[d].get("runtime_ns", stats["runtime_ns"]), rate_limited)
     if stats["sync"]["count"]:
@@ -180,15 +181,19 @@ def _errors_line(stats: Json) -> str:
     return f"  errors: total={stats.get('total_err', 0)}, first_error={first}/<{text}>"
 
 
-def _group_lines(g: Json, per: str) -> list[str]:
+def _group_lines(g: Json, per: str, unified: str = "none") -> list[str]:
+    """fio's "Run status group" lines; ``unified``: the group's
+    unified_rw_reporting (mixed: one MIXED line, the group's total, in place
+    of the directions; both: after them)."""
     out = [f"Run status group {g['group']} (jobs: {', '.join(g['jobs'])}):"]
-    for d in _DIRS:
+    shown = {"mixed": ("total",), "both": (*_DIRS, "total")}.get(unified, _DIRS)
+    for d in shown:
         x = g.get(d)
         if x is None or x["ios"] == 0:
             continue
         lo, hi = x["entry_bw_min_bytes_per_s"], x["entry_bw_max_bytes_per_s"]
         out.append(
-            f"  {d.upper():>5}: bw={fmt_bw(x['bw_bytes_per_s'])}, per {per} "
+            f"  {('mixed' if d == 'total' else d).upper():>5}: bw={fmt_bw(x['bw_bytes_per_s'])}, per {per} "
             f"{fmt_num(lo / 2**20)}-{fmt_num(hi / 2**20)} MiB/s, io={fmt_bytes(x['bytes'])} "
             f"({fmt_decimal_bytes(x['bytes'])}), run={x['runtime_min_ns'] / 1e9:.3f}-"
             f"{x['runtime_max_ns'] / 1e9:.3f} s"
@@ -262,7 +267,9 @@ def format_text(doc: Json) -> str:
         if all(j["name"] in set_up_only for j in members):
             continue  # no I/O ran: no figures to give
         grouped = all(j["config"]["group_reporting"] for j in members)
-        out += _group_lines(g, ("job" if len(members) == 1 else "entry") if grouped else "worker")
+        modes = {str(j["config"].get("unified_rw_reporting", "none")) for j in members}
+        unified = "mixed" if modes == {"mixed"} else "both" if modes - {"none"} else "none"
+        out += _group_lines(g, ("job" if len(members) == 1 else "entry") if grouped else "worker", unified)
         out.append("")
     if "nbd_target" in doc:
         out += wire_lines(doc["nbd_target"])

@@ -34,6 +34,7 @@ from typing import Any
 from iolab.results import lat_target
 from iolab.results.fio_plat import plat_bins, plat_counts
 from iolab.results.fio_prios import prio_summaries
+from iolab.results.unified import mode as unified_mode
 
 Json = dict[str, Any]
 
@@ -74,8 +75,11 @@ def _lat(s: Json) -> Json:
 
 
 def _add_prios(entry: Json, workers: list[Json], percentiles: list[float]) -> None:
-    """fio's per-priority clat (``prios``) in each direction that has them."""
+    """fio's per-priority clat (``prios``) in each direction that has them
+    (and is shown: not under unified_rw_reporting=mixed)."""
     for d, prios in prio_summaries(workers, percentiles).items():
+        if d not in entry:
+            continue
         entry[d]["prios"] = [{**names, "clat_ns": _lat(s)} for names, s in prios]
 
 
@@ -211,6 +215,7 @@ def _entry(
     else:
         entry["trim"] = _idle_dir()
     entry["sync"] = {"total_ios": stats["sync"]["count"], "lat_ns": _lat(stats["sync"]["lat"])}
+    _add_mixed(entry, cfg, stats, group, raw)
     entry.update(
         {
             "job_runtime": round(stats["thread_runtime_ns"] / 1e6),
@@ -229,6 +234,25 @@ def _entry(
         entry["total_err"] = stats.get("total_err", 0)
         entry["first_error"] = stats.get("first_error", 0)
     return entry
+
+
+def _add_mixed(entry: Json, cfg: Json, stats: Json, group: Json, raw: list[Json] | None) -> None:
+    """unified_rw_reporting as fio writes it: ``mixed`` (every direction as
+    one, from the summary's exact merge) in place of read, write and trim,
+    before ``sync``; or, with ``both``, after ``sync``."""
+    m = unified_mode(cfg, stats)
+    if m == "none":
+        return
+    hists = None if raw is None else [d for w in raw for d in w["dirs"]]
+    mixed = _dir(stats["mixed"], stats["runtime_ns"], group["total"]["bw_bytes_per_s"], hists)
+    if m == "both":
+        entry["mixed"] = mixed
+        return
+    sync = entry.pop("sync")
+    for d in ("read", "write", "trim"):
+        del entry[d]
+    entry["mixed"] = mixed
+    entry["sync"] = sync
 
 
 def _extras(job: Json, stats: Json, worker: Json | None) -> Json:

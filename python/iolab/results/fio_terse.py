@@ -80,7 +80,10 @@ def terse_line(entry: Json) -> str:
         str(entry["groupid"]),
         str(entry["error"]),
     ]
-    for d in ("read", "write"):
+    # unified_rw_reporting, as fio's terse: mixed alone in place of read and
+    # write (a shorter line), or after them with both.
+    dirs = ("read", "write") if "read" in entry else ()
+    for d in dirs + (("mixed",) if "mixed" in entry else ()):
         fields += _direction(entry[d])
     fields += [f"{entry['usr_cpu']:f}%", f"{entry['sys_cpu']:f}%", str(entry["ctx"]), "", ""]
     fields += [""] * 7  # queue-depth distribution: not recorded

@@ -257,6 +257,13 @@ impl IoGen {
         self.files.get(file).map_or(0, |f| f.start + f.len)
     }
 
+    /// File `file`'s region: `start..end` bytes (empty when it has none).
+    pub fn region(&self, file: usize) -> std::ops::Range<u64> {
+        self.files
+            .get(file)
+            .map_or(0..0, |f| f.start..f.start + f.len)
+    }
+
     /// Bytes of one pass: the sum of the regions after rounding.
     pub fn bytes_per_pass(&self) -> u64 {
         self.bytes_per_pass

@@ -18,6 +18,9 @@ pub const DEFAULT_FILENAME_FORMAT: &str = "$jobname.$jobnum.$filenum";
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct FileOptions {
+    /// `create_fsync`: flush a file's data to the device once iolab has
+    /// laid it out (fio's default); 0 leaves it to writeback.
+    pub create_fsync: bool,
     /// `nrfiles`: files per worker that iolab creates (no `filename`).
     pub nrfiles: u32,
     /// `filesize`: the size of each file, or a range `(lo, hi)` each file's
@@ -104,6 +107,7 @@ impl Default for FileOptions {
             service_batch: 1,
             unlink: false,
             fallocate: Preallocate::Native,
+            create_fsync: true,
         }
     }
 }

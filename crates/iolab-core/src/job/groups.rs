@@ -18,6 +18,9 @@ pub struct EngineOptions {
     pub cpuchunks_us: u64,
     /// `invalidate`: drop the files' cached pages before the run.
     pub invalidate: bool,
+    /// `pre_read`: read each worker's regions into the page cache before
+    /// the run (buffered I/O only; it turns `invalidate` off, as in fio).
+    pub pre_read: bool,
     /// `fadvise_hint`: the access-pattern advice given to the kernel for
     /// each file when it is opened (fio's default: by the job's pattern).
     pub fadvise_hint: FadviseHint,
@@ -112,6 +115,7 @@ impl Default for EngineOptions {
             cpuload: 0,
             cpuchunks_us: 50_000,
             invalidate: true,
+            pre_read: false,
             fadvise_hint: FadviseHint::Pattern,
             numa_cpu_nodes: None,
             atomic: false,

@@ -59,6 +59,9 @@ pub struct PrioOptions {
     /// `realtime` (iolab's own): worker threads under `SCHED_FIFO` with
     /// 1 ns of timer slack.
     pub realtime: bool,
+    /// `nice`: added to each worker thread's nice value (nice(2)), -20..19.
+    #[serde(default, skip_serializing_if = "crate::stats::is_zero_i32")]
+    pub nice: i32,
 }
 
 impl Default for PrioOptions {
@@ -73,6 +76,7 @@ impl Default for PrioOptions {
             cmdprio_hint: [0, 0],
             cmdprio_bssplit: [Vec::new(), Vec::new()],
             realtime: false,
+            nice: 0,
         }
     }
 }
@@ -184,6 +188,14 @@ pub fn parse_class(t: &str) -> Result<u8, String> {
 }
 
 /// A priority level: 0 (highest) to 7.
+/// Parses `nice=`: fio's range, -20 (most favoured) to 19.
+pub fn parse_nice(text: &str) -> Result<i32, String> {
+    match text.trim().parse::<i32>() {
+        Ok(n) if (-20..=19).contains(&n) => Ok(n),
+        _ => Err("expected a whole number from -20 to 19".into()),
+    }
+}
+
 pub fn parse_level(t: &str) -> Result<u8, String> {
     match t.trim().parse::<u8>() {
         Ok(l) if l <= 7 => Ok(l),

@@ -41,6 +41,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     super::table_uring::check(&mut d)?;
     let depth = queueing(&mut d)?;
     check_time_and_cpus(&d)?;
+    pre_read(&mut d)?;
     super::amounts::cpuio(&mut d)?;
     super::table_prio::check(&mut d)?;
     let (rate_bytes_per_s, rate_iops) = rates(&d)?;
@@ -48,6 +49,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
     super::data::check(&mut d, rw)?;
     super::zones::check(&mut d, rw, filenames.len())?;
     super::table_control::check(&mut d)?;
+    think(&mut d);
     super::data_shape::check(&mut d, rw)?;
     super::trims::check(&mut d, rw)?;
     note_no_effect(&mut d, rw);
@@ -96,6 +98,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         rate_iops,
         rate_process: d.rate_process,
         thinktime_ns: d.thinktime_ns,
+        think: d.think,
         cpus_allowed: d.cpus_allowed,
         cpus_allowed_policy: d.cpus_policy,
         randseed,
@@ -107,6 +110,7 @@ pub(super) fn finish(mut d: Draft, spec: &JobSpec) -> Result<PreparedJob, JobErr
         random_distribution: d.distribution,
         percentile_list: d.percentiles,
         group_reporting: d.group_reporting,
+        unified_rw_reporting: d.unified_rw_reporting,
         stonewall: d.stonewall,
         warnings: d.warnings,
         spec: spec.clone(),
@@ -310,6 +314,23 @@ fn time_based_without_runtime(d: &mut Draft) {
     }
 }
 
+/// `pre_read`: what it caches, direct I/O would bypass (refused); and, as
+/// in fio, it turns `invalidate` off (dropping what it read would undo it).
+fn pre_read(d: &mut Draft) -> Result<(), JobError> {
+    if !d.engine.pre_read {
+        return Ok(());
+    }
+    if d.direct {
+        return Err(JobError::Conflict(
+            "pre_read=1 reads the files into the page cache, which direct=1 bypasses: use \
+             buffered I/O (direct=0) or leave pre_read out"
+                .into(),
+        ));
+    }
+    d.engine.invalidate = false;
+    Ok(())
+}
+
 fn check_time_and_cpus(d: &Draft) -> Result<(), JobError> {
     if d.cpus_policy == CpusAllowedPolicy::Split && d.cpus_allowed.is_none() {
         return Err(JobError::Conflict(
@@ -355,6 +376,38 @@ fn seed(d: &Draft) -> u64 {
 /// that cannot act on this job are reported rather than dropped silently.
 /// A distribution on sequential I/O is reset to uniform once reported, so
 /// the prepared job says what is done (the generator refuses it otherwise).
+/// The `thinktime_*` options apply to `thinktime`'s stall: without one
+/// they do nothing (said); a spin longer than the stall is cut to it, as
+/// fio does.
+fn think(d: &mut Draft) {
+    const NAMES: [&str; 4] = [
+        "thinktime_blocks",
+        "thinktime_blocks_type",
+        "thinktime_spin",
+        "thinktime_iotime",
+    ];
+    d.think.blocks_given = d.explicit.contains("thinktime_blocks");
+    if d.thinktime_ns == 0 {
+        let given: Vec<&str> = NAMES
+            .into_iter()
+            .filter(|n| d.explicit.contains(n))
+            .collect();
+        if !given.is_empty() {
+            d.warnings.push(format!(
+                "{} {} no effect without thinktime",
+                given.join(", "),
+                if given.len() == 1 { "has" } else { "have" }
+            ));
+        }
+    } else if d.think.spin_ns > d.thinktime_ns {
+        d.warnings.push(format!(
+            "thinktime_spin is longer than thinktime: each stall spins for thinktime ({} us)",
+            d.thinktime_ns / 1000
+        ));
+        d.think.spin_ns = d.thinktime_ns;
+    }
+}
+
 fn note_no_effect(d: &mut Draft, rw: RwMix) {
     let caps = d.ioengine.caps();
     let cpu_given = d.explicit.contains("cpuload") || d.explicit.contains("cpuchunks");

@@ -381,6 +381,17 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         help: "The opposite of direct; the later of the two wins.",
     },
     OptionDef {
+        name: "pre_read",
+        set: |d, v| put(&mut d.engine.pre_read, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("0"),
+        unit: "",
+        help: "Read each worker's region of its files into the page cache before the run \
+               starts (not measured), as fio does; it turns invalidate off, so buffered \
+               reads then come from the cache. Buffered I/O only: refused with direct=1.",
+    },
+    OptionDef {
         name: "invalidate",
         set: |d, v| put(&mut d.engine.invalidate, v.flag()),
         aliases: &[],
@@ -600,7 +611,52 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         kind: MICROSECONDS,
         default: Value("0"),
         unit: "us",
-        help: "Pause after each completed I/O before issuing the next (bare number = us).",
+        help: "Stall for this long after every thinktime_blocks I/Os (1: each completed I/O) \
+               before issuing more (bare number = us); the stall begins once the I/Os in \
+               flight have completed.",
+    },
+    OptionDef {
+        name: "thinktime_blocks",
+        set: |d, v| put(&mut d.think.blocks, v.u32_min(1)),
+        aliases: &[],
+        kind: Int,
+        default: Value("1"),
+        unit: "I/Os",
+        help: "Stall for thinktime after this many I/Os (counted as thinktime_blocks_type \
+               says).",
+    },
+    OptionDef {
+        name: "thinktime_blocks_type",
+        set: |d, v| put(&mut d.think.blocks_type, v.wrap(values::parse_think_blocks_type(v.text()))),
+        aliases: &[],
+        kind: Choice(&["complete", "issue"]),
+        default: Value("complete"),
+        unit: "",
+        help: "What thinktime_blocks counts: complete = completed I/Os (an asynchronous \
+               engine at iodepth > 1 may issue up to iodepth before that many complete, as \
+               fio's does); issue = issued I/Os, so no more than thinktime_blocks are in \
+               flight between stalls.",
+    },
+    OptionDef {
+        name: "thinktime_spin",
+        set: |d, v| put(&mut d.think.spin_ns, v.time()),
+        aliases: &[],
+        kind: MICROSECONDS,
+        default: Value("0"),
+        unit: "us",
+        help: "Spend this much of each thinktime stall busy (spinning on the CPU), the rest \
+               asleep (bare number = us; at most thinktime).",
+    },
+    OptionDef {
+        name: "thinktime_iotime",
+        set: |d, v| put(&mut d.think.iotime_ns, v.time()),
+        aliases: &[],
+        kind: SECONDS,
+        default: Value("0"),
+        unit: "s",
+        help: "Also stall for thinktime once I/O has run this long since the last stall \
+               (bare number = s; 0 = off). Given without thinktime_blocks, only this \
+               triggers the stall; with it, whichever comes first.",
     },
     // --- CPUs -----------------------------------------------------------
     OptionDef {
@@ -757,6 +813,19 @@ pub(super) static JOB_OPTIONS: &[OptionDef] = &[
         default: Value("0"),
         unit: "",
         help: "Report the group's jobs (those that set it) as one entry, as fio does, not one per worker.",
+    },
+    OptionDef {
+        name: "unified_rw_reporting",
+        set: |d, v| put(&mut d.unified_rw_reporting, v.wrap(crate::job::UnifiedRw::parse(v.text()))),
+        aliases: &[],
+        kind: Choice(&["none", "mixed", "both", "0", "1", "2"]),
+        default: Value("none"),
+        unit: "",
+        help: "none (0): reads, writes and trims reported apart; mixed (1): as one direction, \
+               'mixed' (I/Os and bytes added, latency histograms merged, over the longest \
+               direction's runtime), in place of them; both (2): apart, then mixed too. In \
+               the text and fio-json outputs, as fio's; iolab's own json has the summary's \
+               'mixed' next to read, write and trim.",
     },
     OptionDef {
         name: "stonewall",

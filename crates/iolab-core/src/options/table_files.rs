@@ -87,6 +87,18 @@ pub(super) static FILE_OPTIONS: &[OptionDef] = &[
                a file it found); the others are kept and a note says so.",
     },
     OptionDef {
+        name: "create_fsync",
+        set: |d, v| put(&mut d.files.create_fsync, v.flag()),
+        aliases: &[],
+        kind: Bool,
+        default: Value("1"),
+        unit: "",
+        help: "Flush a file's data to the device (fdatasync) once iolab has laid it out, \
+               before its cached pages are dropped, as fio's default does. 0: writeback \
+               flushes it during the run (whose I/O then shares the device with it), and \
+               the laid-out pages stay cached, dirty, so buffered reads may find them.",
+    },
+    OptionDef {
         name: "fallocate",
         set: |d, v| put(&mut d.files.fallocate, v.wrap(Preallocate::parse(v.text()))),
         aliases: &[],

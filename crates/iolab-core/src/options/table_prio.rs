@@ -9,7 +9,7 @@ use super::DefaultValue::{Note, Value};
 use super::OptionDef;
 use super::OptionKind::*;
 use crate::error::JobError;
-use crate::job::prio::{parse_class, parse_cmdprio_bssplit, parse_hint, parse_level};
+use crate::job::prio::{parse_class, parse_cmdprio_bssplit, parse_hint, parse_level, parse_nice};
 use crate::job::{CpuMode, IoEngine, MemPolicy};
 
 pub(super) static PRIO_OPTIONS: &[OptionDef] = &[
@@ -28,6 +28,17 @@ pub(super) static PRIO_OPTIONS: &[OptionDef] = &[
                the host refuses it to stops before any I/O, saying so. A worker that never \
                blocks (the null engine, spinning) would hold its CPU: Linux keeps 5 % of \
                each CPU for other threads.",
+    },
+    OptionDef {
+        name: "nice",
+        set: |d, v| put(&mut d.prio.nice, v.wrap(parse_nice(v.text()))),
+        aliases: &[],
+        kind: Int,
+        default: Value("0"),
+        unit: "",
+        help: "Run each worker thread this much nicer, as fio's nice(2): added to the nice \
+               value iolab runs with (-20 to 19; lowering it needs CAP_SYS_NICE or \
+               ulimit -e, and a run the host refuses stops before any I/O, saying so).",
     },
     OptionDef {
         name: "prio",

@@ -152,6 +152,16 @@ pub(super) fn parse_fadvise_hint(text: &str) -> Result<crate::job::FadviseHint, 
     }
 }
 
+/// Parses `thinktime_blocks_type=` (fio's values).
+pub(super) fn parse_think_blocks_type(text: &str) -> Result<crate::job::ThinkBlocksType, String> {
+    use crate::job::ThinkBlocksType;
+    match text.trim() {
+        "complete" => Ok(ThinkBlocksType::Complete),
+        "issue" => Ok(ThinkBlocksType::Issue),
+        _ => Err("expected complete or issue".into()),
+    }
+}
+
 /// Parses `random_distribution=`.
 pub(super) fn parse_distribution(text: &str) -> Result<RandomDistribution, String> {
     let text = text.trim();

@@ -36,6 +36,9 @@ pub struct JobConfigSummary {
     pub rate_write_bytes_per_s: Option<u64>,
     pub percentile_list: Vec<f64>,
     pub group_reporting: bool,
+    /// `unified_rw_reporting`: the summaries carry `mixed` (not none).
+    #[serde(default, skip_serializing_if = "crate::job::UnifiedRw::is_none")]
+    pub unified_rw_reporting: crate::job::UnifiedRw,
     /// The options as the user wrote them, in order (`null` for bare flags).
     pub options: Vec<(String, Option<String>)>,
     /// continue_on_error (or ignore_error) is in force: fio then reports
@@ -69,6 +72,7 @@ impl JobConfigSummary {
             rate_write_bytes_per_s: j.rate_bytes_per_s[1],
             percentile_list: j.percentile_list.clone(),
             group_reporting: j.group_reporting,
+            unified_rw_reporting: j.unified_rw_reporting,
             options: j.spec.options.clone(),
             continue_on_error: j.errors.continuing(),
         }

@@ -135,10 +135,20 @@ fn reported(jobs: &[JobSummary], merged: &[WorkerResult], g: u32) -> Option<Summ
         .zip(merged)
         .filter(|(j, _)| j.group == g && j.config.group_reporting)
         .collect();
-    let pcts = &picked.first()?.0.config.percentile_list;
+    let first = &picked.first()?.0.config;
+    let pcts = &first.percentile_list;
+    // As fio's: the group's entry is mixed when one of its jobs asks.
+    let mixed = picked
+        .iter()
+        .any(|(j, _)| j.config.unified_rw_reporting != crate::job::UnifiedRw::None);
     let whole: Vec<WorkerResult> = picked.iter().map(|(_, m)| (*m).clone()).collect();
     let threads = picked.iter().map(|(j, _)| j.merged.thread_runtime_ns).sum();
-    Some(Summary::of_merged(&merge_workers(&whole), threads, pcts))
+    Some(Summary::of_merged(
+        &merge_workers(&whole),
+        threads,
+        pcts,
+        mixed,
+    ))
 }
 
 /// Group `g`'s reported entries, as fio has them: the jobs with

@@ -104,8 +104,8 @@ pub struct IntervalStats {
     pub bw_stdev_bytes_per_s: f64,
 }
 
-/// [`IntervalStats`] of direction `d` over `series`.
-pub(super) fn interval_stats(series: &[IntervalSample], d: IoDir) -> IntervalStats {
+/// [`IntervalStats`] of directions `dirs` added together, over `series`.
+pub(super) fn interval_stats(series: &[IntervalSample], dirs: &[IoDir]) -> IntervalStats {
     let len = |s: &IntervalSample| s.end_ns.saturating_sub(s.start_ns);
     let longest_ns = series.iter().map(len).max().unwrap_or(0);
     let used: Vec<&IntervalSample> = series
@@ -114,11 +114,11 @@ pub(super) fn interval_stats(series: &[IntervalSample], d: IoDir) -> IntervalSta
         .collect();
     let iops: Vec<f64> = used
         .iter()
-        .map(|s| per_s(s.dirs[d as usize].ios, len(s)))
+        .map(|s| per_s(dirs.iter().map(|&d| s.dirs[d as usize].ios).sum(), len(s)))
         .collect();
     let bw: Vec<f64> = used
         .iter()
-        .map(|s| per_s(s.dirs[d as usize].bytes, len(s)))
+        .map(|s| per_s(dirs.iter().map(|&d| s.dirs[d as usize].bytes).sum(), len(s)))
         .collect();
     let (iops_min, iops_max, iops_mean, iops_stdev) = describe(&iops);
     let (bw_min, bw_max, bw_mean, bw_stdev) = describe(&bw);

@@ -7,8 +7,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::Duration;
 
-use iolab_core::job::Preallocate;
-
+use super::plan::FileNeed;
 use super::{fill, marker, Action, Checked, PreparedFile};
 use crate::EngineError;
 
@@ -22,18 +21,10 @@ pub(super) fn act(
     let path = &c.need.path;
     let (size_bytes, note) = match c.action {
         Action::Keep => (c.size_bytes, c.note),
-        Action::Create { to } => (to, create(path, to, c.need.prealloc, progress)?),
+        Action::Create { to } => (to, create(path, to, &c.need, progress)?),
         Action::Fill { from, to, mark } => (
             c.size_bytes.max(to),
-            complete(
-                path,
-                c.size_bytes,
-                from,
-                to,
-                mark,
-                c.need.prealloc,
-                progress,
-            )?,
+            complete(path, c.size_bytes, from, to, mark, &c.need, progress)?,
         ),
     };
     let file = PreparedFile {
@@ -50,7 +41,7 @@ pub(super) fn act(
 fn create(
     path: &Path,
     to: u64,
-    prealloc: Preallocate,
+    need: &FileNeed,
     progress: Progress<'_>,
 ) -> Result<String, EngineError> {
     let f = OpenOptions::new()
@@ -67,7 +58,7 @@ fn create(
     // Marked before filling: an interrupted fill leaves a file iolab knows
     // as its own (with 0 bytes filled), not a foreign one.
     marker::write(&f, path, 0)?;
-    let took = fill::fill(&f, path, 0, to, prealloc, progress)?;
+    let took = fill::fill(&f, path, 0..to, need.prealloc, need.create_fsync, progress)?;
     let store = marker::write(&f, path, to)?;
     Ok(format!(
         "created {}: {to} bytes, filled with incompressible data in {}; {store}",
@@ -84,11 +75,18 @@ fn complete(
     from: u64,
     to: u64,
     mark: bool,
-    prealloc: Preallocate,
+    need: &FileNeed,
     progress: Progress<'_>,
 ) -> Result<String, EngineError> {
     let f = open_rw(path)?;
-    let took = fill::fill(&f, path, from, to, prealloc, progress)?;
+    let took = fill::fill(
+        &f,
+        path,
+        from..to,
+        need.prealloc,
+        need.create_fsync,
+        progress,
+    )?;
     let whose = if mark {
         marker::write(&f, path, to)?;
         "created by iolab earlier"

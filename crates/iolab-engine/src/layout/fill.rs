@@ -9,8 +9,9 @@
 //!
 //! Writes are 1 MiB buffered `pwrite`s (the kernel merges them; no
 //! alignment rules, so it works on every filesystem), then `fdatasync` so
-//! the data is on the device before the run, then `POSIX_FADV_DONTNEED` so
-//! the run does not start with the whole file in the page cache.
+//! the data is on the device before the run (fio's `create_fsync=1`, the
+//! default), then `POSIX_FADV_DONTNEED` so the run does not start with the
+//! whole file in the page cache.
 
 use std::fs::File;
 use std::num::NonZeroU64;
@@ -29,17 +30,20 @@ use crate::EngineError;
 /// that progress moves smoothly.
 pub(crate) const CHUNK_BYTES: usize = 1 << 20;
 
-/// Fill `[from, to)` of `file` with pseudo-random bytes, reporting
+/// Fill `range` of `file` with pseudo-random bytes, reporting
 /// `(path, done_bytes, total_bytes)` after every chunk. Returns the time
-/// it took, including the final flush.
+/// it took, including the final flush (`sync`: the job's `create_fsync`;
+/// without it the dirty pages are left to writeback, as fio leaves them,
+/// and the advice below cannot drop them).
 pub(crate) fn fill(
     file: &File,
     path: &Path,
-    from: u64,
-    to: u64,
+    range: std::ops::Range<u64>,
     prealloc: Preallocate,
+    sync: bool,
     progress: &mut dyn FnMut(&str, u64, u64),
 ) -> Result<Duration, EngineError> {
+    let (from, to) = (range.start, range.end);
     let started = Instant::now();
     let total = to.saturating_sub(from);
     let name = path.display().to_string();
@@ -56,8 +60,10 @@ pub(crate) fn fill(
         pos += n as u64;
         progress(&name, pos - from, total);
     }
-    file.sync_data()
-        .map_err(|e| io_err(path, "fill (fdatasync)", e))?;
+    if sync {
+        file.sync_data()
+            .map_err(|e| io_err(path, "fill (fdatasync)", e))?;
+    }
     // Advice only: a filesystem that keeps the pages anyway (or refuses
     // the advice) changes no result of the fill, so a failure is not an error.
     let _ = rustix::fs::fadvise(file, from, NonZeroU64::new(total), Advice::DontNeed);

@@ -33,6 +33,9 @@ pub(crate) struct FileNeed {
     /// How its blocks are reserved before the fill (`fallocate` of the
     /// first job that uses the path).
     pub prealloc: Preallocate,
+    /// Whether its fill ends with fdatasync (`create_fsync` of the first
+    /// job that uses the path).
+    pub create_fsync: bool,
     /// Names of the jobs using the path, for messages.
     pub jobs: Vec<String>,
 }
@@ -109,6 +112,7 @@ fn empty_need(path: PathBuf) -> FileNeed {
         zbd: false,
         fill_device: false,
         prealloc: Preallocate::Native,
+        create_fsync: true,
         jobs: Vec::new(),
     }
 }
@@ -126,6 +130,7 @@ fn merge(need: &mut FileNeed, job: &PreparedJob, sized: Option<u64>, offset: u64
     need.zbd |= job.zones.mode == iolab_core::job::ZoneMode::Zbd;
     if need.jobs.is_empty() {
         need.prealloc = job.files.fallocate;
+        need.create_fsync = job.files.create_fsync;
     }
     if !need.jobs.contains(&job.name) {
         need.jobs.push(job.name.clone());

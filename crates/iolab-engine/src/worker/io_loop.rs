@@ -162,11 +162,7 @@ impl<B: Backend> Worker<B> {
                 self.sync(file, op)?;
                 continue;
             }
-            if self.pacing.think_pending {
-                self.pacing.think_pending = false;
-                self.quiesce()?;
-                let until = self.last_ns + self.p.thinktime_ns;
-                self.sleep_until(until);
+            if self.pacing.think.is_some() && self.think_if_due()? {
                 continue;
             }
             if let Some(due) = self.src.wait_due {
@@ -278,14 +274,16 @@ impl<B: Backend> Worker<B> {
         if let Some(l) = &self.pacing.lat {
             want = want.min(l.qd.saturating_sub(self.q.inflight) as usize);
         }
-        if self.p.thinktime_ns > 0 {
-            want = 1;
+        if let Some(t) = &self.pacing.think {
+            want = t.issue_cap(want);
         }
         self.fill_batch(want);
         if self.q.batch.is_empty() {
             return Ok(());
         }
-        self.pacing.think_pending = self.p.thinktime_ns > 0;
+        if let Some(t) = self.pacing.think.as_mut() {
+            t.issued(self.q.batch.len());
+        }
         if B::SYNC {
             return self.issue_sync();
         }

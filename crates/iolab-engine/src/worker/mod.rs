@@ -37,9 +37,11 @@ mod lat_target;
 pub mod lockmem;
 mod overlap;
 pub mod placement;
+mod pre_read;
 pub mod prio;
 mod ratemin;
 pub mod record;
+mod think;
 pub mod thread;
 mod verify;
 mod waits;
@@ -185,6 +187,8 @@ struct Params {
     /// file the page cache can hold measures the cache after one pass
     /// where fio measures the device every pass.
     invalidate_passes: bool,
+    /// `pre_read`: read the regions into the page cache before the run.
+    pre_read: bool,
 }
 
 impl Params {
@@ -208,6 +212,7 @@ impl Params {
             startdelay_ns: job.startdelay_ns,
             ramp_ns: job.ramp_time_ns,
             invalidate_passes: job.engine.invalidate && !job.direct,
+            pre_read: job.engine.pre_read,
         }
     }
 }
@@ -317,8 +322,8 @@ struct Pacing {
     lat_done: bool,
     /// io_submit_mode=offload: never wait on a completion for a due I/O.
     offload: bool,
-    /// thinktime: the loop quiesces and sleeps before the next batch.
-    think_pending: bool,
+    /// thinktime: when the loop quiesces and stalls.
+    think: Option<think::Think>,
 }
 
 /// Stopping rules besides runtime and the generator: exitall, rate_min,
@@ -461,7 +466,7 @@ impl<B: Backend> Worker<B> {
                 lat_step: lat_target::Step::Go,
                 lat_done: false,
                 offload: spec.job.control.submit_mode == iolab_core::job::SubmitMode::Offload,
-                think_pending: false,
+                think: think::Think::new(&spec.job),
             },
             limits: Limits {
                 job_amounts: spec.job.amounts.clone(),

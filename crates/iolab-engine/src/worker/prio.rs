@@ -70,6 +70,28 @@ pub fn set_thread_ioprio(value: u16) -> Result<(), EngineError> {
     Ok(())
 }
 
+/// `nice`: adds `inc` to the calling thread's nice value, as fio's
+/// nice(2) (on Linux a thread's own: the run's other threads keep theirs).
+pub fn set_thread_nice(inc: i32) -> Result<(), EngineError> {
+    // Safety: nice(2) changes only the calling thread's scheduling. It may
+    // return -1 on success, so errno, cleared first, tells a failure.
+    let failed = unsafe {
+        *libc::__errno_location() = 0;
+        libc::nice(inc) == -1 && *libc::__errno_location() != 0
+    };
+    if failed {
+        let e = std::io::Error::last_os_error();
+        return Err(EngineError::Backend {
+            engine: "nice",
+            reason: format!(
+                "nice({inc}) failed: {e} (a negative nice needs CAP_SYS_NICE or a high \
+                 enough ulimit -e)"
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// The calling thread's I/O priority (ioprio_get(2)).
 pub fn thread_ioprio() -> std::io::Result<u16> {
     // Safety: a plain syscall with integer arguments.

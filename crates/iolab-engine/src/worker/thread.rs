@@ -239,6 +239,10 @@ fn thread_main<B: Backend>(
     .and_then(|()| match spec.job.prio.realtime {
         true => super::prio::set_thread_realtime(),
         false => Ok(()),
+    })
+    .and_then(|()| match spec.job.prio.nice {
+        0 => Ok(()),
+        inc => super::prio::set_thread_nice(inc),
     });
     if let Err(e) = placed {
         let _ = ready.send(Err(e));
@@ -255,6 +259,11 @@ fn thread_main<B: Backend>(
             return WorkerOutcome::default();
         }
     };
+    // fio pre-reads as the job sets up, before any job of the run starts.
+    if let Err(e) = w.pre_read() {
+        let _ = ready.send(Err(e));
+        return WorkerOutcome::default();
+    }
     let _ = ready.send(Ok(w.notes()));
     let Ok(start_ns) = go.recv() else {
         return WorkerOutcome::default(); // the run ended before this group started

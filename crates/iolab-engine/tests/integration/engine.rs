@@ -17,8 +17,9 @@
 //!   verify-trim (trim_percentage, trim_backlog, trim_verify_zero).
 //! - `verify_mix`: verify with a read/write mix (what is checked, counts).
 //! - `shape`: sequence distribution, dedupe modes and dedupe_global, on disk.
-//! - `timing`: runtime and ramp, intervals, rate limiting, thinktime,
-//!   start(at), stop(), progress.
+//! - `think`: thinktime, thinktime_blocks(_type), _spin, _iotime.
+//! - `timing`: runtime and ramp, intervals, rate limiting, start(at),
+//!   stop(), progress.
 //! - `zones`: zonemode=zbd and strided on real files, fill_device.
 
 mod atomic;
@@ -31,6 +32,7 @@ mod files;
 mod nrfiles;
 mod prio;
 mod shape;
+mod think;
 mod timing;
 mod trims;
 mod verify_mix;

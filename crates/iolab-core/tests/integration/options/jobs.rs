@@ -286,6 +286,61 @@ fn time_options() {
 }
 
 #[test]
+fn thinktime_options() {
+    let j = prep(&["size=1m", "thinktime=10ms"]);
+    assert_eq!(j.think, ThinkOptions::default());
+    assert_eq!(
+        (
+            j.think.blocks,
+            j.think.blocks_type,
+            j.think.spin_ns,
+            j.think.iotime_ns
+        ),
+        (1, ThinkBlocksType::Complete, 0, 0)
+    );
+    let j = prep(&[
+        "size=1m",
+        "thinktime=10ms",
+        "thinktime_blocks=4",
+        "thinktime_blocks_type=issue",
+        "thinktime_spin=2500",
+        "thinktime_iotime=2",
+    ]);
+    assert_eq!(
+        (
+            j.think.blocks,
+            j.think.blocks_type,
+            j.think.spin_ns,
+            j.think.iotime_ns
+        ),
+        (4, ThinkBlocksType::Issue, 2_500_000, 2 * NS_PER_S)
+    );
+    assert!(j.think.blocks_given && j.think.counts_blocks() && j.warnings.is_empty());
+    // fio: thinktime_iotime alone decides, without the default of 1 block.
+    let j = prep(&["size=1m", "thinktime=1s", "thinktime_iotime=9s"]);
+    assert!(!j.think.counts_blocks());
+    // fio cuts a spin longer than the stall to the stall.
+    let j = prep(&["size=1m", "thinktime=1ms", "thinktime_spin=5ms"]);
+    assert_eq!(j.think.spin_ns, 1_000_000);
+    assert!(j
+        .warnings
+        .iter()
+        .any(|w| w.contains("thinktime_spin is longer")));
+    let j = prep(&["size=1m", "thinktime_blocks=4", "thinktime_spin=1"]);
+    assert!(
+        j.warnings
+            .iter()
+            .any(|w| w == "thinktime_blocks, thinktime_spin have no effect without thinktime"),
+        "{:?}",
+        j.warnings
+    );
+    let e = super::err(&["size=1m", "thinktime=1", "thinktime_blocks_type=later"]);
+    assert!(e.contains("expected complete or issue"), "{e}");
+    let e = super::err(&["size=1m", "thinktime=1", "thinktime_blocks=0"]);
+    assert!(e.contains("must be at least 1"), "{e}");
+}
+
+#[test]
 fn caching_and_durability() {
     let j = prep(&[
         "size=1m",

@@ -97,6 +97,8 @@ impl<B: super::Backend> super::Worker<B> {
         let c = &self.pacing.control;
         if c.flow > 0 {
             self.pacing.flow = Some(self.ctl.flows.join(c.flow_id, c.flow));
+            // From now on it looks at the stop flags on every turn (stopping).
+            self.halt_check_ns.set(0);
         }
     }
 

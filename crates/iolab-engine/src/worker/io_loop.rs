@@ -124,11 +124,14 @@ impl<B: Backend> Worker<B> {
         if self.error.is_some() {
             return true;
         }
-        if self.pacing.flow.is_some() || self.last_ns >= self.halt_check_ns.get() {
+        if self.last_ns >= self.halt_check_ns.get() {
             if self.ctl.job_halted(self.job_index) {
                 return true;
             }
-            self.halt_check_ns.set(self.last_ns + HALT_CHECK_NS);
+            // A flow member's next look stays due (see above).
+            if self.pacing.flow.is_none() {
+                self.halt_check_ns.set(self.last_ns + HALT_CHECK_NS);
+            }
         }
         if self.pacing.lat_done || (self.src.gen_done && self.src.pending.is_none()) {
             return true;

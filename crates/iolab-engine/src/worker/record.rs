@@ -340,20 +340,31 @@ impl Recorder {
             };
             s.runtime_ns = Some(self.dir_runtime_ns[d] + now);
         }
-        let (u1, s1, c1) = thread_rusage();
-        let (u0, s0, c0) = self.cpu0;
+        let (usr_cpu_ns, sys_cpu_ns, ctx_switches) = self.cpu_so_far();
         let so_far = WorkerResult {
             worker: self.id.worker,
             runtime_ns: end_ns.saturating_sub(start),
             dirs,
             syncs: self.syncs,
             sync_lat_ns: self.sync_lat_ns.clone(),
-            usr_cpu_ns: u1.saturating_sub(u0),
-            sys_cpu_ns: s1.saturating_sub(s0),
-            ctx_switches: c1.saturating_sub(c0),
+            usr_cpu_ns,
+            sys_cpu_ns,
+            ctx_switches,
             ..Default::default()
         };
         let _ = to.send((self.id, Box::new(so_far)));
+    }
+
+    /// The thread's user CPU, system CPU (ns) and context switches since
+    /// the measured window began.
+    fn cpu_so_far(&self) -> (u64, u64, u64) {
+        let (u1, s1, c1) = thread_rusage();
+        let (u0, s0, c0) = self.cpu0;
+        (
+            u1.saturating_sub(u0),
+            s1.saturating_sub(s0),
+            c1.saturating_sub(c0),
+        )
     }
 
     /// Close the last (partial) interval at `end_ns` and build the result.
@@ -380,8 +391,7 @@ impl Recorder {
         for (d, rt) in self.dirs.iter_mut().zip(self.dir_runtime_ns) {
             d.runtime_ns = Some(rt);
         }
-        let (u1, s1, c1) = thread_rusage();
-        let (u0, s0, c0) = self.cpu0;
+        let (usr_cpu_ns, sys_cpu_ns, ctx_switches) = self.cpu_so_far();
         WorkerResult {
             worker,
             host,
@@ -389,9 +399,9 @@ impl Recorder {
             dirs: std::mem::take(&mut self.dirs),
             syncs: self.syncs,
             sync_lat_ns: std::mem::take(&mut self.sync_lat_ns),
-            usr_cpu_ns: u1.saturating_sub(u0),
-            sys_cpu_ns: s1.saturating_sub(s0),
-            ctx_switches: c1.saturating_sub(c0),
+            usr_cpu_ns,
+            sys_cpu_ns,
+            ctx_switches,
             series: std::mem::take(&mut self.series),
             // Filled in by the worker's error state (worker/errors.rs).
             total_err: 0,
